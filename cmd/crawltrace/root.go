@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// commands lists the constructors of every subcommand. Each command file adds
+// its own constructor in an init function, so files do not contend for one
+// registration list.
+var commands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { commands = append(commands, f) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "crawltrace",
+		Short: "Record, condense and replay web-crawl URL traces",
+		Long: `crawltrace records the stream of URLs that enters a crawler's host splitter,
+condenses it to 64-bit fingerprints with exact collision checks, and replays
+the condensed traces through cache policies and distributed-crawl scenarios.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr{fmt.Errorf("%s: %w", c.CommandPath(), err)}
+	})
+	for _, f := range commands {
+		root.AddCommand(f())
+	}
+	return root
+}
+
+// usageErr marks a usage mistake (bad flag, bad argument count).
+type usageErr struct{ error }
+
+func (u usageErr) Unwrap() error { return u.error }
+
+// badInput wraps an error caused by what the user gave (a file, a URL, a
+// flag value); it exits with status 2.
+func badInput(format string, args ...any) error {
+	return usageErr{fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error to the process exit status.
+func exitCode(err error) int {
+	var u usageErr
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u), errors.Is(err, tracefile.ErrCorrupt), errors.Is(err, tracefile.ErrBadInput):
+		return 2
+	default:
+		return 1
+	}
+}
+
+func run(args []string) int {
+	return runWith(args, os.Stdout, os.Stderr)
+}
+
+func runWith(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ") {
+			err = usageErr{err}
+		}
+		// One line, never a stack trace.
+		fmt.Fprintln(stderr, "crawltrace: "+strings.ReplaceAll(strings.TrimSpace(msg), "\n", " "))
+	}
+	return exitCode(err)
+}

@@ -1,0 +1,70 @@
+// Package tracefile owns crawltrace's on-disk trace format: the Arrow
+// schemas, the schema metadata, the crawl-directory layout and manifest, and
+// the readers and writers that recorder, condense, replay and the importers
+// all go through. docs/trace-format.md mirrors this comment.
+//
+// # Crawl directory (raw trace)
+//
+//	DIR/manifest.json            nodes, segments, row counts, clean/cut flags
+//	DIR/stats.json               crawl statistics (written by the recorder)
+//	DIR/node-000/urls-000001.arrows   raw URL log segments, in order
+//	DIR/node-000/pages-000001.arrows  page log segments, in order
+//
+// # Raw URL log
+//
+// One log per crawler node, holding every URL that entered the node's host
+// splitter, in the order received. It is written as Arrow IPC stream
+// segments (".arrows"), rotated by size. A record batch is flushed every
+// [WriterConfig.FlushRows] rows or [WriterConfig.FlushInterval], whichever
+// comes first, so a crash loses at most the unflushed tail. Columns:
+//
+//	seq     uint64        position in this node's stream (0-based, dense)
+//	time    timestamp[ns] when the URL entered the splitter (UTC)
+//	url     utf8          absolute, normalized URL: exactly the fingerprinted bytes
+//	kind    utf8          "seed", "link" or "redirect"
+//	tag     utf8 (null)   HTML tag it came from: a, img, link, script, ...; null for seeds and redirects
+//	source  uint64        id of the page it was extracted from; 0 for seeds
+//	worker  uint16        the fetch worker that extracted it
+//	dest    uint16        the node the splitter assigned it to
+//
+// kind and tag are plain strings, not dictionaries: a dictionary that grows
+// between batches cannot be written to the IPC file format, and the strings
+// are short.
+//
+// # Page log
+//
+// One row per fetch attempt, as Arrow IPC stream segments beside the URL
+// log: id, time, url, status, content_type, bytes, truncated, duration_ns,
+// links, unique_links, redirect, error (see [PageSchema]).
+//
+// # Schema metadata
+//
+// Every file's schema carries: crawltrace.format ("crawltrace"),
+// crawltrace.version, crawltrace.kind ("urls", "pages" or "condensed"),
+// crawltrace.crawl_id, crawltrace.node, crawltrace.nodes,
+// crawltrace.partitioner, crawltrace.created (RFC 3339) and
+// crawltrace.tool_version; condensed traces add crawltrace.subtrace ("full"
+// or "cross").
+//
+// # Stream segments and crashes
+//
+// A segment ends cleanly with the IPC end-of-stream marker (0xFFFFFFFF
+// followed by a zero length). A segment without it was cut (the writer was
+// killed): readers return every complete batch and report the cut in
+// [SegmentInfo]. The Arrow stream reader reports no error when a file is cut
+// exactly on a batch boundary, which is why the marker is checked.
+//
+// # Condensed trace
+//
+// An Arrow IPC file (not stream), uncompressed, one non-null column fp uint64,
+// so it can be mapped and read zero-copy with ipc.NewMappedFileReader. Per
+// node there is a "full" trace (every URL, in order) and a "cross" trace (only
+// the URLs whose dest is another node): node-000.full.arrow,
+// node-000.cross.arrow.
+//
+// # Errors
+//
+// Every error caused by a bad input file wraps [ErrCorrupt] (the file is not
+// what it claims to be) or [ErrBadInput] (a wrong kind of file, an empty
+// directory, an empty crawl), and names the file.
+package tracefile

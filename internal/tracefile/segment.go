@@ -1,0 +1,541 @@
+package tracefile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Segment file prefixes inside a node directory.
+const (
+	PrefixURLs  = "urls"
+	PrefixPages = "pages"
+)
+
+// SegmentExt is the file extension of stream segments.
+const SegmentExt = ".arrows"
+
+// eosMarker ends every cleanly closed IPC stream.
+var eosMarker = []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// WriterConfig configures a segmented log writer.
+type WriterConfig struct {
+	// FlushRows is the number of rows buffered before a record batch is
+	// written. Default 65536.
+	FlushRows int
+	// FlushInterval bounds how long a row may stay buffered. Default 1s.
+	FlushInterval time.Duration
+	// SegmentBytes rotates to a new segment once the current one holds at
+	// least this many bytes. Default 256 MiB.
+	SegmentBytes int64
+	// Compression is "" (none), "zstd" or "lz4".
+	Compression string
+	// Allocator for builders; default the Go allocator.
+	Allocator memory.Allocator
+}
+
+// DefaultWriterConfig returns the defaults documented on [WriterConfig].
+func DefaultWriterConfig() WriterConfig {
+	return WriterConfig{FlushRows: 65536, FlushInterval: time.Second, SegmentBytes: 256 << 20}
+}
+
+func (c *WriterConfig) fill() {
+	d := DefaultWriterConfig()
+	if c.FlushRows <= 0 {
+		c.FlushRows = d.FlushRows
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = d.FlushInterval
+	}
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = d.SegmentBytes
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.NewGoAllocator()
+	}
+}
+
+// SegmentName is the file name of segment n (1-based) with prefix.
+func SegmentName(prefix string, n int) string {
+	return fmt.Sprintf("%s-%06d%s", prefix, n, SegmentExt)
+}
+
+// NodeDir is the directory of node inside a crawl directory.
+func NodeDir(crawlDir string, node int) string {
+	return filepath.Join(crawlDir, fmt.Sprintf("node-%03d", node))
+}
+
+type countingWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// segWriter writes record batches of one schema to rotating segments.
+type segWriter struct {
+	dir, prefix string
+	schema      *arrow.Schema
+	cfg         WriterConfig
+	n           int
+	f           *os.File
+	cw          *countingWriter
+	w           *ipc.Writer
+	cur         SegmentInfo
+	done        []SegmentInfo
+}
+
+func newSegWriter(dir, prefix string, schema *arrow.Schema, cfg WriterConfig) (*segWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	s := &segWriter{dir: dir, prefix: prefix, schema: schema, cfg: cfg}
+	// Continue numbering after segments already in dir (a resumed node).
+	existing, _ := filepath.Glob(filepath.Join(dir, prefix+"-*"+SegmentExt))
+	s.n = len(existing)
+	return s, s.open()
+}
+
+func (s *segWriter) open() error {
+	s.n++
+	name := SegmentName(s.prefix, s.n)
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	s.f = f
+	s.cw = &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	opts := []ipc.Option{ipc.WithSchema(s.schema), ipc.WithAllocator(s.cfg.Allocator)}
+	switch s.cfg.Compression {
+	case "zstd":
+		opts = append(opts, ipc.WithZstd())
+	case "lz4":
+		opts = append(opts, ipc.WithLZ4())
+	}
+	s.w = ipc.NewWriter(s.cw, opts...)
+	s.cur = SegmentInfo{File: name}
+	return nil
+}
+
+func (s *segWriter) write(rec arrow.RecordBatch) error {
+	if err := s.w.Write(rec); err != nil {
+		return fmt.Errorf("tracefile: write %s: %w", s.cur.File, err)
+	}
+	if err := s.cw.w.Flush(); err != nil {
+		return fmt.Errorf("tracefile: write %s: %w", s.cur.File, err)
+	}
+	s.cur.Rows += rec.NumRows()
+	s.cur.Batches++
+	s.cur.Bytes = s.cw.n
+	if s.cw.n >= s.cfg.SegmentBytes {
+		if err := s.closeSeg(); err != nil {
+			return err
+		}
+		return s.open()
+	}
+	return nil
+}
+
+func (s *segWriter) closeSeg() error {
+	err := s.w.Close()
+	if ferr := s.cw.w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.cur.Bytes = s.cw.n
+	s.cur.Clean = err == nil
+	if err != nil {
+		s.cur.Error = err.Error()
+	}
+	s.done = append(s.done, s.cur)
+	if err != nil {
+		return fmt.Errorf("tracefile: close %s: %w", s.cur.File, err)
+	}
+	return nil
+}
+
+func (s *segWriter) segments() []SegmentInfo {
+	out := append([]SegmentInfo(nil), s.done...)
+	if s.f != nil {
+		cur := s.cur
+		out = append(out, cur)
+	}
+	return out
+}
+
+// URLWriter appends rows to a node's raw URL log. It assigns seq numbers,
+// batches rows, and rotates segments. It is not safe for concurrent use: one
+// goroutine owns it (producers send to that goroutine over a channel).
+type URLWriter struct {
+	seg       *segWriter
+	b         *array.RecordBuilder
+	seq       *array.Uint64Builder
+	tm        *array.TimestampBuilder
+	url, kind *array.StringBuilder
+	tag       *array.StringBuilder
+	src       *array.Uint64Builder
+	worker    *array.Uint16Builder
+	dest      *array.Uint16Builder
+	pending   int
+	nextSeq   uint64
+	lastFlush time.Time
+	closed    bool
+}
+
+// CreateURLWriter starts a raw URL log in nodeDir.
+func CreateURLWriter(nodeDir string, m Meta, cfg WriterConfig) (*URLWriter, error) {
+	cfg.fill()
+	schema := URLSchema(m)
+	seg, err := newSegWriter(nodeDir, PrefixURLs, schema, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := array.NewRecordBuilder(cfg.Allocator, schema)
+	w := &URLWriter{seg: seg, b: b, lastFlush: time.Now()}
+	w.seq = b.Field(0).(*array.Uint64Builder)
+	w.tm = b.Field(1).(*array.TimestampBuilder)
+	w.url = b.Field(2).(*array.StringBuilder)
+	w.kind = b.Field(3).(*array.StringBuilder)
+	w.tag = b.Field(4).(*array.StringBuilder)
+	w.src = b.Field(5).(*array.Uint64Builder)
+	w.worker = b.Field(6).(*array.Uint16Builder)
+	w.dest = b.Field(7).(*array.Uint16Builder)
+	return w, nil
+}
+
+// Append adds one URL; its Seq field is ignored and assigned. It returns the
+// assigned sequence number.
+func (w *URLWriter) Append(r URLRecord) (uint64, error) {
+	s := w.nextSeq
+	w.nextSeq++
+	w.seq.Append(s)
+	w.tm.Append(arrow.Timestamp(r.Time))
+	w.url.Append(r.URL)
+	w.kind.Append(r.Kind)
+	if r.Tag == "" {
+		w.tag.AppendNull()
+	} else {
+		w.tag.Append(r.Tag)
+	}
+	w.src.Append(r.Source)
+	w.worker.Append(r.Worker)
+	w.dest.Append(r.Dest)
+	w.pending++
+	if w.pending >= w.seg.cfg.FlushRows || (w.pending&255 == 0 && time.Since(w.lastFlush) >= w.seg.cfg.FlushInterval) {
+		return s, w.Flush()
+	}
+	return s, nil
+}
+
+// Rows is the number of rows appended so far.
+func (w *URLWriter) Rows() uint64 { return w.nextSeq }
+
+// FlushIfDue writes the buffered rows if FlushInterval has passed since the
+// last flush. The owning goroutine calls it from a ticker when idle.
+func (w *URLWriter) FlushIfDue(now time.Time) error {
+	if w.pending > 0 && now.Sub(w.lastFlush) >= w.seg.cfg.FlushInterval {
+		return w.Flush()
+	}
+	return nil
+}
+
+// Flush writes the buffered rows as one record batch.
+func (w *URLWriter) Flush() error {
+	w.lastFlush = time.Now()
+	if w.pending == 0 {
+		return nil
+	}
+	rec := w.b.NewRecordBatch()
+	defer rec.Release()
+	w.pending = 0
+	return w.seg.write(rec)
+}
+
+// Segments describes the segments written so far.
+func (w *URLWriter) Segments() []SegmentInfo { return w.seg.segments() }
+
+// Close flushes and ends the current segment cleanly.
+func (w *URLWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	err := w.Flush()
+	if cerr := w.seg.closeSeg(); err == nil {
+		err = cerr
+	}
+	w.seg.f = nil
+	w.b.Release()
+	return err
+}
+
+// PageWriter appends rows to a node's page log. Not safe for concurrent use.
+type PageWriter struct {
+	seg       *segWriter
+	b         *array.RecordBuilder
+	pending   int
+	lastFlush time.Time
+	closed    bool
+}
+
+// CreatePageWriter starts a page log in nodeDir.
+func CreatePageWriter(nodeDir string, m Meta, cfg WriterConfig) (*PageWriter, error) {
+	cfg.fill()
+	schema := PageSchema(m)
+	seg, err := newSegWriter(nodeDir, PrefixPages, schema, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &PageWriter{seg: seg, b: array.NewRecordBuilder(cfg.Allocator, schema), lastFlush: time.Now()}, nil
+}
+
+func appendOptString(b *array.StringBuilder, s string) {
+	if s == "" {
+		b.AppendNull()
+	} else {
+		b.Append(s)
+	}
+}
+
+// Append adds one page row.
+func (w *PageWriter) Append(p PageRecord) error {
+	b := w.b
+	b.Field(0).(*array.Uint64Builder).Append(p.ID)
+	b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(p.Time))
+	b.Field(2).(*array.StringBuilder).Append(p.URL)
+	b.Field(3).(*array.Int32Builder).Append(p.Status)
+	appendOptString(b.Field(4).(*array.StringBuilder), p.ContentType)
+	b.Field(5).(*array.Int64Builder).Append(p.Bytes)
+	b.Field(6).(*array.BooleanBuilder).Append(p.Truncated)
+	b.Field(7).(*array.Int64Builder).Append(p.DurationNS)
+	b.Field(8).(*array.Uint32Builder).Append(p.Links)
+	b.Field(9).(*array.Uint32Builder).Append(p.UniqueLinks)
+	appendOptString(b.Field(10).(*array.StringBuilder), p.Redirect)
+	appendOptString(b.Field(11).(*array.StringBuilder), p.Error)
+	b.Field(12).(*array.Uint16Builder).Append(p.Worker)
+	q := b.Field(13).(*array.Float64Builder)
+	if p.Quality != p.Quality { // NaN
+		q.AppendNull()
+	} else {
+		q.Append(p.Quality)
+	}
+	w.pending++
+	if w.pending >= w.seg.cfg.FlushRows || time.Since(w.lastFlush) >= w.seg.cfg.FlushInterval {
+		return w.Flush()
+	}
+	return nil
+}
+
+// FlushIfDue writes buffered rows if FlushInterval has passed.
+func (w *PageWriter) FlushIfDue(now time.Time) error {
+	if w.pending > 0 && now.Sub(w.lastFlush) >= w.seg.cfg.FlushInterval {
+		return w.Flush()
+	}
+	return nil
+}
+
+// Flush writes the buffered rows as one record batch.
+func (w *PageWriter) Flush() error {
+	w.lastFlush = time.Now()
+	if w.pending == 0 {
+		return nil
+	}
+	rec := w.b.NewRecordBatch()
+	defer rec.Release()
+	w.pending = 0
+	return w.seg.write(rec)
+}
+
+// Segments describes the segments written so far.
+func (w *PageWriter) Segments() []SegmentInfo { return w.seg.segments() }
+
+// Close flushes and ends the current segment cleanly.
+func (w *PageWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	err := w.Flush()
+	if cerr := w.seg.closeSeg(); err == nil {
+		err = cerr
+	}
+	w.seg.f = nil
+	w.b.Release()
+	return err
+}
+
+// SegmentInfo describes one stream segment.
+type SegmentInfo struct {
+	File    string `json:"file"`
+	Rows    int64  `json:"rows"`
+	Batches int    `json:"batches"`
+	Bytes   int64  `json:"bytes"`
+	Clean   bool   `json:"clean"`           // ended with the end-of-stream marker
+	Error   string `json:"error,omitempty"` // why the segment was cut, when known
+}
+
+// SegmentReader reads one stream segment batch by batch. A cut segment
+// yields every complete batch; after Next returns false, Info reports
+// whether the segment ended cleanly. It is not safe for concurrent use.
+type SegmentReader struct {
+	path string
+	f    *os.File
+	r    *ipc.Reader
+	meta Meta
+	kind string
+	cur  arrow.RecordBatch
+	info SegmentInfo
+	size int64
+	done bool
+	err  error
+}
+
+// OpenSegment opens a stream segment of the given kind (KindURLs or
+// KindPages). It fails with ErrCorrupt when the file does not start with a
+// valid crawltrace schema of that kind.
+func OpenSegment(path, kind string) (*SegmentReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	s := &SegmentReader{path: path, f: f, kind: kind, size: st.Size(), info: SegmentInfo{File: filepath.Base(path), Bytes: st.Size()}}
+	if err := s.openIPC(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *SegmentReader) openIPC() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, p)
+		}
+	}()
+	r, err := ipc.NewReader(bufio.NewReaderSize(s.f, 1<<20))
+	if err != nil {
+		if s.size == 0 {
+			return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
+		}
+		return fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, err)
+	}
+	s.r = r
+	m, err := checkSchema(s.path, r.Schema(), s.kind)
+	if err != nil {
+		r.Release()
+		return err
+	}
+	s.meta = m
+	return nil
+}
+
+// Meta returns the segment's schema metadata.
+func (s *SegmentReader) Meta() Meta { return s.meta }
+
+// Schema returns the segment's schema.
+func (s *SegmentReader) Schema() *arrow.Schema { return s.r.Schema() }
+
+// Next advances to the next complete record batch.
+func (s *SegmentReader) Next() (ok bool) {
+	if s.done {
+		return false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.finish(fmt.Errorf("corrupt batch: %v", p))
+			ok = false
+		}
+	}()
+	if s.r.Next() {
+		s.cur = s.r.RecordBatch()
+		s.info.Rows += s.cur.NumRows()
+		s.info.Batches++
+		return true
+	}
+	s.cur = nil
+	s.finish(s.r.Err())
+	return false
+}
+
+func (s *SegmentReader) finish(err error) {
+	s.done = true
+	s.cur = nil
+	if err != nil && err != io.EOF {
+		s.info.Clean = false
+		s.info.Error = err.Error()
+		return
+	}
+	// The stream reader stops silently at a batch boundary: only the
+	// end-of-stream marker tells a clean end from a cut.
+	s.info.Clean = hasEOS(s.f, s.size)
+	if !s.info.Clean {
+		s.info.Error = "no end-of-stream marker (writer did not close the segment)"
+	}
+}
+
+func hasEOS(f *os.File, size int64) bool {
+	if size < int64(len(eosMarker)) {
+		return false
+	}
+	buf := make([]byte, len(eosMarker))
+	if _, err := f.ReadAt(buf, size-int64(len(eosMarker))); err != nil {
+		return false
+	}
+	return bytes.Equal(buf, eosMarker)
+}
+
+// Record is the current batch, valid until the next call to Next.
+func (s *SegmentReader) Record() arrow.RecordBatch { return s.cur }
+
+// Info describes the segment; Clean and Error are final once Next has
+// returned false.
+func (s *SegmentReader) Info() SegmentInfo { return s.info }
+
+// Close releases the reader.
+func (s *SegmentReader) Close() error {
+	if s.r != nil {
+		s.r.Release()
+		s.r = nil
+	}
+	return s.f.Close()
+}
+
+// ListSegments returns the paths of a node directory's segments with prefix,
+// in order.
+func ListSegments(nodeDir, prefix string) ([]string, error) {
+	ents, err := os.ReadDir(nodeDir)
+	if err != nil {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !e.IsDir() && strings.HasPrefix(n, prefix+"-") && strings.HasSuffix(n, SegmentExt) {
+			out = append(out, filepath.Join(nodeDir, n))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
