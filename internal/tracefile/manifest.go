@@ -1,0 +1,143 @@
+package tracefile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ManifestName is the manifest's file name inside a crawl directory.
+const ManifestName = "manifest.json"
+
+// Manifest describes a crawl directory: its nodes and their segments. The
+// writer of a crawl (recorder, importer) writes it when the crawl ends; a
+// crawl killed before that has no manifest (or an old one), and [ScanCrawl]
+// rebuilds the same description from the files themselves.
+type Manifest struct {
+	Format      string         `json:"format"`
+	Version     int            `json:"version"`
+	CrawlID     string         `json:"crawl_id"`
+	Nodes       int            `json:"nodes"`
+	Partitioner string         `json:"partitioner"`
+	Created     time.Time      `json:"created"`
+	Finished    time.Time      `json:"finished,omitempty"`
+	ToolVersion string         `json:"tool_version"`
+	NodeInfo    []NodeManifest `json:"node_info"`
+}
+
+// NodeManifest lists one node's segments.
+type NodeManifest struct {
+	Node         int           `json:"node"`
+	URLRows      int64         `json:"url_rows"`
+	PageRows     int64         `json:"page_rows"`
+	URLSegments  []SegmentInfo `json:"url_segments"`
+	PageSegments []SegmentInfo `json:"page_segments"`
+}
+
+// NewManifest returns a manifest for a crawl with meta m and no nodes yet.
+func NewManifest(m Meta) *Manifest {
+	return &Manifest{Format: FormatName, Version: FormatVersion, CrawlID: m.CrawlID, Nodes: m.Nodes,
+		Partitioner: m.Partitioner, Created: m.Created.UTC(), ToolVersion: ToolVersion}
+}
+
+// AddNode records a node's segments (as returned by the writers' Segments
+// methods after Close) and sums its rows.
+func (m *Manifest) AddNode(node int, urls, pages []SegmentInfo) {
+	nm := NodeManifest{Node: node, URLSegments: urls, PageSegments: pages}
+	for _, s := range urls {
+		nm.URLRows += s.Rows
+	}
+	for _, s := range pages {
+		nm.PageRows += s.Rows
+	}
+	m.NodeInfo = append(m.NodeInfo, nm)
+	sort.Slice(m.NodeInfo, func(i, j int) bool { return m.NodeInfo[i].Node < m.NodeInfo[j].Node })
+}
+
+// URLRows is the total number of URL rows over all nodes.
+func (m *Manifest) URLRows() int64 {
+	var n int64
+	for _, nm := range m.NodeInfo {
+		n += nm.URLRows
+	}
+	return n
+}
+
+// WriteManifest writes m to dir/manifest.json atomically.
+func WriteManifest(dir string, m *Manifest) error {
+	return WriteJSON(filepath.Join(dir, ManifestName), m)
+}
+
+// WriteJSON writes v as indented JSON to path atomically (temporary file,
+// then rename), so readers never see a half-written file.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	return nil
+}
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	p := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, p, err)
+	}
+	if m.Format != FormatName {
+		return nil, fmt.Errorf("%w: %s: not a crawltrace manifest", ErrCorrupt, p)
+	}
+	return &m, nil
+}
+
+// CrawlNodes lists the node numbers that have a directory in crawlDir.
+func CrawlNodes(crawlDir string) ([]int, error) {
+	st, err := os.Stat(crawlDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: no such directory", ErrBadInput, crawlDir)
+		}
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%w: %s: not a crawl directory", ErrBadInput, crawlDir)
+	}
+	ents, err := os.ReadDir(crawlDir)
+	if err != nil {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	var nodes []int
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "node-") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node-"))
+		if err == nil && n >= 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Ints(nodes)
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%w: %s: no node-NNN directories (not a crawl directory, or an empty crawl)", ErrBadInput, crawlDir)
+	}
+	return nodes, nil
+}

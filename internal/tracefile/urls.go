@@ -1,0 +1,133 @@
+package tracefile
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// URLBatch gives typed access to one record batch of a raw URL log. It
+// borrows the batch: valid until the reader that produced it moves on.
+type URLBatch struct {
+	Rec    arrow.RecordBatch
+	Seq    *array.Uint64
+	Time   *array.Timestamp
+	URL    *array.String
+	Kind   *array.String
+	Tag    *array.String
+	Source *array.Uint64
+	Worker *array.Uint16
+	Dest   *array.Uint16
+}
+
+// NewURLBatch wraps a record batch read from a raw URL log segment.
+func NewURLBatch(rec arrow.RecordBatch) URLBatch {
+	return URLBatch{
+		Rec:    rec,
+		Seq:    rec.Column(0).(*array.Uint64),
+		Time:   rec.Column(1).(*array.Timestamp),
+		URL:    rec.Column(2).(*array.String),
+		Kind:   rec.Column(3).(*array.String),
+		Tag:    rec.Column(4).(*array.String),
+		Source: rec.Column(5).(*array.Uint64),
+		Worker: rec.Column(6).(*array.Uint16),
+		Dest:   rec.Column(7).(*array.Uint16),
+	}
+}
+
+// Len is the number of rows.
+func (b URLBatch) Len() int { return int(b.Rec.NumRows()) }
+
+// Row copies row i into a URLRecord.
+func (b URLBatch) Row(i int) URLRecord {
+	r := URLRecord{
+		Seq: b.Seq.Value(i), Time: int64(b.Time.Value(i)), URL: b.URL.Value(i), Kind: b.Kind.Value(i),
+		Source: b.Source.Value(i), Worker: b.Worker.Value(i), Dest: b.Dest.Value(i),
+	}
+	if b.Tag.IsValid(i) {
+		r.Tag = b.Tag.Value(i)
+	}
+	return r
+}
+
+// NodeURLReader reads a node's raw URL log across all its segments, in
+// order. Cut segments yield their complete batches; [NodeURLReader.Segments]
+// reports each segment's end state. It is not safe for concurrent use.
+type NodeURLReader struct {
+	paths []string
+	i     int
+	seg   *SegmentReader
+	meta  Meta
+	infos []SegmentInfo
+	err   error
+	batch URLBatch
+}
+
+// OpenNodeURLs opens node's URL log in crawlDir.
+func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
+	dir := NodeDir(crawlDir, node)
+	paths, err := ListSegments(dir, PrefixURLs)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: %s: no %s-*%s segments", ErrBadInput, dir, PrefixURLs, SegmentExt)
+	}
+	r := &NodeURLReader{paths: paths}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	r.meta = r.seg.Meta()
+	return r, nil
+}
+
+func (r *NodeURLReader) open() error {
+	s, err := OpenSegment(r.paths[r.i], KindURLs)
+	if err != nil {
+		return err
+	}
+	r.seg = s
+	return nil
+}
+
+// Meta is the metadata of the node's first segment.
+func (r *NodeURLReader) Meta() Meta { return r.meta }
+
+// Next advances to the next batch.
+func (r *NodeURLReader) Next() bool {
+	for r.err == nil && r.seg != nil {
+		if r.seg.Next() {
+			r.batch = NewURLBatch(r.seg.Record())
+			return true
+		}
+		r.infos = append(r.infos, r.seg.Info())
+		r.seg.Close()
+		r.seg = nil
+		r.i++
+		if r.i < len(r.paths) {
+			if err := r.open(); err != nil {
+				r.err = err
+			}
+		}
+	}
+	return false
+}
+
+// Batch is the current batch.
+func (r *NodeURLReader) Batch() URLBatch { return r.batch }
+
+// Err is the first hard error (a segment that cannot be opened at all).
+func (r *NodeURLReader) Err() error { return r.err }
+
+// Segments describes the segments read so far (all, once Next is false).
+func (r *NodeURLReader) Segments() []SegmentInfo { return r.infos }
+
+// Close releases the reader.
+func (r *NodeURLReader) Close() error {
+	if r.seg != nil {
+		r.seg.Close()
+		r.seg = nil
+	}
+	return nil
+}
