@@ -1,0 +1,68 @@
+package policy
+
+// CLOCK is the paper's CLOCK: the cached keys sit in a circular array of k
+// slots, each with a mark bit, and a hand points at one slot. A hit sets
+// the key's mark. A miss fills the next free slot while the cache is not
+// full; otherwise the hand sweeps forward clearing marks until it reaches
+// an unmarked slot, whose key is evicted and replaced by the new one.
+//
+// Choices the paper leaves open: a newly inserted key is unmarked (the
+// paper only sets marks on hits), and after a replacement the hand moves
+// past the new key to the next slot, as in the classic algorithm (left on
+// it, the next miss would evict the newcomer at once). It is not safe for
+// concurrent use.
+type CLOCK struct {
+	size  int
+	n     int
+	hand  int
+	t     table
+	keys  []uint64
+	marks []bool
+}
+
+var _ Policy = (*CLOCK)(nil)
+
+// NewCLOCK returns an empty CLOCK cache of size >= 1 keys.
+func NewCLOCK(size int) *CLOCK {
+	mustSize("clock", size)
+	return &CLOCK{size: size, t: newTable(size), keys: make([]uint64, size), marks: make([]bool, size)}
+}
+
+// Access implements [Policy].
+func (c *CLOCK) Access(key uint64) bool {
+	if i, ok := c.t.get(key); ok {
+		c.marks[i] = true
+		return true
+	}
+	if c.n < c.size {
+		c.keys[c.n] = key
+		c.t.put(key, c.n)
+		c.n++
+		return false
+	}
+	h := c.hand
+	for c.marks[h] {
+		c.marks[h] = false
+		h++
+		if h == c.size {
+			h = 0
+		}
+	}
+	c.t.del(c.keys[h])
+	c.keys[h] = key
+	c.t.put(key, h)
+	h++
+	if h == c.size {
+		h = 0
+	}
+	c.hand = h
+	return false
+}
+
+// Name implements [Policy].
+func (c *CLOCK) Name() string { return "clock" }
+
+// Len implements [Policy].
+func (c *CLOCK) Len() int { return c.n }
+
+func (c *CLOCK) memBytes() int { return c.t.bytes() + cap(c.keys)*8 + cap(c.marks) }

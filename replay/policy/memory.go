@@ -1,0 +1,67 @@
+package policy
+
+import "strings"
+
+// MemoryPerEntry estimates the bytes each policy's data structures take per
+// cached key when it holds size keys (for "infinite": size distinct keys),
+// from the sizes those structures are allocated with. It returns 0 for an
+// unknown name or a size below 1. Go object headers and the Policy struct
+// itself (a few dozen bytes) are left out, and so is MIN's next-use array,
+// which costs 8 bytes per request of the trace rather than per key. The
+// arithmetic, with T(n) = 16 x (smallest power of two >= 2n, at least 8)
+// for the hash table of n keys (16-byte slots, load <= 1/2), and
+// N(l, n) = 24 x (l + n) for a slab of n 24-byte list nodes plus l
+// sentinels:
+//
+//	infinite        T(max(size, 1024))
+//	min             T(size) + 16 size (nodes: key, heap index) + 16 size (heap: next use, node)
+//	lru             T(size) + 16 (size+1) (nodes: key, prev, next)
+//	clock           T(size) + 8 size (keys) + 1 size (mark bytes)
+//	random, fifo    T(size) + 8 size (keys)
+//	static          T(size) (plus 1 byte per key with ChargeStaticLoads)
+//	sieve           T(size) + N(1, size)
+//	s3fifo          T(size + g) + N(3, size + g), g = 9 size/10 ghosts
+//	arc             T(2 size) + N(4, 2 size)
+//	2q              T(size + kout) + N(3, size + kout), kout = max(1, size/2)
+//	wtinylfu        T(size + 1) + N(3, size + 1) + 2 w, w = max(16, size rounded up to a power of two)
+//	clock-scatter,
+//	random-scatter  8 size (keys) + 4 size (links and marks) + 4 b, b = size rounded up to a power of two
+//
+// The result is the total divided by size.
+func MemoryPerEntry(name string, size int) float64 {
+	if size < 1 {
+		return 0
+	}
+	var b int
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "infinite":
+		b = tableBytes(max(size, 1024))
+	case "min":
+		b = tableBytes(size) + 32*size
+	case "lru":
+		b = tableBytes(size) + 16*(size+1)
+	case "clock":
+		b = tableBytes(size) + 9*size
+	case "random", "fifo":
+		b = tableBytes(size) + 8*size
+	case "static":
+		b = tableBytes(size)
+	case "sieve":
+		b = tableBytes(size) + slabBytes(1, size)
+	case "s3fifo":
+		_, _, g := s3fifoSizes(size)
+		b = tableBytes(size+g) + slabBytes(3, size+g)
+	case "arc":
+		b = tableBytes(2*size) + slabBytes(4, 2*size)
+	case "2q":
+		_, kout := twoqSizes(size)
+		b = tableBytes(size+kout) + slabBytes(3, size+kout)
+	case "wtinylfu":
+		b = tableBytes(size+1) + slabBytes(3, size+1) + sketchBytes(size)
+	case "clock-scatter", "random-scatter":
+		b = 12*size + 4*scatterBuckets(size)
+	default:
+		return 0
+	}
+	return float64(b) / float64(size)
+}

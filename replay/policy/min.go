@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// MIN is Belady's clairvoyant policy as the paper runs it: on a miss with a
+// full cache, evict the cached key whose next request is farthest in the
+// future (never requested again counts as infinitely far), then admit the
+// requested key — always, even when its own next request is farther than
+// every cached key's ("a miss adds the item"). It needs the whole trace up
+// front: next-use times come from [NextUse] (a backward pass with a hash
+// table from key to last seen position) unless Options.NextUse supplies
+// them, and cached keys sit in a binary max-heap keyed by next-use time.
+//
+// Access must be called with Trace[0], Trace[1], ... in order; a call with
+// any other key, or past the end of the trace, is a programming error and
+// panics with a message saying so. It is not safe for concurrent use.
+type MIN struct {
+	size  int
+	n     int
+	pos   int
+	trace []uint64
+	next  []int64
+	t     table
+	nodes []minNode  // node i holds a cached key and its heap position
+	heap  []minEntry // max-heap on next; heap[:n] is live
+}
+
+type minNode struct {
+	key  uint64
+	hpos int32
+}
+
+type minEntry struct {
+	next int64 // position of the next request, math.MaxInt64 for none
+	node int32
+}
+
+var _ Policy = (*MIN)(nil)
+
+// NewMIN returns an empty MIN cache of size >= 1 keys for the request
+// sequence opts.Trace (which must not be nil). opts.NextUse, when not nil,
+// must be [NextUse](opts.Trace); otherwise it is computed here.
+func NewMIN(size int, opts Options) (*MIN, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("policy: min: size must be at least 1, got %d", size)
+	}
+	if opts.Trace == nil {
+		return nil, fmt.Errorf("policy: min: needs the whole trace (Options.Trace is nil)")
+	}
+	next := opts.NextUse
+	if next == nil {
+		next = NextUse(opts.Trace)
+	} else if len(next) != len(opts.Trace) {
+		return nil, fmt.Errorf("policy: min: Options.NextUse has %d entries for a trace of %d requests", len(next), len(opts.Trace))
+	}
+	// No cache needs more nodes than the trace has requests.
+	k := size
+	if k > len(opts.Trace) {
+		k = max(len(opts.Trace), 1)
+	}
+	return &MIN{
+		size:  size,
+		trace: opts.Trace,
+		next:  next,
+		t:     newTable(k),
+		nodes: make([]minNode, k),
+		heap:  make([]minEntry, k),
+	}, nil
+}
+
+// NextUse returns, for each position i of trace, the position of the next
+// request for trace[i], or -1 if there is none. It reads the trace
+// backwards with a hash table from key to the last position seen, as the
+// paper describes.
+func NextUse(trace []uint64) []int64 {
+	next := make([]int64, len(trace))
+	t := newTable(min(len(trace), 1<<16))
+	for i := len(trace) - 1; i >= 0; i-- {
+		k := trace[i]
+		if j, ok := t.get(k); ok {
+			next[i] = int64(j)
+		} else {
+			next[i] = -1
+		}
+		t.put(k, i)
+	}
+	return next
+}
+
+// Access implements [Policy]. key must be the trace's next request.
+func (c *MIN) Access(key uint64) bool {
+	if c.pos >= len(c.trace) {
+		panic(fmt.Sprintf("policy: min: Access(%#x) after the last of the trace's %d requests", key, len(c.trace)))
+	}
+	if want := c.trace[c.pos]; key != want {
+		panic(fmt.Sprintf("policy: min: Access(%#x) at trace position %d, which holds %#x (MIN must see the trace in order)", key, c.pos, want))
+	}
+	nu := c.next[c.pos]
+	if nu < 0 {
+		nu = math.MaxInt64
+	}
+	c.pos++
+	if v, ok := c.t.get(key); ok {
+		h := c.nodes[v].hpos
+		c.heap[h].next = nu // next use only moves later: sift up
+		c.up(int(h))
+		return true
+	}
+	if c.n < c.size {
+		i := int32(c.n)
+		c.nodes[i].key = key
+		c.heap[c.n] = minEntry{next: nu, node: i}
+		c.nodes[i].hpos = int32(c.n)
+		c.n++
+		c.up(c.n - 1)
+		c.t.put(key, int(i))
+		return false
+	}
+	// Evict the root (farthest next use) and reuse its node and heap slot.
+	i := c.heap[0].node
+	c.t.del(c.nodes[i].key)
+	c.nodes[i].key = key
+	c.heap[0].next = nu
+	c.down(0)
+	c.t.put(key, int(i))
+	return false
+}
+
+func (c *MIN) up(j int) {
+	h := c.heap
+	e := h[j]
+	for j > 0 {
+		p := (j - 1) / 2
+		if h[p].next >= e.next {
+			break
+		}
+		h[j] = h[p]
+		c.nodes[h[j].node].hpos = int32(j)
+		j = p
+	}
+	h[j] = e
+	c.nodes[e.node].hpos = int32(j)
+}
+
+func (c *MIN) down(j int) {
+	h := c.heap[:c.n]
+	e := h[j]
+	for {
+		l := 2*j + 1
+		if l >= len(h) {
+			break
+		}
+		if r := l + 1; r < len(h) && h[r].next > h[l].next {
+			l = r
+		}
+		if h[l].next <= e.next {
+			break
+		}
+		h[j] = h[l]
+		c.nodes[h[j].node].hpos = int32(j)
+		j = l
+	}
+	h[j] = e
+	c.nodes[e.node].hpos = int32(j)
+}
+
+// Name implements [Policy].
+func (c *MIN) Name() string { return "min" }
+
+// Len implements [Policy].
+func (c *MIN) Len() int { return c.n }
+
+// memBytes leaves out the next-use array, which is 8 bytes per request of
+// the trace rather than per cached key.
+func (c *MIN) memBytes() int { return c.t.bytes() + cap(c.nodes)*16 + cap(c.heap)*16 }

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// constructors lists every policy in the order [Names] reports them.
+var constructors = []struct {
+	name string
+	new  func(size int, opts Options) (Policy, error)
+}{
+	{"infinite", func(int, Options) (Policy, error) { return NewInfinite(), nil }},
+	{"min", func(size int, o Options) (Policy, error) { return NewMIN(size, o) }},
+	{"lru", func(size int, _ Options) (Policy, error) { return NewLRU(size), nil }},
+	{"clock", func(size int, _ Options) (Policy, error) { return NewCLOCK(size), nil }},
+	{"random", func(size int, o Options) (Policy, error) { return NewRandom(size, o.Seed), nil }},
+	{"static", func(size int, o Options) (Policy, error) { return NewStatic(size, o) }},
+	{"fifo", func(size int, _ Options) (Policy, error) { return NewFIFO(size), nil }},
+	{"sieve", func(size int, _ Options) (Policy, error) { return NewSIEVE(size), nil }},
+	{"s3fifo", func(size int, _ Options) (Policy, error) { return NewS3FIFO(size), nil }},
+	{"arc", func(size int, _ Options) (Policy, error) { return NewARC(size), nil }},
+	{"2q", func(size int, _ Options) (Policy, error) { return NewTwoQ(size), nil }},
+	{"wtinylfu", func(size int, _ Options) (Policy, error) { return NewWTinyLFU(size), nil }},
+	{"clock-scatter", func(size int, _ Options) (Policy, error) { return NewClockScatter(size), nil }},
+	{"random-scatter", func(size int, o Options) (Policy, error) { return NewRandomScatter(size, o.Seed), nil }},
+}
+
+// Names returns the name of every policy [New] knows, in a fixed order: the
+// paper's six first, then the others, then the scatter-table variants.
+func Names() []string {
+	names := make([]string, len(constructors))
+	for i, c := range constructors {
+		names[i] = c.name
+	}
+	return names
+}
+
+// New returns the policy called name (case-insensitive, see [Names]) with
+// room for size keys. Every policy but "infinite" needs size >= 1;
+// "infinite" ignores size. "min" and "static" need opts.Trace (a nil Trace
+// is an error; an empty one is not).
+func New(name string, size int, opts Options) (Policy, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, c := range constructors {
+		if c.name != name {
+			continue
+		}
+		if name != "infinite" && size < 1 {
+			return nil, fmt.Errorf("policy: %s: size must be at least 1, got %d", name, size)
+		}
+		return c.new(size, opts)
+	}
+	return nil, fmt.Errorf("policy: unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// mustSize panics on a size below 1: the New* constructors are for callers
+// that already validated their sizes (New returns an error instead).
+func mustSize(name string, size int) {
+	if size < 1 {
+		panic(fmt.Sprintf("policy: %s: size must be at least 1, got %d", name, size))
+	}
+}

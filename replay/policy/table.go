@@ -1,0 +1,143 @@
+package policy
+
+import "math/bits"
+
+// table is an open-addressing hash table from uint64 keys to non-negative
+// int values: linear probing, Fibonacci hashing of the key (so small
+// sequential keys spread as well as fingerprints, which are already hashes),
+// and backward-shift deletion, so there are no tombstones and probe
+// sequences never degrade. It holds at most half as many keys as slots and
+// doubles when that would be exceeded; the policies size it up front so it
+// never grows in steady state. Every key is a valid key, 0 included.
+//
+// A table is not safe for concurrent use.
+type table struct {
+	slots []tslot
+	mask  uint64
+	shift uint8
+	n     int
+}
+
+// tslot is one table slot: 16 bytes. v holds value+1; v == 0 marks a free slot.
+type tslot struct {
+	key uint64
+	v   uint64
+}
+
+// tableSlots is the number of slots a table sized for capacity keys gets:
+// the smallest power of two holding twice the capacity, at least 8.
+func tableSlots(capacity int) int {
+	n := 8
+	for n < 2*capacity {
+		n <<= 1
+	}
+	return n
+}
+
+// tableBytes is the memory of a table sized for capacity keys.
+func tableBytes(capacity int) int { return tableSlots(capacity) * 16 }
+
+func newTable(capacity int) table {
+	var t table
+	t.init(tableSlots(capacity))
+	return t
+}
+
+func (t *table) init(nslots int) {
+	t.slots = make([]tslot, nslots)
+	t.mask = uint64(nslots - 1)
+	t.shift = uint8(64 - bits.TrailingZeros(uint(nslots)))
+	t.n = 0
+}
+
+func (t *table) home(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> t.shift }
+
+// len reports the number of keys held.
+func (t *table) len() int { return t.n }
+
+// get returns the value stored for k.
+func (t *table) get(k uint64) (int, bool) {
+	i := t.home(k)
+	for {
+		s := &t.slots[i]
+		if s.v == 0 {
+			return 0, false
+		}
+		if s.key == k {
+			return int(s.v - 1), true
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// put stores v (>= 0) for k, replacing any previous value.
+func (t *table) put(k uint64, v int) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.resize(2 * len(t.slots))
+	}
+	i := t.home(k)
+	for {
+		s := &t.slots[i]
+		if s.v == 0 {
+			s.key, s.v = k, uint64(v)+1
+			t.n++
+			return
+		}
+		if s.key == k {
+			s.v = uint64(v) + 1
+			return
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// del removes k and reports whether it was present.
+func (t *table) del(k uint64) bool {
+	i := t.home(k)
+	for {
+		s := &t.slots[i]
+		if s.v == 0 {
+			return false
+		}
+		if s.key == k {
+			break
+		}
+		i = (i + 1) & t.mask
+	}
+	// Backward shift: pull later members of the probe run into the hole
+	// when their home position allows it.
+	j := i
+	for {
+		j = (j + 1) & t.mask
+		s := t.slots[j]
+		if s.v == 0 {
+			break
+		}
+		h := t.home(s.key)
+		if (j-h)&t.mask >= (j-i)&t.mask {
+			t.slots[i] = s
+			i = j
+		}
+	}
+	t.slots[i] = tslot{}
+	t.n--
+	return true
+}
+
+func (t *table) resize(nslots int) {
+	old := t.slots
+	t.init(nslots)
+	for _, s := range old {
+		if s.v != 0 {
+			i := t.home(s.key)
+			for t.slots[i].v != 0 {
+				i = (i + 1) & t.mask
+			}
+			t.slots[i] = s
+			t.n++
+		}
+	}
+}
+
+// bytes reports the table's memory.
+func (t *table) bytes() int { return cap(t.slots) * 16 }
