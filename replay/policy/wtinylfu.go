@@ -103,6 +103,8 @@ func (c *WTinyLFU) drop(i int32) {
 func (c *WTinyLFU) Name() string { return "wtinylfu" }
 
 // Len implements [Policy].
-func (c *WTinyLFU) Len() int { return c.s.lens[wtWindow] + c.s.lens[wtProbation] + c.s.lens[wtProtected] }
+func (c *WTinyLFU) Len() int {
+	return c.s.lens[wtWindow] + c.s.lens[wtProbation] + c.s.lens[wtProtected]
+}
 
 func (c *WTinyLFU) memBytes() int { return c.t.bytes() + c.s.bytes() + cap(c.sk.words)*8 }
