@@ -473,7 +473,7 @@ func (s *refSketch) estimate(k uint64) int {
 
 // refWTinyLFU: lists least recent first.
 type refWTinyLFU struct {
-	wcap, mcap, pcap              int
+	wcap, mcap, pcap             int
 	window, probation, protected []uint64
 	sk                           *refSketch
 }
