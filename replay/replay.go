@@ -1,0 +1,443 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay/policy"
+)
+
+// Config describes a replay sweep: every trace through every policy at every
+// size. Flags of `crawltrace replay` bind straight into it.
+type Config struct {
+	// Traces are the trace files. [ExpandTraces] turns a condensed output
+	// directory into its *.arrow traces.
+	Traces []string
+	// Format is the input format of every trace (see [Formats]); "" is
+	// condensed.
+	Format string
+	// Policies are policy names (see policy.Names), lower case.
+	Policies []string
+	// Sizes are the cache sizes in entries.
+	Sizes []int
+	// Seeds is the number of runs of each randomized policy (random,
+	// random-scatter), with seeds 1..Seeds; rows report the mean and the
+	// standard deviation of the miss rate. 0 means 1.
+	Seeds int
+	// Warmup requests at the start of each trace update the caches but are
+	// not counted.
+	Warmup int64
+	// ChargeStatic makes STATIC count its preloads as misses (the paper
+	// does not).
+	ChargeStatic bool
+	// Task and Tasks select slice Task (0-based) of Tasks of the run grid;
+	// Tasks <= 1 runs everything. The grid lists, for each trace and
+	// policy, one unit per cache size, except lru, min and infinite, which
+	// compute every size in one unit; unit j belongs to task j mod Tasks.
+	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv;
+	// [Merge] combines the slices.
+	Task, Tasks int
+	// Workers bounds the simulations run at once; 0 means GOMAXPROCS.
+	Workers int
+	// OutDir receives the result files; "" writes nothing.
+	OutDir string
+	// Plots draws the figures into OutDir (unsliced runs only).
+	Plots bool
+	// Progress, when not nil, receives a progress line rewritten in place
+	// (meant for a terminal).
+	Progress io.Writer
+}
+
+// PaperPolicies are the policies of the paper's simulations.
+func PaperPolicies() []string {
+	return []string{"infinite", "min", "lru", "clock", "random", "static"}
+}
+
+// DefaultConfig returns the paper's sweep: its six policies at sizes 2^0 ..
+// 2^25, condensed traces, one seed, plots on.
+func DefaultConfig() Config {
+	return Config{Format: FormatCondensed, Policies: PaperPolicies(), Sizes: PaperSizes(), Seeds: 1, Plots: true}
+}
+
+// onePass reports whether name is computed for all sizes in one pass.
+func onePass(name string) bool { return name == "lru" || name == "min" || name == "infinite" }
+
+// randomized reports whether name depends on a seed.
+func randomized(name string) bool { return strings.HasPrefix(name, "random") }
+
+// unit is one cell of the run grid.
+type unit struct {
+	trace  int
+	policy string
+	size   int // 0 for one-pass units
+}
+
+// grid lists the run units of cfg, in order.
+func grid(cfg *Config) []unit {
+	var us []unit
+	for ti := range cfg.Traces {
+		for _, p := range cfg.Policies {
+			if onePass(p) {
+				us = append(us, unit{ti, p, 0})
+				continue
+			}
+			for _, s := range cfg.Sizes {
+				us = append(us, unit{ti, p, s})
+			}
+		}
+	}
+	return us
+}
+
+func (cfg *Config) check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: replay: "+format, append([]any{tracefile.ErrBadInput}, args...)...)
+	}
+	if len(cfg.Traces) == 0 {
+		return bad("no traces")
+	}
+	f, err := NormalizeFormat(cfg.Format)
+	if err != nil {
+		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
+	}
+	cfg.Format = f
+	if len(cfg.Policies) == 0 {
+		return bad("no policies")
+	}
+	var ps []string
+	for _, p := range cfg.Policies {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if !slices.Contains(policy.Names(), p) {
+			return bad("unknown policy %q (known: %s)", p, strings.Join(policy.Names(), ", "))
+		}
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	cfg.Policies = ps
+	if cfg.Sizes, err = checkSizes(cfg.Sizes); err != nil {
+		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
+	}
+	if cfg.Seeds < 1 {
+		cfg.Seeds = 1
+	}
+	if cfg.Warmup < 0 {
+		return bad("warmup %d < 0", cfg.Warmup)
+	}
+	if cfg.Tasks < 1 {
+		cfg.Task, cfg.Tasks = 0, 1
+	}
+	if cfg.Task < 0 || cfg.Task >= cfg.Tasks {
+		return bad("task %d of %d out of range", cfg.Task, cfg.Tasks)
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	names := map[string]string{}
+	for _, t := range cfg.Traces {
+		b := filepath.Base(t)
+		if prev, dup := names[b]; dup {
+			return bad("traces %s and %s have the same base name", prev, t)
+		}
+		names[b] = t
+	}
+	return nil
+}
+
+// ExpandTraces replaces each directory in args by the *.arrow files in it
+// (a condensed output directory), sorted; files are kept as they are.
+func ExpandTraces(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: replay: %v", tracefile.ErrBadInput, err)
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.arrow"))
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%w: replay: %s holds no *.arrow traces", tracefile.ErrBadInput, a)
+		}
+		slices.Sort(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// offlineData is a trace held in memory for MIN and STATIC, loaded once.
+type offlineData struct {
+	once sync.Once
+	keys []uint64
+	next []int64
+	err  error
+}
+
+// Run runs cfg's sweep (or its slice) and writes the result files. Each
+// trace is processed in turn, its units in parallel. lru streams the trace
+// through [LRUStack]; the other online policies stream it once per size.
+// min and static need the whole trace in memory (8 bytes per request, plus
+// 8 per request for MIN's next-use times), loaded once per trace and
+// dropped when the trace is done.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	var mine []unit
+	for j, u := range grid(&cfg) {
+		if j%cfg.Tasks == cfg.Task {
+			mine = append(mine, u)
+		}
+	}
+	prog := newProgress(cfg.Progress, len(mine))
+	res := &Results{}
+	var mu sync.Mutex
+	for ti, path := range cfg.Traces {
+		var units []unit
+		for _, u := range mine {
+			if u.trace == ti {
+				units = append(units, u)
+			}
+		}
+		if len(units) == 0 {
+			continue
+		}
+		// Long one-pass units first, so they overlap the short ones.
+		slices.SortStableFunc(units, func(a, b unit) int {
+			if onePass(a.policy) != onePass(b.policy) {
+				if onePass(a.policy) {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+		off := &offlineData{}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(cfg.Workers)
+		for _, u := range units {
+			g.Go(func() error {
+				start := time.Now()
+				rows, err := runUnit(gctx, &cfg, path, u, off)
+				if err != nil {
+					return err
+				}
+				secs := time.Since(start).Seconds()
+				for i := range rows {
+					rows[i].Seconds = secs
+				}
+				mu.Lock()
+				res.Rows = append(res.Rows, rows...)
+				mu.Unlock()
+				prog.done(rows)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			prog.finish()
+			return nil, err
+		}
+	}
+	prog.finish()
+	sortRows(res.Rows)
+	setRelative(res.Rows)
+	if cfg.OutDir == "" {
+		return res, nil
+	}
+	if cfg.Tasks > 1 {
+		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		p := filepath.Join(cfg.OutDir, TaskFileName(cfg.Task, cfg.Tasks))
+		if err := writeFile(p, func(w io.Writer) error { return WriteCSV(w, res.Rows) }); err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, p)
+		return res, nil
+	}
+	return res, res.writeOutputs(cfg.OutDir, cfg.Plots)
+}
+
+// load reads the trace into memory for the offline policies; withNext
+// (the same for every call on one trace: whether min runs) adds MIN's
+// next-use times.
+func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
+	o.once.Do(func() {
+		o.keys, o.err = ReadFile(path, cfg.Format)
+		if o.err == nil && withNext {
+			o.next, _ = NextUse(o.keys)
+		}
+	})
+	return o.keys, o.next, o.err
+}
+
+func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData) ([]Row, error) {
+	name := filepath.Base(path)
+	curveRows := func(c Curve) []Row {
+		rows := make([]Row, len(c.Sizes))
+		for i, s := range c.Sizes {
+			rows[i] = Row{Trace: name, Policy: u.policy, Size: s, Requests: c.Requests,
+				Hits: float64(c.Hits[i]), Misses: float64(c.Misses(i)), MissRate: c.MissRate(i), Seeds: 1}
+		}
+		return rows
+	}
+	needNext := slices.Contains(cfg.Policies, "min")
+	switch u.policy {
+	case "lru":
+		src, err := Open(path, cfg.Format)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		s, err := NewLRUStack(cfg.Sizes, cfg.Warmup)
+		if err != nil {
+			return nil, err
+		}
+		for src.Next() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.AccessBatch(src.Keys())
+		}
+		if err := cmpErr(src.Err(), s.Err()); err != nil {
+			return nil, err
+		}
+		return curveRows(s.Curve()), nil
+	case "min":
+		keys, next, err := off.load(cfg, path, needNext)
+		if err != nil {
+			return nil, err
+		}
+		c, err := MINCurve(keys, next, cfg.Sizes, cfg.Warmup)
+		if err != nil {
+			return nil, err
+		}
+		return curveRows(c), nil
+	case "infinite":
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{})
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]Row, len(cfg.Sizes))
+		for i, s := range cfg.Sizes {
+			rows[i] = fixedRow(name, u.policy, s, reqs, []int64{hits})
+		}
+		return rows, nil
+	}
+	opts := policy.Options{ChargeStaticLoads: cfg.ChargeStatic}
+	if u.policy == "static" {
+		keys, _, err := off.load(cfg, path, needNext)
+		if err != nil {
+			return nil, err
+		}
+		opts.Trace = keys
+	}
+	seeds := 1
+	if randomized(u.policy) {
+		seeds = cfg.Seeds
+	}
+	var reqs int64
+	hits := make([]int64, seeds)
+	for s := range seeds {
+		opts.Seed = uint64(s + 1)
+		h, n, err := simulate(ctx, cfg, path, u.policy, u.size, opts)
+		if err != nil {
+			return nil, err
+		}
+		hits[s], reqs = h, n
+	}
+	return []Row{fixedRow(name, u.policy, u.size, reqs, hits)}, nil
+}
+
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// fixedRow summarizes runs of one policy and size: mean and sample standard
+// deviation over the per-seed hit counts.
+func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
+	r := Row{Trace: trace, Policy: pol, Size: size, Requests: reqs, Seeds: len(hits)}
+	var sum float64
+	for _, h := range hits {
+		sum += float64(h)
+	}
+	r.Hits = sum / float64(len(hits))
+	r.Misses = float64(reqs) - r.Hits
+	if reqs > 0 {
+		r.MissRate = r.Misses / float64(reqs)
+		if len(hits) > 1 {
+			var ss float64
+			for _, h := range hits {
+				d := float64(reqs-h)/float64(reqs) - r.MissRate
+				ss += d * d
+			}
+			r.MissRateStd = math.Sqrt(ss / float64(len(hits)-1))
+		}
+	}
+	return r
+}
+
+// simulate runs one policy at one size over the trace (from memory when
+// opts.Trace is set, else streaming from the file) and returns the counted
+// hits and requests.
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options) (hits, reqs int64, err error) {
+	p, err := policy.New(name, size, opts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)
+	}
+	var t int64
+	feed := func(keys []uint64) {
+		for _, k := range keys {
+			if p.Access(k) && t >= cfg.Warmup {
+				hits++
+			}
+			t++
+		}
+	}
+	if opts.Trace != nil {
+		for i := 0; i < len(opts.Trace); i += batchSize {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+			feed(opts.Trace[i:min(i+batchSize, len(opts.Trace))])
+		}
+	} else {
+		src, err := Open(path, cfg.Format)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer src.Close()
+		for src.Next() {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+			feed(src.Keys())
+		}
+		if err := src.Err(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return hits, max(t-cfg.Warmup, 0), nil
+}

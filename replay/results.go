@@ -1,0 +1,461 @@
+package replay
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay/policy"
+)
+
+// Row is one (trace, policy, cache size) result.
+type Row struct {
+	Trace    string // base name of the trace file
+	Policy   string // lower-case policy name
+	Size     int    // cache size in entries
+	Requests int64  // counted requests (after the warmup)
+	// Hits and Misses are counts; for randomized policies run over several
+	// seeds they are the mean over the seeds.
+	Hits, Misses float64
+	MissRate     float64 // Misses / Requests (mean over seeds)
+	// RelativeToMin is MissRate divided by MIN's miss rate on the same trace
+	// and size; NaN when MIN was not run or its miss rate is 0.
+	RelativeToMin float64
+	// Seconds is the wall time of the run that produced the row; for the
+	// one-pass policies (lru, min, infinite) it is the whole curve's time.
+	Seconds float64
+	Seeds   int // runs averaged: the seed count for randomized policies, else 1
+	// MissRateStd is the sample standard deviation of the miss rate over
+	// the seeds (0 for one run).
+	MissRateStd float64
+}
+
+// Results are the rows of a replay and the files written. It is not safe for
+// concurrent use.
+type Results struct {
+	Rows  []Row
+	Files []string // files written, in order
+}
+
+// resultColumns are the header of results.csv (and the Arrow fields).
+var resultColumns = []string{"trace", "policy", "size", "requests", "hits", "misses", "miss_rate", "relative_to_min", "seconds", "seeds", "miss_rate_std"}
+
+// policyRank orders policies as policy.Names does; unknown names sort after.
+func policyRank(name string) int {
+	if i := slices.Index(policy.Names(), name); i >= 0 {
+		return i
+	}
+	return len(policy.Names())
+}
+
+// sortRows orders rows by trace, policy (paper order) and size.
+func sortRows(rows []Row) {
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Trace, b.Trace), cmp.Compare(policyRank(a.Policy), policyRank(b.Policy)),
+			cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Size, b.Size))
+	})
+}
+
+// setRelative fills RelativeToMin from the "min" rows.
+func setRelative(rows []Row) {
+	type ts struct {
+		trace string
+		size  int
+	}
+	mins := map[ts]float64{}
+	for _, r := range rows {
+		if r.Policy == "min" {
+			mins[ts{r.Trace, r.Size}] = r.MissRate
+		}
+	}
+	for i := range rows {
+		m, ok := mins[ts{rows[i].Trace, rows[i].Size}]
+		switch {
+		case !ok || m == 0 && rows[i].MissRate != 0:
+			rows[i].RelativeToMin = math.NaN()
+		case m == 0:
+			rows[i].RelativeToMin = 1
+		default:
+			rows[i].RelativeToMin = rows[i].MissRate / m
+		}
+	}
+}
+
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// WriteCSV writes rows as CSV with a header line.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	cw.Write(resultColumns)
+	for _, r := range rows {
+		cw.Write([]string{r.Trace, r.Policy, strconv.Itoa(r.Size), strconv.FormatInt(r.Requests, 10),
+			fmtFloat(r.Hits), fmtFloat(r.Misses), fmtFloat(r.MissRate), fmtFloat(r.RelativeToMin),
+			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadCSV reads rows written by [WriteCSV]. Errors wrap
+// [tracefile.ErrCorrupt] and name the line.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(resultColumns)
+	head, err := cr.Read()
+	if err != nil || !slices.Equal(head, resultColumns) {
+		return nil, corruptf("%s: not a replay results CSV (header %v)", name, head)
+	}
+	var rows []Row
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, corruptf("%s: %v", name, err)
+		}
+		var r Row
+		var errs []error
+		num := func(s string) float64 {
+			if s == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			errs = append(errs, err)
+			return v
+		}
+		r.Trace, r.Policy = rec[0], rec[1]
+		r.Size, err = strconv.Atoi(rec[2])
+		errs = append(errs, err)
+		r.Requests, err = strconv.ParseInt(rec[3], 10, 64)
+		errs = append(errs, err)
+		r.Hits, r.Misses, r.MissRate, r.RelativeToMin, r.Seconds = num(rec[4]), num(rec[5]), num(rec[6]), num(rec[7]), num(rec[8])
+		r.Seeds, err = strconv.Atoi(rec[9])
+		errs = append(errs, err)
+		r.MissRateStd = num(rec[10])
+		if err := errors.Join(errs...); err != nil {
+			return nil, corruptf("%s: line %d: %v", name, line, err)
+		}
+		rows = append(rows, r)
+	}
+}
+
+// resultSchema is the Arrow schema of results.arrow.
+var resultSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "trace", Type: arrow.BinaryTypes.String},
+	{Name: "policy", Type: arrow.BinaryTypes.String},
+	{Name: "size", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "requests", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "hits", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "misses", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "miss_rate", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "relative_to_min", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "seconds", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "seeds", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "miss_rate_std", Type: arrow.PrimitiveTypes.Float64},
+}, nil)
+
+// WriteArrow writes rows as one record batch of an Arrow IPC file (a results
+// table, not a trace, so it does not go through tracefile).
+func WriteArrow(w io.Writer, rows []Row, mem memory.Allocator) error {
+	b := array.NewRecordBuilder(mem, resultSchema)
+	defer b.Release()
+	for _, r := range rows {
+		b.Field(0).(*array.StringBuilder).Append(r.Trace)
+		b.Field(1).(*array.StringBuilder).Append(r.Policy)
+		b.Field(2).(*array.Int64Builder).Append(int64(r.Size))
+		b.Field(3).(*array.Int64Builder).Append(r.Requests)
+		b.Field(4).(*array.Float64Builder).Append(r.Hits)
+		b.Field(5).(*array.Float64Builder).Append(r.Misses)
+		b.Field(6).(*array.Float64Builder).Append(r.MissRate)
+		if math.IsNaN(r.RelativeToMin) {
+			b.Field(7).AppendNull()
+		} else {
+			b.Field(7).(*array.Float64Builder).Append(r.RelativeToMin)
+		}
+		b.Field(8).(*array.Float64Builder).Append(r.Seconds)
+		b.Field(9).(*array.Int64Builder).Append(int64(r.Seeds))
+		b.Field(10).(*array.Float64Builder).Append(r.MissRateStd)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(resultSchema), ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("replay: arrow: %w", err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return fmt.Errorf("replay: arrow: %w", err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("replay: arrow: %w", err)
+	}
+	return nil
+}
+
+// WriteMemoryCSV writes the estimated bytes per cached entry of each policy
+// at each size ([policy.MemoryPerEntry]).
+func WriteMemoryCSV(w io.Writer, policies []string, sizes []int) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "size", "bytes_per_entry"})
+	for _, p := range policies {
+		for _, s := range sizes {
+			cw.Write([]string{p, strconv.Itoa(s), strconv.FormatFloat(policy.MemoryPerEntry(p, s), 'f', 2, 64)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeFile writes path through a temporary file renamed into place.
+func writeFile(path string, fill func(w io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	err = fill(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("replay: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// TaskFileName is the results file of task i of n in a sliced run.
+func TaskFileName(task, tasks int) string {
+	return fmt.Sprintf("results-task-%d-of-%d.csv", task, tasks)
+}
+
+var taskFileRE = regexp.MustCompile(`^results-task-(\d+)-of-(\d+)\.csv$`)
+
+// writeOutputs writes the result files of a complete (unsliced or merged)
+// run into dir: results.csv, results.arrow, memory.csv and, with plots, the
+// figures.
+func (res *Results) writeOutputs(dir string, plots bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	var policies []string
+	var sizes []int
+	for _, r := range res.Rows {
+		if !slices.Contains(policies, r.Policy) {
+			policies = append(policies, r.Policy)
+		}
+		if !slices.Contains(sizes, r.Size) {
+			sizes = append(sizes, r.Size)
+		}
+	}
+	slices.Sort(sizes)
+	files := []struct {
+		name string
+		fill func(io.Writer) error
+	}{
+		{"results.csv", func(w io.Writer) error { return WriteCSV(w, res.Rows) }},
+		{"results.arrow", func(w io.Writer) error { return WriteArrow(w, res.Rows, memory.NewGoAllocator()) }},
+		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes) }},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := writeFile(p, f.fill); err != nil {
+			return err
+		}
+		res.Files = append(res.Files, p)
+	}
+	if plots {
+		written, err := WritePlots(dir, res.Rows)
+		res.Files = append(res.Files, written...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Merge combines the results of a sliced run. Each input is a results CSV
+// file or a directory: a directory contributes its results-task-I-of-N.csv
+// files, or its results.csv when it has none. All tasks 0..N-1 of every N
+// seen must be present, and no (trace, policy, size) may appear twice.
+// RelativeToMin is recomputed over the merged rows, and outDir receives
+// results.csv, results.arrow, memory.csv and (with plots) the figures.
+func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
+	var files []string
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, fmt.Errorf("%w: replay: merge: %v", tracefile.ErrBadInput, err)
+		}
+		if !st.IsDir() {
+			files = append(files, in)
+			continue
+		}
+		ents, err := os.ReadDir(in)
+		if err != nil {
+			return nil, fmt.Errorf("replay: merge: %w", err)
+		}
+		var found []string
+		for _, e := range ents {
+			if taskFileRE.MatchString(e.Name()) {
+				found = append(found, filepath.Join(in, e.Name()))
+			}
+		}
+		if len(found) == 0 {
+			p := filepath.Join(in, "results.csv")
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("%w: replay: merge: %s holds no results-task-*.csv or results.csv", tracefile.ErrBadInput, in)
+			}
+			found = append(found, p)
+		}
+		files = append(files, found...)
+	}
+	seen := map[int]map[int]bool{} // N -> tasks present
+	type key struct {
+		trace, policy string
+		size          int
+	}
+	origin := map[key]string{}
+	res := &Results{}
+	for _, f := range files {
+		if m := taskFileRE.FindStringSubmatch(filepath.Base(f)); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			n, _ := strconv.Atoi(m[2])
+			if seen[n] == nil {
+				seen[n] = map[int]bool{}
+			}
+			if seen[n][i] {
+				return nil, fmt.Errorf("%w: replay: merge: task %d of %d given twice (%s)", tracefile.ErrBadInput, i, n, f)
+			}
+			seen[n][i] = true
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: replay: merge: %v", tracefile.ErrBadInput, err)
+		}
+		rows, err := ReadCSV(fh, f)
+		fh.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			k := key{r.Trace, r.Policy, r.Size}
+			if prev, dup := origin[k]; dup {
+				return nil, fmt.Errorf("%w: replay: merge: %s %s size %d is in both %s and %s", tracefile.ErrBadInput, r.Trace, r.Policy, r.Size, prev, f)
+			}
+			origin[k] = f
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
+	for n, got := range seen {
+		var missing []string
+		for i := range n {
+			if !got[i] {
+				missing = append(missing, strconv.Itoa(i))
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: replay: merge: missing results of task(s) %s of %d", tracefile.ErrBadInput, strings.Join(missing, ","), n)
+		}
+	}
+	sortRows(res.Rows)
+	setRelative(res.Rows)
+	if outDir != "" {
+		if err := res.writeOutputs(outDir, plots); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Summary writes a table per trace: one line per policy, miss rates in
+// percent at up to cols sizes spread over the grid (always the smallest and
+// the largest).
+func (res *Results) Summary(w io.Writer, cols int) {
+	var traces []string
+	for _, r := range res.Rows {
+		if !slices.Contains(traces, r.Trace) {
+			traces = append(traces, r.Trace)
+		}
+	}
+	for _, tr := range traces {
+		var sizes []int
+		var policies []string
+		rate := map[string]map[int]float64{}
+		for _, r := range res.Rows {
+			if r.Trace != tr {
+				continue
+			}
+			if !slices.Contains(sizes, r.Size) {
+				sizes = append(sizes, r.Size)
+			}
+			if rate[r.Policy] == nil {
+				policies = append(policies, r.Policy)
+				rate[r.Policy] = map[int]float64{}
+			}
+			rate[r.Policy][r.Size] = r.MissRate
+		}
+		slices.Sort(sizes)
+		pick := sizes
+		if cols >= 2 && len(sizes) > cols {
+			pick = nil
+			for i := range cols {
+				pick = append(pick, sizes[i*(len(sizes)-1)/(cols-1)])
+			}
+		}
+		fmt.Fprintf(w, "%s: miss rate %%\n", tr)
+		fmt.Fprintf(w, "  %-14s", "policy")
+		for _, s := range pick {
+			fmt.Fprintf(w, " %9s", sizeLabel(s))
+		}
+		fmt.Fprintln(w)
+		for _, p := range policies {
+			fmt.Fprintf(w, "  %-14s", p)
+			for _, s := range pick {
+				if v, ok := rate[p][s]; ok {
+					fmt.Fprintf(w, " %9.2f", 100*v)
+				} else {
+					fmt.Fprintf(w, " %9s", "-")
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// sizeLabel prints 1024 as 1K, 1<<20 as 1M.
+func sizeLabel(s int) string {
+	switch {
+	case s >= 1<<30 && s%(1<<30) == 0:
+		return strconv.Itoa(s>>30) + "G"
+	case s >= 1<<20 && s%(1<<20) == 0:
+		return strconv.Itoa(s>>20) + "M"
+	case s >= 1<<10 && s%(1<<10) == 0:
+		return strconv.Itoa(s>>10) + "K"
+	}
+	return strconv.Itoa(s)
+}
