@@ -23,7 +23,7 @@ import "strings"
 //	s3fifo          T(size + g) + N(3, size + g), g = 9 size/10 ghosts
 //	arc             T(2 size) + N(4, 2 size)
 //	2q              T(size + kout) + N(3, size + kout), kout = max(1, size/2)
-//	wtinylfu        T(size + 1) + N(3, size + 1) + 2 w, w = max(16, size rounded up to a power of two)
+//	wtinylfu        T(size + 1) + N(3, size + 1) + 2 w, w = max(32, size rounded up to a power of two)
 //	clock-scatter,
 //	random-scatter  8 size (keys) + 4 size (links and marks) + 4 b, b = size rounded up to a power of two
 //

@@ -453,3 +453,32 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReferenceModels compares every policy with its reference model on
+// arbitrary short traces: data[0] picks the size (1..16), every further
+// byte is a request for key byte%24.
+func FuzzReferenceModels(f *testing.F) {
+	f.Add([]byte{3, 7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1})
+	f.Add([]byte{1, 1, 2, 1, 2, 1, 2})
+	f.Add([]byte{5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 9, 9, 9, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		size := int(data[0])%16 + 1
+		trace := make([]uint64, len(data)-1)
+		for i, b := range data[1:] {
+			trace[i] = uint64(b % 24)
+		}
+		for _, name := range Names() {
+			opts := Options{Seed: uint64(data[0]), Trace: trace, ChargeStaticLoads: data[0]&1 == 1}
+			p := mustNew(t, name, size, opts)
+			ref := newRef(name, size, opts)
+			for i, k := range trace {
+				if got, want := p.Access(k), ref.access(k); got != want {
+					t.Fatalf("%s size %d: request %d (key %d): hit=%v, reference says %v", name, size, i, k, got, want)
+				}
+			}
+		}
+	})
+}

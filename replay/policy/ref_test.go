@@ -435,8 +435,8 @@ type refSketch struct {
 }
 
 func newRefSketch(size int) *refSketch {
-	w := 16
-	bits := uint8(4)
+	w := 32
+	bits := uint8(5)
 	for w < size {
 		w *= 2
 		bits++
