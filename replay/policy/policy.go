@@ -1,11 +1,25 @@
 // Package policy holds the cache replacement policies that crawltrace
 // replays traces through: the paper's INFINITE, MIN, LRU, CLOCK, RANDOM and
-// STATIC, and FIFO, SIEVE, S3-FIFO, ARC, 2Q and W-TinyLFU beyond it. One file
-// per policy.
+// STATIC, and FIFO, SIEVE, S3-FIFO, ARC, 2Q and W-TinyLFU beyond it, plus
+// CLOCK and RANDOM in the scatter table with circular chains that the paper
+// recommends for a crawler. One file per policy.
+//
+// [New] builds a policy by name ([Names] lists them) and returns an error
+// for a bad name or size; the per-policy constructors (NewLRU, ...) panic
+// on a size below 1 instead. [NextUse] computes the
+// next-use times MIN needs; [MemoryPerEntry] estimates each policy's bytes
+// per cached key. All policies follow the paper's accounting: a request is
+// a hit or a miss, and a miss adds the key (a cache with fewer than k keys
+// just adds it, a full one first evicts according to the policy). STATIC,
+// which never admits, is the exception.
+//
+// The policies are built for replaying billions of requests: hash tables
+// keyed by the fingerprint with open addressing, index-based lists over
+// preallocated slabs, and no allocation per request once a cache is full.
 //
 // Every policy is a single-threaded core: it is not safe for concurrent use,
 // and parallelism lives outside it (the replay package runs one policy per
-// goroutine). Keys are 64-bit URL fingerprints.
+// goroutine). Keys are 64-bit URL fingerprints; any uint64 is a valid key.
 package policy
 
 // Policy is a cache of at most Size keys fed one request at a time.
@@ -21,14 +35,18 @@ type Policy interface {
 
 // Options carry what some policies need beyond a size.
 type Options struct {
-	// Seed seeds RANDOM's victim choice (and any other randomized policy).
+	// Seed seeds the victim choice of "random" and "random-scatter" (the
+	// same seed gives both the same victims).
 	Seed uint64
 	// Trace is the whole request sequence, for offline policies: MIN needs
-	// next-use times, STATIC needs popularity counts. Online policies ignore it.
+	// next-use times, STATIC needs popularity counts; for those two it must
+	// not be nil. Online policies ignore it. MIN must then be fed exactly
+	// Trace[0], Trace[1], ... (anything else panics: a programming error).
 	Trace []uint64
 	// NextUse, when set, holds for each position i of Trace the position of
 	// the next request for Trace[i] (or -1); MIN computes it when nil.
 	NextUse []int64
-	// ChargeStaticLoads makes STATIC count its k preloads as misses.
+	// ChargeStaticLoads makes STATIC pay for its preloads: the first request
+	// for each preloaded key counts as a miss (see [Static]).
 	ChargeStaticLoads bool
 }
