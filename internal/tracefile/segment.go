@@ -403,6 +403,7 @@ type SegmentReader struct {
 	cur  arrow.RecordBatch
 	info SegmentInfo
 	size int64
+	scan frameScan
 	done bool
 	err  error
 }
@@ -434,11 +435,20 @@ func (s *SegmentReader) openIPC() (err error) {
 			err = fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, p)
 		}
 	}()
-	r, err := ipc.NewReader(bufio.NewReaderSize(s.f, 1<<20))
-	if err != nil {
-		if s.size == 0 {
-			return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
+	if s.size == 0 {
+		return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
+	}
+	s.scan = scanFrames(s.f, s.size)
+	if s.scan.messages == 0 {
+		why := s.scan.stop
+		if why == "" {
+			why = "no schema message"
 		}
+		return fmt.Errorf("%w: %s: not an Arrow stream (%s)", ErrCorrupt, s.path, why)
+	}
+	// The reader sees only the prefix whose framing was checked.
+	r, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.scan.validEnd), 1<<20))
+	if err != nil {
 		return fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, err)
 	}
 	s.r = r
@@ -469,6 +479,10 @@ func (s *SegmentReader) Next() (ok bool) {
 		}
 	}()
 	if s.r.Next() {
+		if err := validateBatch(s.r.RecordBatch()); err != nil {
+			s.finish(fmt.Errorf("corrupt batch %d: %w", s.info.Batches, err))
+			return false
+		}
 		s.cur = s.r.RecordBatch()
 		s.info.Rows += s.cur.NumRows()
 		s.info.Batches++
@@ -489,21 +503,13 @@ func (s *SegmentReader) finish(err error) {
 	}
 	// The stream reader stops silently at a batch boundary: only the
 	// end-of-stream marker tells a clean end from a cut.
-	s.info.Clean = hasEOS(s.f, s.size)
+	s.info.Clean = s.scan.eos
 	if !s.info.Clean {
 		s.info.Error = "no end-of-stream marker (writer did not close the segment)"
+		if s.scan.stop != "" {
+			s.info.Error = s.scan.stop
+		}
 	}
-}
-
-func hasEOS(f *os.File, size int64) bool {
-	if size < int64(len(eosMarker)) {
-		return false
-	}
-	buf := make([]byte, len(eosMarker))
-	if _, err := f.ReadAt(buf, size-int64(len(eosMarker))); err != nil {
-		return false
-	}
-	return bytes.Equal(buf, eosMarker)
 }
 
 // Record is the current batch, valid until the next call to Next.

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -39,14 +40,15 @@ func NewURLBatch(rec arrow.RecordBatch) URLBatch {
 // Len is the number of rows.
 func (b URLBatch) Len() int { return int(b.Rec.NumRows()) }
 
-// Row copies row i into a URLRecord.
+// Row copies row i into a URLRecord. The strings are copies: arrow-go's
+// String.Value aliases the batch's buffers, which the reader reuses.
 func (b URLBatch) Row(i int) URLRecord {
 	r := URLRecord{
-		Seq: b.Seq.Value(i), Time: int64(b.Time.Value(i)), URL: b.URL.Value(i), Kind: b.Kind.Value(i),
+		Seq: b.Seq.Value(i), Time: int64(b.Time.Value(i)), URL: strings.Clone(b.URL.Value(i)), Kind: strings.Clone(b.Kind.Value(i)),
 		Source: b.Source.Value(i), Worker: b.Worker.Value(i), Dest: b.Dest.Value(i),
 	}
 	if b.Tag.IsValid(i) {
-		r.Tag = b.Tag.Value(i)
+		r.Tag = strings.Clone(b.Tag.Value(i))
 	}
 	return r
 }

@@ -1,0 +1,205 @@
+package condense
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// Collision is one pair of distinct URLs with the same fingerprint.
+type Collision struct {
+	FP   uint64 `json:"fp"`
+	FPHex string `json:"fp_hex"`
+	A    string `json:"a"`
+	B    string `json:"b"`
+}
+
+// CutSegment is a segment that did not end cleanly (the writer was killed).
+type CutSegment struct {
+	Node          int    `json:"node"`
+	File          string `json:"file"`
+	RowsRecovered int64  `json:"rows_recovered"`
+	Reason        string `json:"reason"`
+}
+
+// Counts are the verification counts of a node or of the whole crawl.
+type Counts struct {
+	Rows                 int64       `json:"rows"`
+	CrossRows            int64       `json:"cross_rows"`
+	DistinctURLs         int64       `json:"distinct_urls"`
+	DistinctFPs          int64       `json:"distinct_fingerprints"`
+	CollidingFPs         int64       `json:"colliding_fingerprints"`
+	CollisionPairs       int64       `json:"collision_pairs"`
+	ExpectedCollisions   float64     `json:"expected_collisions"`
+	Collisions           []Collision `json:"collisions,omitempty"`
+	CollisionsTruncated  bool        `json:"collisions_truncated,omitempty"`
+}
+
+// NodeReport is a node's part of the report.
+type NodeReport struct {
+	Node int `json:"node"`
+	Counts
+	Full        string       `json:"full,omitempty"`
+	Cross       string       `json:"cross,omitempty"`
+	BytesIn     int64        `json:"bytes_in"`
+	BytesOut    int64        `json:"bytes_out"`
+	CutSegments []CutSegment `json:"cut_segments,omitempty"`
+}
+
+// Report is what condense found, written as report.json.
+type Report struct {
+	Format       string       `json:"format"`
+	CrawlID      string       `json:"crawl_id"`
+	Input        string       `json:"input"`
+	Nodes        int          `json:"nodes"`
+	Bits         int          `json:"fingerprint_bits"`
+	Seed         uint64       `json:"fingerprint_seed"`
+	Shard        int          `json:"shard"`
+	Shards       int          `json:"shards"`
+	ShardsMerged []int        `json:"shards_merged,omitempty"`
+	Partitions   int          `json:"partitions"`
+	MemoryBudget int64        `json:"memory_budget"`
+	Total        Counts       `json:"total"`
+	BytesIn      int64        `json:"bytes_in"`
+	BytesOut     int64        `json:"bytes_out"`
+	ElapsedSec   float64      `json:"elapsed_seconds"`
+	PerNode      []NodeReport `json:"per_node"`
+	CutSegments  []CutSegment `json:"cut_segments,omitempty"`
+}
+
+// MaxListedCollisions caps the pairs listed by name in a report (all are
+// counted).
+const MaxListedCollisions = 10000
+
+// ReportName is the report's file name for a shard (or the whole run when
+// shards <= 1).
+func ReportName(shard, shards int) string {
+	if shards <= 1 {
+		return "report.json"
+	}
+	return fmt.Sprintf("report-shard-%d-of-%d.json", shard, shards)
+}
+
+// ReadReport reads a report.json.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil || r.Format != "crawltrace-condense-report" {
+		return nil, fmt.Errorf("%w: %s: not a condense report", tracefile.ErrBadInput, path)
+	}
+	return &r, nil
+}
+
+func (c *Counts) addCollision(col Collision) {
+	c.CollisionPairs++
+	if len(c.Collisions) < MaxListedCollisions {
+		c.Collisions = append(c.Collisions, col)
+	} else {
+		c.CollisionsTruncated = true
+	}
+}
+
+func (c *Counts) add(o Counts) {
+	c.DistinctURLs += o.DistinctURLs
+	c.DistinctFPs += o.DistinctFPs
+	c.CollidingFPs += o.CollidingFPs
+	c.CollisionPairs += o.CollisionPairs
+	c.CollisionsTruncated = c.CollisionsTruncated || o.CollisionsTruncated
+	for _, col := range o.Collisions {
+		if len(c.Collisions) < MaxListedCollisions {
+			c.Collisions = append(c.Collisions, col)
+		} else {
+			c.CollisionsTruncated = true
+		}
+	}
+}
+
+func (c *Counts) finish(bits int) {
+	sort.Slice(c.Collisions, func(i, j int) bool {
+		a, b := c.Collisions[i], c.Collisions[j]
+		if a.FP != b.FP {
+			return a.FP < b.FP
+		}
+		if a.A != b.A {
+			return a.A < b.A
+		}
+		return a.B < b.B
+	})
+	c.ExpectedCollisions = fingerprint.ExpectedCollisions(float64(c.DistinctURLs), bits)
+}
+
+// Merge combines the partial reports of all shards of one run into the
+// report an unsharded run would have written. Every shard 0..N-1 must be
+// present exactly once.
+func Merge(parts []*Report) (*Report, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: condense merge: no partial reports", tracefile.ErrBadInput)
+	}
+	n := parts[0].Shards
+	seen := make(map[int]bool)
+	for _, p := range parts {
+		if p.Shards != n || p.Shards < 1 {
+			return nil, fmt.Errorf("%w: condense merge: reports from runs with different shard counts (%d and %d)", tracefile.ErrBadInput, n, p.Shards)
+		}
+		if p.CrawlID != parts[0].CrawlID || p.Bits != parts[0].Bits || p.Seed != parts[0].Seed || p.Nodes != parts[0].Nodes {
+			return nil, fmt.Errorf("%w: condense merge: shard %d is from a different crawl or fingerprint setting", tracefile.ErrBadInput, p.Shard)
+		}
+		if seen[p.Shard] {
+			return nil, fmt.Errorf("%w: condense merge: shard %d given twice", tracefile.ErrBadInput, p.Shard)
+		}
+		seen[p.Shard] = true
+	}
+	for i := 0; i < n; i++ {
+		if !seen[i] {
+			return nil, fmt.Errorf("%w: condense merge: shard %d of %d is missing", tracefile.ErrBadInput, i, n)
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Shard < parts[j].Shard })
+	first := parts[0]
+	out := &Report{Format: first.Format, CrawlID: first.CrawlID, Input: first.Input, Nodes: first.Nodes, Bits: first.Bits,
+		Seed: first.Seed, Shards: 1, MemoryBudget: first.MemoryBudget}
+	byNode := map[int]*NodeReport{}
+	var order []int
+	for _, p := range parts {
+		out.ShardsMerged = append(out.ShardsMerged, p.Shard)
+		out.Partitions += p.Partitions
+		out.ElapsedSec += p.ElapsedSec
+		for _, nr := range p.PerNode {
+			m, ok := byNode[nr.Node]
+			if !ok {
+				m = &NodeReport{Node: nr.Node}
+				byNode[nr.Node] = m
+				order = append(order, nr.Node)
+			}
+			m.Counts.add(nr.Counts)
+			// Rows, traces and bytes come from the shard that wrote the node.
+			if nr.Full != "" {
+				m.Rows, m.CrossRows = nr.Rows, nr.CrossRows
+				m.Full, m.Cross = nr.Full, nr.Cross
+				m.BytesIn, m.BytesOut = nr.BytesIn, nr.BytesOut
+				m.CutSegments = nr.CutSegments
+			}
+		}
+		out.Total.add(p.Total)
+	}
+	sort.Ints(order)
+	for _, node := range order {
+		m := byNode[node]
+		m.finish(out.Bits)
+		out.PerNode = append(out.PerNode, *m)
+		out.Total.Rows += m.Rows
+		out.Total.CrossRows += m.CrossRows
+		out.BytesIn += m.BytesIn
+		out.BytesOut += m.BytesOut
+		out.CutSegments = append(out.CutSegments, m.CutSegments...)
+	}
+	out.Total.finish(out.Bits)
+	return out, nil
+}
