@@ -12,10 +12,10 @@ import (
 
 // Collision is one pair of distinct URLs with the same fingerprint.
 type Collision struct {
-	FP   uint64 `json:"fp"`
+	FP    uint64 `json:"fp"`
 	FPHex string `json:"fp_hex"`
-	A    string `json:"a"`
-	B    string `json:"b"`
+	A     string `json:"a"`
+	B     string `json:"b"`
 }
 
 // CutSegment is a segment that did not end cleanly (the writer was killed).
@@ -28,15 +28,15 @@ type CutSegment struct {
 
 // Counts are the verification counts of a node or of the whole crawl.
 type Counts struct {
-	Rows                 int64       `json:"rows"`
-	CrossRows            int64       `json:"cross_rows"`
-	DistinctURLs         int64       `json:"distinct_urls"`
-	DistinctFPs          int64       `json:"distinct_fingerprints"`
-	CollidingFPs         int64       `json:"colliding_fingerprints"`
-	CollisionPairs       int64       `json:"collision_pairs"`
-	ExpectedCollisions   float64     `json:"expected_collisions"`
-	Collisions           []Collision `json:"collisions,omitempty"`
-	CollisionsTruncated  bool        `json:"collisions_truncated,omitempty"`
+	Rows                int64       `json:"rows"`
+	CrossRows           int64       `json:"cross_rows"`
+	DistinctURLs        int64       `json:"distinct_urls"`
+	DistinctFPs         int64       `json:"distinct_fingerprints"`
+	CollidingFPs        int64       `json:"colliding_fingerprints"`
+	CollisionPairs      int64       `json:"collision_pairs"`
+	ExpectedCollisions  float64     `json:"expected_collisions"`
+	Collisions          []Collision `json:"collisions,omitempty"`
+	CollisionsTruncated bool        `json:"collisions_truncated,omitempty"`
 }
 
 // NodeReport is a node's part of the report.

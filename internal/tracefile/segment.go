@@ -2,7 +2,6 @@ package tracefile
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
