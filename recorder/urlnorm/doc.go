@@ -52,8 +52,9 @@
 // non-default port, a path of safe characters without dot segments,
 // normalized escapes, no fragment); such input is returned unchanged without
 // allocating. [Base.Resolve] likewise joins already-canonical path-absolute
-// ("/a/b?q") and path-relative ("a/b?q", no scheme) references to the
-// base's origin or directory without the parser. FuzzNormalize checks that
+// ("/a/b?q") and path-relative ("a/b?q", "../a/b", no scheme) references,
+// with or without a fragment, to the base's origin or directory without the
+// parser. FuzzNormalize checks that
 // every fast path agrees with the full parser.
 //
 // Errors are one line, prefixed "urlnorm: ", and quote the offending URL

@@ -10,12 +10,16 @@ func FuzzNormalize(f *testing.F) {
 	for _, c := range normalizeCases {
 		f.Add(c.in)
 	}
-	for _, s := range []string{"mailto:x", "http://[::1", "http://a.com/%zz%", "http://a.com:65535/", "http://xn--a.com/", "a:b", "1:x", "a/b:c", "rel/x?y", "/abs?q", "x/..", "./x"} {
+	for _, s := range []string{"mailto:x", "http://[::1", "http://a.com/%zz%", "http://a.com:65535/", "http://xn--a.com/", "a:b", "1:x", "a/b:c", "rel/x?y", "/abs?q", "x/..", "./x", "../../a#b", "#x", "./../x", "a#\x00"} {
 		f.Add(s)
 	}
-	base, err := NewBase("http://example.com/dir/page?x=1")
-	if err != nil {
-		f.Fatal(err)
+	var bases []*Base
+	for _, s := range []string{"http://example.com/dir/page?x=1", "https://a.org:8443/", "http://h.net//x/y/", "http://h.net/a/b/c/d/e"} {
+		b, err := NewBase(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bases = append(bases, b)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		got, err := Normalize(in)
@@ -34,13 +38,15 @@ func FuzzNormalize(f *testing.F) {
 			checkCanonical(t, in, got)
 		}
 
-		r, err := base.Resolve(in)
-		rs, rsErr := base.resolveSlow(in)
-		if r != rs || (err == nil) != (rsErr == nil) {
-			t.Fatalf("Resolve(%q) = %q, %v; slow = %q, %v", in, r, err, rs, rsErr)
-		}
-		if err == nil {
-			checkCanonical(t, in, r)
+		for _, base := range bases {
+			r, err := base.Resolve(in)
+			rs, rsErr := base.resolveSlow(in)
+			if r != rs || (err == nil) != (rsErr == nil) {
+				t.Fatalf("%s: Resolve(%q) = %q, %v; slow = %q, %v", base, in, r, err, rs, rsErr)
+			}
+			if err == nil {
+				checkCanonical(t, in, r)
+			}
 		}
 	})
 }

@@ -109,16 +109,52 @@ func (b *Base) String() string { return b.href }
 
 // Resolve resolves ref against b and normalizes the result.
 func (b *Base) Resolve(ref string) (string, error) {
-	if isCanonical(ref) {
-		return ref, nil
-	}
-	if isCanonicalAbsPath(ref) {
-		return b.origin + ref, nil
-	}
-	if isCanonicalRelPath(ref) {
-		return b.dir + ref, nil
+	if r, ok := b.resolveFast(ref); ok {
+		return r, nil
 	}
 	return b.resolveSlow(ref)
+}
+
+// resolveFast resolves the common shapes of already-canonical references
+// without the parser: absolute URLs, path-absolute and path-relative
+// references (with leading "./" and "../" segments), each with an optional
+// fragment, and fragment-only references. ok is false when the parser is
+// needed.
+func (b *Base) resolveFast(ref string) (string, bool) {
+	if isCanonical(ref) {
+		return ref, true
+	}
+	// A fragment does not change the result; the part before it must be
+	// canonical by itself (then no trimming or tab removal applies to it).
+	if h := strings.IndexByte(ref, '#'); h >= 0 {
+		ref = ref[:h]
+		if ref == "" {
+			return b.href, true
+		}
+		if isCanonical(ref) {
+			return ref, true
+		}
+	}
+	if isCanonicalAbsPath(ref) {
+		return b.origin + ref, true
+	}
+	dirPath := b.dir[len(b.origin):] // starts with '/'
+	for {
+		if strings.HasPrefix(ref, "./") {
+			ref = ref[2:]
+		} else if strings.HasPrefix(ref, "../") {
+			ref = ref[3:]
+			if dirPath != "/" {
+				dirPath = dirPath[:strings.LastIndexByte(dirPath[:len(dirPath)-1], '/')+1]
+			}
+		} else {
+			break
+		}
+	}
+	if isCanonicalRelPath(ref) {
+		return b.origin + dirPath + ref, true
+	}
+	return "", false
 }
 
 // resolveSlow is Resolve without the fast paths.

@@ -194,6 +194,16 @@ func TestResolve(t *testing.T) {
 		{"sub/./x", "http://example.com/dir/sub/x"},
 		{"sub/..", "http://example.com/dir/"},
 		{"%7Ex", "http://example.com/dir/~x"},
+		{"x.html#frag", "http://example.com/dir/x.html"},
+		{"/a#b#c", "http://example.com/a"},
+		{"http://o.org/#x y", "http://o.org/"},
+		{"./x", "http://example.com/dir/x"},
+		{"./../../x?q", "http://example.com/x?q"},
+		{"../x/../y", "http://example.com/y"},
+		{"..", "http://example.com/"},
+		{".", "http://example.com/dir/"},
+		{"../", "http://example.com/"},
+		{"#", "http://example.com/dir/page.html?x=1"},
 		{"a b.html", "http://example.com/dir/a%20b.html"},
 	}
 	for _, c := range cases {
