@@ -338,6 +338,9 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("New(%q, 0): err = %v", name, err)
 		}
 	}
+	if _, err := New("lru", MaxSize+1, Options{}); err == nil {
+		t.Error("New accepted a size above MaxSize")
+	}
 	_, err := New("lfu", 4, Options{})
 	if err == nil || !strings.HasPrefix(err.Error(), `policy: unknown policy "lfu" (known: infinite, min, lru,`) {
 		t.Errorf("unknown policy error: %v", err)

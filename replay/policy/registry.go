@@ -26,6 +26,10 @@ var constructors = []struct {
 	{"random-scatter", func(size int, o Options) (Policy, error) { return NewRandomScatter(size, o.Seed), nil }},
 }
 
+// MaxSize is the largest cache size [New] accepts: the policies index their
+// entries with 32-bit integers (and ARC keeps 2 x size entries).
+const MaxSize = 1<<30 - 1
+
 // Names returns the name of every policy [New] knows, in a fixed order: the
 // paper's six first, then the others, then the scatter-table variants.
 func Names() []string {
@@ -38,7 +42,7 @@ func Names() []string {
 
 // New returns the policy called name (case-insensitive, see [Names]) with
 // room for size keys. Every policy but "infinite" needs size >= 1;
-// "infinite" ignores size. "min" and "static" need opts.Trace (a nil Trace
+// "infinite" ignores size; the others accept at most [MaxSize]. "min" and "static" need opts.Trace (a nil Trace
 // is an error; an empty one is not).
 func New(name string, size int, opts Options) (Policy, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
@@ -48,6 +52,9 @@ func New(name string, size int, opts Options) (Policy, error) {
 		}
 		if name != "infinite" && size < 1 {
 			return nil, fmt.Errorf("policy: %s: size must be at least 1, got %d", name, size)
+		}
+		if name != "infinite" && size > MaxSize {
+			return nil, fmt.Errorf("policy: %s: size %d is above the maximum %d", name, size, MaxSize)
 		}
 		return c.new(size, opts)
 	}
