@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/crawltrace/crawltrace/recorder"
+)
+
+func init() {
+	register(newCrawlCmd)
+}
+
+func newCrawlCmd() *cobra.Command {
+	cfg := recorder.DefaultConfig()
+	var seedsFile, peers string
+	var resolve []string
+	cmd := &cobra.Command{
+		Use:   "crawl -o DIR [flags] [SEED_URL...]",
+		Short: "Crawl from seed URLs and record every URL entering the host splitter",
+		Long: `crawl runs a polite crawler (robots.txt, one request per host at a time, a
+delay of max(--min-delay, 10 x the last fetch time) between requests to a host)
+and logs every URL that enters its host splitter to DIR/node-NNN/urls-*.arrows,
+every fetch to pages-*.arrows, then writes DIR/manifest.json and DIR/stats.json.
+
+--nodes N runs N nodes in this process; --node-id I --peers A,B,... --listen
+ADDR --token T runs node I of a crawl whose nodes exchange URL batches over
+HTTP. Connections to private and loopback addresses are refused unless
+--allow-private is given. SIGINT/SIGTERM stop the crawl cleanly; a second
+signal exits at once.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Seeds = append(cfg.Seeds, args...)
+			if seedsFile != "" {
+				s, err := readSeeds(seedsFile)
+				if err != nil {
+					return err
+				}
+				cfg.Seeds = append(cfg.Seeds, s...)
+			}
+			if len(cfg.Seeds) == 0 {
+				return badInput("crawl: no seed URLs (give SEED_URL arguments or --seeds FILE)")
+			}
+			if cfg.OutDir == "" {
+				return badInput("crawl: no output directory (-o DIR)")
+			}
+			for _, r := range resolve {
+				h, a, err := recorder.ParseResolve(r)
+				if err != nil {
+					return badInput("crawl: %v", err)
+				}
+				if cfg.Resolve == nil {
+					cfg.Resolve = map[string]string{}
+				}
+				cfg.Resolve[h] = a
+			}
+			if peers != "" {
+				cfg.Peers = strings.Split(peers, ",")
+			}
+			if term.IsTerminal(int(os.Stderr.Fd())) {
+				cfg.Progress = cmd.ErrOrStderr()
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			res, err := recorder.Run(ctx, cfg)
+			if res != nil && res.Stats != nil {
+				res.Stats.WriteText(cmd.OutOrStdout())
+			}
+			if errors.Is(err, recorder.ErrConfig) {
+				return badInput("crawl: %v", err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&cfg.OutDir, "out", "o", "", "output crawl directory")
+	f.StringVar(&seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
+	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes to run in this process")
+	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
+	f.StringVar(&peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
+	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
+	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
+	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
+	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), like curl; repeatable")
+	f.BoolVar(&cfg.AllowPrivate, "allow-private", false, "allow connections to private, loopback and link-local addresses")
+	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "stop after this many fetches (0 = no limit)")
+	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (0 = no limit)")
+	f.DurationVar(&cfg.MinDelay, "min-delay", cfg.MinDelay, "least delay between requests to one host")
+	f.DurationVar(&cfg.MaxDelay, "max-delay", cfg.MaxDelay, "cap on the delay between requests to one host")
+	f.Float64Var(&cfg.DelayFactor, "delay-factor", cfg.DelayFactor, "delay = factor x duration of the previous fetch")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers per node")
+	f.StringVar(&cfg.Partitioner, "partitioner", cfg.Partitioner, "host splitter partitioner: host, url, domain or consistent")
+	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas per node of the consistent partitioner")
+	f.StringVar(&cfg.Order, "order", cfg.Order, "per-host crawl order: bfs, dfs or random")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "random seed of --order random")
+	f.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header (include a contact URL)")
+	f.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "cap on the bytes read per page")
+	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one fetch")
+	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
+	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
+	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
+	return cmd
+}
+
+// readSeeds reads one URL per line, skipping blank lines and # comments.
+func readSeeds(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInput("crawl: seeds file %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("crawl: seeds file %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// signalContext is canceled by the first SIGINT or SIGTERM; a second one
+// exits the process at once (segments already flushed stay readable).
+func signalContext(parent context.Context) (context.Context, func()) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			fmt.Fprintln(os.Stderr, "crawltrace: stopping (signal again to abort)")
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			fmt.Fprintln(os.Stderr, "crawltrace: aborted")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}

@@ -1,0 +1,252 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/urlfilter"
+)
+
+// ErrConfig marks an invalid [Config]; the CLI maps it to a usage error.
+var ErrConfig = errors.New("recorder: bad configuration")
+
+// Crawl orders: how a host's queue is served.
+const (
+	OrderBFS    = "bfs"    // FIFO per host
+	OrderDFS    = "dfs"    // LIFO per host
+	OrderRandom = "random" // uniformly random queued URL, seeded
+)
+
+// Config configures a crawl. Build it with [DefaultConfig] and change
+// fields; the zero value is not usable. A Config is read, never written, by
+// the crawler.
+type Config struct {
+	// OutDir receives node-NNN/ segment directories, manifest.json and
+	// stats.json. Required.
+	OutDir string
+	// Seeds are the start URLs. Each node logs and enqueues only the seeds
+	// its partitioner assigns to it, so every node may be given all seeds.
+	Seeds []string
+
+	// Nodes is the number of crawler nodes run in this process, connected
+	// by an in-memory transport. Ignored when Peers is set.
+	Nodes int
+	// NodeID is this process's node when Peers is set (TCP mode).
+	NodeID int
+	// Peers lists host:port of every node's listener, indexed by node id
+	// (this node's own entry included). A non-empty Peers selects TCP mode:
+	// one node per process, batches sent as Arrow IPC streams over HTTP.
+	Peers []string
+	// Listen is the address this node's HTTP listener binds (TCP mode);
+	// default Peers[NodeID].
+	Listen string
+	// Token is the bearer token every peer request must carry (TCP mode).
+	Token string
+	// IdleGrace is how long, in TCP mode, all nodes must report idle with
+	// balanced batch counters before the crawl ends. Default 5s.
+	IdleGrace time.Duration
+
+	// Resolve maps host names to dial addresses, like curl --resolve:
+	// "example.com" -> "127.0.0.1:8080"; the key "*" matches every host.
+	// The address may omit the port ("10.0.0.1"), keeping the URL's port.
+	Resolve map[string]string
+	// AllowPrivate permits connections to loopback, private, link-local,
+	// multicast and unspecified addresses (refused by default, checked on
+	// the resolved IP at dial time).
+	AllowPrivate bool
+
+	// MaxPages stops the crawl after this many fetch attempts (robots.txt
+	// excluded) over all nodes of this process; 0 = no limit.
+	MaxPages int64
+	// Duration stops the crawl after this long; 0 = no limit.
+	Duration time.Duration
+
+	// MinDelay is the least time between two requests to one host.
+	// Default 1s (use 0 for a local test web).
+	MinDelay time.Duration
+	// MaxDelay caps the delay between two requests to one host, including
+	// a robots.txt Crawl-delay. Default 30s.
+	MaxDelay time.Duration
+	// DelayFactor k: the next request to a host waits k times the duration
+	// of the previous fetch (Mercator's politeness rule). Default 10.
+	DelayFactor float64
+	// Workers is the number of fetch workers per node. Default 64.
+	Workers int
+	// Order is OrderBFS (default), OrderDFS or OrderRandom.
+	Order string
+	// Seed seeds OrderRandom (combined with the node id).
+	Seed uint64
+
+	// Partitioner names the host-splitter partitioner (recorder/partition):
+	// "host" (default), "url", "domain" or "consistent".
+	Partitioner string
+	// Replicas is the number of replicas per node of the consistent
+	// partitioner. Default 100 (0 keeps the partitioner's default).
+	Replicas int
+
+	// UserAgent is sent with every request; its first product token
+	// ("crawltrace" in "crawltrace/0.1 (+URL)") is matched against
+	// robots.txt groups. It should carry a contact URL.
+	UserAgent string
+	// MaxBodyBytes caps the body read per page, after decompression.
+	// Default 16 MiB. Longer pages are truncated and marked in the page log.
+	MaxBodyBytes int64
+	// Timeout bounds one fetch (connect, headers and body). Default 30s.
+	Timeout time.Duration
+
+	// Filter configures the URL filter applied to extracted links and
+	// redirects before the host splitter.
+	Filter urlfilter.Config
+
+	// SplitterCache is the number of entries of the CLOCK cache in front of
+	// the peer sends (URLs found in it are not sent again); 0 = off.
+	SplitterCache int
+	// SplitterBatch is the number of URLs per batch sent to a peer.
+	// Default 1024.
+	SplitterBatch int
+
+	// CrawlID is written into every file's metadata; default the start time.
+	CrawlID string
+	// Writer configures the trace segment writers.
+	Writer tracefile.WriterConfig
+	// NoTrace turns the URL and page logs off (for measuring their cost);
+	// the crawl is otherwise unchanged.
+	NoTrace bool
+
+	// Now returns the current time; default time.Now. Inject it to make
+	// log timestamps deterministic in tests.
+	Now func() time.Time
+	// Progress receives a live progress line (carriage-return updated)
+	// when non-nil; the CLI sets it to stderr when that is a terminal.
+	Progress io.Writer
+	// ProgressEvery is the progress update interval. Default 1s.
+	ProgressEvery time.Duration
+
+	// dialHook, when set, is called with every dial address (tests).
+	dialHook func(addr string)
+	// listener, when set, is used instead of listening on Listen (tests).
+	listener net.Listener
+}
+
+// DefaultUserAgent identifies the crawler with a contact URL.
+const DefaultUserAgent = "crawltrace/0.1 (+https://github.com/crawltrace/crawltrace)"
+
+// DefaultConfig returns a Config with the defaults documented on its fields.
+func DefaultConfig() Config {
+	return Config{
+		Nodes:         1,
+		IdleGrace:     5 * time.Second,
+		MinDelay:      time.Second,
+		MaxDelay:      30 * time.Second,
+		DelayFactor:   10,
+		Workers:       64,
+		Order:         OrderBFS,
+		Partitioner:   "host",
+		Replicas:      100,
+		UserAgent:     DefaultUserAgent,
+		MaxBodyBytes:  16 << 20,
+		Timeout:       30 * time.Second,
+		Filter:        urlfilter.DefaultConfig(),
+		SplitterBatch: 1024,
+		Writer:        tracefile.DefaultWriterConfig(),
+		ProgressEvery: time.Second,
+	}
+}
+
+func (c *Config) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	if c.OutDir == "" {
+		return bad("no output directory")
+	}
+	if len(c.Seeds) == 0 {
+		return bad("no seed URLs")
+	}
+	if len(c.Peers) > 0 {
+		if c.NodeID < 0 || c.NodeID >= len(c.Peers) {
+			return bad("node id %d out of range for %d peers", c.NodeID, len(c.Peers))
+		}
+		if c.Token == "" {
+			return bad("TCP mode needs a token")
+		}
+		for i, p := range c.Peers {
+			if _, _, err := net.SplitHostPort(p); err != nil {
+				return bad("peer %d %q is not host:port", i, p)
+			}
+		}
+	} else if c.Nodes < 1 || c.Nodes > 1<<15 {
+		return bad("nodes must be between 1 and 32768, not %d", c.Nodes)
+	}
+	if c.Workers < 1 {
+		return bad("workers must be at least 1, not %d", c.Workers)
+	}
+	switch c.Order {
+	case OrderBFS, OrderDFS, OrderRandom:
+	default:
+		return bad("unknown order %q (want bfs, dfs or random)", c.Order)
+	}
+	if c.MinDelay < 0 || c.MaxDelay < 0 || c.DelayFactor < 0 {
+		return bad("delays must not be negative")
+	}
+	if c.MaxBodyBytes <= 0 {
+		return bad("max body bytes must be positive")
+	}
+	if c.Timeout <= 0 {
+		return bad("timeout must be positive")
+	}
+	if c.SplitterCache < 0 {
+		return bad("splitter cache size must not be negative")
+	}
+	if c.UserAgent == "" {
+		return bad("empty user agent")
+	}
+	for h, a := range c.Resolve {
+		if h == "" || a == "" {
+			return bad("empty --resolve entry")
+		}
+	}
+	return nil
+}
+
+// ParseResolve parses one curl-style --resolve entry "HOST:ADDR" (or
+// "HOST:PORT:ADDR", curl's own form, where PORT is ignored and ADDR may carry
+// a port) into a host and a dial address. HOST may be "*". ADDR is an IP
+// or host name with an optional port; IPv6 addresses go in brackets.
+func ParseResolve(s string) (host, addr string, err error) {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 {
+		return "", "", fmt.Errorf("%w: --resolve %q: want HOST:ADDR (e.g. example.com:127.0.0.1:8080 or *:127.0.0.1:8080)", ErrConfig, s)
+	}
+	host, addr = strings.ToLower(s[:i]), s[i+1:]
+	// curl form HOST:PORT:ADDR: a purely numeric first field of addr
+	// followed by another colon is curl's port.
+	if j := strings.IndexByte(addr, ':'); j > 0 && isDigits(addr[:j]) && strings.ContainsAny(addr[j+1:], ".[") {
+		addr = addr[j+1:]
+	}
+	h, port, e := net.SplitHostPort(addr)
+	if e != nil {
+		h, port = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"), ""
+	}
+	if h == "" || isDigits(h) || (port != "" && !isDigits(port)) || (net.ParseIP(h) == nil && strings.ContainsAny(h, ":/ []")) {
+		return "", "", fmt.Errorf("%w: --resolve %q: bad address %q (want IP or IP:PORT)", ErrConfig, s, addr)
+	}
+	if strings.ContainsAny(host, "/ []") {
+		return "", "", fmt.Errorf("%w: --resolve %q: bad host %q", ErrConfig, s, host)
+	}
+	return host, addr, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

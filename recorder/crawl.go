@@ -1,0 +1,313 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/urlfilter"
+	"github.com/crawltrace/crawltrace/recorder/urlnorm"
+)
+
+// Stop reasons reported in [Stats].
+const (
+	StopDone     = "done"      // no URL left anywhere (in-process) or all nodes idle (TCP)
+	StopMaxPages = "max-pages" // the page budget was used
+	StopDuration = "duration"  // Config.Duration elapsed
+	StopCanceled = "canceled"  // the context was canceled (a signal)
+	StopError    = "error"     // a trace write failed
+)
+
+// Result is what a finished crawl wrote.
+type Result struct {
+	Manifest *tracefile.Manifest
+	Stats    *Stats
+}
+
+// crawl is the state shared by the nodes of one process.
+type crawl struct {
+	cfg      *Config
+	tr       *tracker
+	pages    atomic.Int64
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	reason   string
+	errMu    sync.Mutex
+	err      error
+}
+
+func (c *crawl) stop(reason string) {
+	c.stopOnce.Do(func() {
+		c.reason = reason
+		close(c.stopCh)
+	})
+}
+
+func (c *crawl) fail(err error) {
+	c.errMu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.errMu.Unlock()
+	c.stop(StopError)
+}
+
+// reserve takes one page from the budget.
+func (c *crawl) reserve() bool {
+	if c.cfg.MaxPages <= 0 {
+		return true
+	}
+	if c.pages.Add(1) > c.cfg.MaxPages {
+		c.stop(StopMaxPages)
+		return false
+	}
+	return true
+}
+
+// Run crawls with cfg until the web reachable from the seeds is exhausted,
+// the budget (MaxPages, Duration) is used, or ctx is canceled; then it
+// flushes and closes every log segment, writes OutDir/manifest.json and
+// OutDir/stats.json, and returns them. Cancellation is a normal stop, not an
+// error. With cfg.Peers set it runs node cfg.NodeID of a TCP crawl.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = time.Second
+	}
+	if cfg.SplitterBatch <= 0 {
+		cfg.SplitterBatch = 1024
+	}
+	if cfg.IdleGrace <= 0 {
+		cfg.IdleGrace = 5 * time.Second
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	start := cfg.Now()
+	if cfg.CrawlID == "" {
+		cfg.CrawlID = start.UTC().Format("20060102T150405Z")
+	}
+	seeds := make([]string, 0, len(cfg.Seeds))
+	for _, s := range cfg.Seeds {
+		n, err := urlnorm.Normalize(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: seed %q: %v", ErrConfig, s, err)
+		}
+		seeds = append(seeds, n)
+	}
+	filter, err := urlfilter.New(cfg.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	tcp := len(cfg.Peers) > 0
+	total := cfg.Nodes
+	local := make([]int, 0, total)
+	if tcp {
+		total = len(cfg.Peers)
+		local = append(local, cfg.NodeID)
+	} else {
+		for i := 0; i < total; i++ {
+			local = append(local, i)
+		}
+	}
+	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: start}
+
+	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{})}
+	client := newHTTPClient(&cfg)
+	defer client.CloseIdleConnections()
+
+	nodes := make([]*node, 0, len(local))
+	for _, id := range local {
+		n, err := newNode(c, id, total, part, filter, client, meta)
+		if err != nil {
+			for _, m := range nodes {
+				m.split.closeWriters()
+			}
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+
+	var transport Transport
+	var ht *httpTransport
+	if tcp {
+		ht, err = newHTTPTransport(&cfg, c.tr, nodes[0].split, tracefile.NodeDir(cfg.OutDir, cfg.NodeID))
+		if err != nil {
+			nodes[0].split.closeWriters()
+			return nil, err
+		}
+		transport = ht
+	} else {
+		rs := make([]receiver, len(nodes))
+		for i, n := range nodes {
+			rs[i] = n.split
+		}
+		transport = newMemTransport(c.tr, rs)
+	}
+	for _, n := range nodes {
+		n.split.transport = transport
+		go n.split.run()
+	}
+
+	fetchCtx, cancelFetch := context.WithCancel(ctx)
+	defer cancelFetch()
+	stopCtx, cancelStop := context.WithCancel(fetchCtx)
+	defer cancelStop()
+
+	// Seeds: each node logs and enqueues the seeds it owns.
+	for _, n := range nodes {
+		var own []splitURL
+		for _, s := range seeds {
+			if part.Node(s) == n.id {
+				own = append(own, splitURL{URL: s, Kind: tracefile.URLSeed})
+			}
+		}
+		if len(own) > 0 {
+			n.split.send(&splitMsg{urls: own})
+		}
+	}
+	for _, n := range nodes {
+		n.startWorkers(stopCtx, fetchCtx)
+	}
+	progressDone := make(chan struct{})
+	go c.progress(nodes, start, progressDone)
+
+	var deadline <-chan time.Time
+	if cfg.Duration > 0 {
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var quiet <-chan struct{}
+	if tcp {
+		quiet = ht.watchTermination(stopCtx, c.tr)
+	}
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			c.stop(StopCanceled)
+		case <-deadline:
+			c.stop(StopDuration)
+			cancelFetch()
+		case <-c.tr.zero:
+			if !tcp && c.tr.idle() {
+				c.stop(StopDone)
+			}
+			continue
+		case <-quiet:
+			c.stop(StopDone)
+		case <-c.stopCh:
+			break wait
+		}
+	}
+
+	// Shut down: workers finish (or abort) their fetch and hand its URLs to
+	// the splitter; then the transport stops and each splitter drains its
+	// channel and closes its segments.
+	cancelStop()
+	for _, n := range nodes {
+		n.front.close()
+	}
+	for _, n := range nodes {
+		n.wg.Wait()
+	}
+	if ht != nil {
+		ht.shutdownServer()
+	}
+	transport.Close()
+	for _, n := range nodes {
+		close(n.split.stop)
+		<-n.split.done
+	}
+	close(progressDone)
+	end := cfg.Now()
+
+	man := tracefile.NewManifest(meta)
+	man.Finished = end.UTC()
+	for _, n := range nodes {
+		var us, ps []tracefile.SegmentInfo
+		if n.split.urlw != nil {
+			us = n.split.urlw.Segments()
+		}
+		if n.split.pagew != nil {
+			ps = n.split.pagew.Segments()
+		}
+		man.AddNode(n.id, us, ps)
+	}
+	stats := c.collect(nodes, end.Sub(start), ht)
+	var werr error
+	if !cfg.NoTrace {
+		if tcp {
+			werr = mergeManifest(cfg.OutDir, man)
+			if err := tracefile.WriteJSON(tracefile.NodeDir(cfg.OutDir, cfg.NodeID)+"/stats.json", stats); werr == nil {
+				werr = err
+			}
+		} else {
+			werr = tracefile.WriteManifest(cfg.OutDir, man)
+			if err := tracefile.WriteJSON(cfg.OutDir+"/"+StatsName, stats); werr == nil {
+				werr = err
+			}
+		}
+	}
+	c.errMu.Lock()
+	err = c.err
+	c.errMu.Unlock()
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return &Result{Manifest: man, Stats: stats}, fmt.Errorf("recorder: %w", err)
+	}
+	return &Result{Manifest: man, Stats: stats}, nil
+}
+
+// StatsName is the statistics file written beside the manifest.
+const StatsName = "stats.json"
+
+func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta) (*node, error) {
+	cfg := c.cfg
+	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
+	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
+	s := &splitter{node: id, part: part, in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
+		due: NewDUE(1 << 16), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
+		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if s.flushTick <= 0 {
+		s.flushTick = 200 * time.Millisecond
+	}
+	if cfg.SplitterCache > 0 {
+		s.cache = newClockCache(cfg.SplitterCache)
+	}
+	if !cfg.NoTrace {
+		dir := tracefile.NodeDir(cfg.OutDir, id)
+		m := meta
+		m.Node = id
+		uw, err := tracefile.CreateURLWriter(dir, m, cfg.Writer)
+		if err != nil {
+			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+		}
+		pw, err := tracefile.CreatePageWriter(dir, m, cfg.Writer)
+		if err != nil {
+			uw.Close()
+			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+		}
+		s.urlw, s.pagew = uw, pw
+	}
+	n.split = s
+	return n, nil
+}
+
+var errStopped = errors.New("recorder: node stopped")

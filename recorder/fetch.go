@@ -1,0 +1,159 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrPrivateAddress is returned (wrapped) by a dial to an address the
+// crawler refuses without [Config.AllowPrivate].
+var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
+
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// forbiddenIP reports whether ip is loopback, private, link-local,
+// multicast, unspecified or otherwise not a public unicast address.
+func forbiddenIP(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
+		ip.IsUnspecified() || cgnat.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0) ||
+		ip == netip.AddrFrom4([4]byte{255, 255, 255, 255})
+}
+
+// newHTTPClient builds the fetch client: keep-alive, timeouts, redirects
+// not followed, --resolve applied and private addresses refused at dial
+// time, on the address actually dialled.
+func newHTTPClient(cfg *Config) *http.Client {
+	dialer := &net.Dialer{Timeout: min(cfg.Timeout, 10*time.Second), KeepAlive: 30 * time.Second}
+	if !cfg.AllowPrivate {
+		dialer.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || forbiddenIP(ap.Addr()) {
+				return fmt.Errorf("%w: %s", ErrPrivateAddress, address)
+			}
+			return nil
+		}
+	}
+	resolve := cfg.Resolve
+	hook := cfg.dialHook
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			addr = resolveAddr(resolve, addr)
+			if hook != nil {
+				hook(addr)
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+		MaxIdleConns:          max(100, 2*cfg.Workers),
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       60 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// resolveAddr applies a --resolve map to a dial address host:port.
+func resolveAddr(m map[string]string, addr string) string {
+	if len(m) == 0 {
+		return addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	to, ok := m[strings.ToLower(host)]
+	if !ok {
+		if to, ok = m["*"]; !ok {
+			return addr
+		}
+	}
+	if _, _, err := net.SplitHostPort(to); err == nil {
+		return to
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(to, "["), "]"), port)
+}
+
+// fetchResult is the outcome of one request.
+type fetchResult struct {
+	status      int
+	contentType string
+	location    string
+	truncated   bool
+	dur         time.Duration
+	err         error
+}
+
+// fetch GETs u into buf (reset first), reading at most limit bytes of the
+// (decompressed) body. Go's transport decompresses gzip transparently, so
+// the cap applies to the decompressed size.
+func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer) fetchResult {
+	buf.Reset()
+	start := time.Now()
+	var r fetchResult
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		r.err = err
+		r.dur = time.Since(start)
+		return r
+	}
+	req.Header.Set("User-Agent", ua)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	resp, err := c.Do(req)
+	if err != nil {
+		r.err = err
+		r.dur = time.Since(start)
+		return r
+	}
+	r.status = resp.StatusCode
+	r.contentType = resp.Header.Get("Content-Type")
+	r.location = resp.Header.Get("Location")
+	n, err := io.Copy(buf, io.LimitReader(resp.Body, limit+1))
+	if n > limit {
+		buf.Truncate(int(limit))
+		r.truncated = true
+		err = nil
+	}
+	resp.Body.Close()
+	if err != nil {
+		r.err = err
+	}
+	r.dur = time.Since(start)
+	return r
+}
+
+// isHTML reports whether a Content-Type names HTML (or is absent, in which
+// case the body is sniffed).
+func isHTML(ct string, body []byte) bool {
+	if ct == "" {
+		ct = http.DetectContentType(body)
+	}
+	ct = strings.ToLower(ct)
+	return strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}

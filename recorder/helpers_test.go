@@ -1,0 +1,193 @@
+package recorder
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+)
+
+// vhosts serves virtual hosts chosen by the Host header, so a crawl reaches
+// them all through Config.Resolve "*" -> the server.
+type vhosts struct {
+	mu       sync.Mutex
+	sites    map[string]http.HandlerFunc
+	requests []string // "host/path?query" in arrival order
+}
+
+func (v *vhosts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	v.mu.Lock()
+	v.requests = append(v.requests, host+r.URL.RequestURI())
+	h := v.sites[host]
+	v.mu.Unlock()
+	if h == nil {
+		http.NotFound(w, r)
+		return
+	}
+	h(w, r)
+}
+
+func (v *vhosts) got() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.requests...)
+}
+
+func startVhosts(t *testing.T, sites map[string]http.HandlerFunc) (*vhosts, *httptest.Server) {
+	t.Helper()
+	v := &vhosts{sites: sites}
+	srv := httptest.NewServer(v)
+	t.Cleanup(srv.Close)
+	return v, srv
+}
+
+// localConfig crawls everything through srv, fast.
+func localConfig(t *testing.T, addr string, seeds ...string) Config {
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.Seeds = seeds
+	cfg.Resolve = map[string]string{"*": addr}
+	cfg.AllowPrivate = true
+	cfg.MinDelay = 0
+	cfg.DelayFactor = 0
+	cfg.Workers = 4
+	cfg.Timeout = 10 * time.Second
+	cfg.IdleGrace = 200 * time.Millisecond
+	return cfg
+}
+
+func runCrawl(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// readURLs returns every row of every node's URL log in dir.
+func readURLs(t *testing.T, dir string) []tracefile.URLRecord {
+	t.Helper()
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.URLRecord
+	for _, n := range nodes {
+		r, err := tracefile.OpenNodeURLs(dir, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			b := r.Batch()
+			for i := 0; i < b.Len(); i++ {
+				out = append(out, b.Row(i))
+			}
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Segments() {
+			if !s.Clean {
+				t.Errorf("node %d segment %s not clean: %s", n, s.File, s.Error)
+			}
+		}
+		r.Close()
+	}
+	return out
+}
+
+// readPages returns every row of node's page log.
+func readPages(t *testing.T, dir string, node int) []tracefile.PageRecord {
+	t.Helper()
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.PageRecord
+	for _, p := range paths {
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				out = append(out, pageRow(rec, i))
+			}
+		}
+		s.Close()
+	}
+	return out
+}
+
+// urlMultiset is "kind url" lines, sorted.
+func urlMultiset(rows []tracefile.URLRecord) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Kind + " " + r.URL
+	}
+	sort.Strings(out)
+	return out
+}
+
+func linkPage(links ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		var b strings.Builder
+		b.WriteString("<html><body>")
+		for _, l := range links {
+			b.WriteString(`<a href="` + l + `">x</a>`)
+		}
+		b.WriteString("</body></html>")
+		w.Write([]byte(b.String()))
+	}
+}
+
+func pageRow(rec arrow.RecordBatch, i int) tracefile.PageRecord {
+	str := func(c int) string {
+		a := rec.Column(c).(*array.String)
+		if a.IsNull(i) {
+			return ""
+		}
+		return strings.Clone(a.Value(i))
+	}
+	return tracefile.PageRecord{
+		ID:          rec.Column(0).(*array.Uint64).Value(i),
+		Time:        int64(rec.Column(1).(*array.Timestamp).Value(i)),
+		URL:         str(2),
+		Status:      rec.Column(3).(*array.Int32).Value(i),
+		ContentType: str(4),
+		Bytes:       rec.Column(5).(*array.Int64).Value(i),
+		Truncated:   rec.Column(6).(*array.Boolean).Value(i),
+		DurationNS:  rec.Column(7).(*array.Int64).Value(i),
+		Links:       rec.Column(8).(*array.Uint32).Value(i),
+		UniqueLinks: rec.Column(9).(*array.Uint32).Value(i),
+		Redirect:    str(10),
+		Error:       str(11),
+		Worker:      rec.Column(12).(*array.Uint16).Value(i),
+	}
+}
+
+func partitionNew(name string, n int) (partition.Partitioner, error) {
+	return partition.New(name, n, 0)
+}
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

@@ -1,0 +1,217 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/extract"
+	"github.com/crawltrace/crawltrace/recorder/urlfilter"
+	"github.com/crawltrace/crawltrace/recorder/urlnorm"
+)
+
+// robotsLimit is how much of a robots.txt is read (RFC 9309 asks parsers
+// to handle at least 500 KiB).
+const robotsLimit = 512 << 10
+
+// node is one crawling process: frontier, fetch workers and host splitter.
+type node struct {
+	id     int
+	cfg    *Config
+	c      *crawl
+	front  *frontier
+	split  *splitter
+	client *http.Client
+	filter *urlfilter.Filter
+	agent  string
+	pageID atomic.Uint64
+	st     nodeStats
+	wg     sync.WaitGroup
+}
+
+// nodeStats are a node's worker-side counters, safe for concurrent use.
+type nodeStats struct {
+	attempts, robotsFetches, robotsExcluded atomic.Int64
+	html, bytes, truncated, redirects       atomic.Int64
+	filtered, badLinks, fetchErrors         atomic.Int64
+	mu                                      sync.Mutex
+	byStatus                                map[int]int64
+	robotsByStatus                          map[int]int64
+	filterReasons                           map[string]int64
+	links, unique                           []uint32
+}
+
+func (s *nodeStats) status(m *map[int]int64, code int) {
+	s.mu.Lock()
+	if *m == nil {
+		*m = make(map[int]int64)
+	}
+	(*m)[code]++
+	s.mu.Unlock()
+}
+
+func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
+	for w := 0; w < n.cfg.Workers; w++ {
+		n.wg.Add(1)
+		go func(w int) {
+			defer n.wg.Done()
+			n.worker(stopCtx, fetchCtx, uint16(w))
+		}(w)
+	}
+}
+
+func (n *node) nextPageID() uint64 {
+	return uint64(n.id)<<40 | n.pageID.Add(1)
+}
+
+func (n *node) delay(d time.Duration, h *hostState) time.Duration {
+	wait := time.Duration(n.cfg.DelayFactor * float64(d))
+	wait = max(wait, n.cfg.MinDelay)
+	if h.robots != nil {
+		wait = max(wait, h.robots.crawlDelay)
+	}
+	return min(wait, max(n.cfg.MaxDelay, n.cfg.MinDelay))
+}
+
+func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
+	ex := extract.NewExtractor()
+	var buf bytes.Buffer
+	for {
+		t, ok := n.front.next(stopCtx)
+		if !ok {
+			return
+		}
+		h := t.host
+		if t.robots {
+			n.fetchRobots(fetchCtx, h, w, &buf)
+			continue
+		}
+		if !h.robots.allowed(n.agent, t.url) {
+			n.st.robotsExcluded.Add(1)
+			n.front.release(h, false, 0)
+			n.c.tr.add(-1)
+			continue
+		}
+		if !n.c.reserve() {
+			n.front.release(h, false, 0)
+			n.c.tr.add(-1)
+			continue
+		}
+		n.fetchPage(fetchCtx, t.url, h, w, ex, &buf)
+		n.c.tr.add(-1)
+	}
+}
+
+func (n *node) pageRecord(u string, w uint16, start time.Time, r fetchResult, body int) *tracefile.PageRecord {
+	p := &tracefile.PageRecord{ID: n.nextPageID(), Time: start.UnixNano(), URL: u, Status: int32(r.status),
+		ContentType: r.contentType, Bytes: int64(body), Truncated: r.truncated, DurationNS: int64(r.dur),
+		Worker: w, Quality: math.NaN()}
+	if r.err != nil {
+		p.Error = r.err.Error()
+	}
+	return p
+}
+
+func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *bytes.Buffer) {
+	u := h.origin + "/robots.txt"
+	start := n.cfg.Now()
+	r := fetch(ctx, n.client, n.cfg.UserAgent, u, robotsLimit, buf)
+	h.robots = newRobotsRules(r.status, buf.String(), r.err, n.agent)
+	n.st.robotsFetches.Add(1)
+	n.st.status(&n.st.robotsByStatus, r.status)
+	p := n.pageRecord(u, w, start, r, buf.Len())
+	n.front.release(h, true, n.delay(r.dur, h))
+	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
+}
+
+func (n *node) fetchPage(ctx context.Context, u string, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+	start := n.cfg.Now()
+	r := fetch(ctx, n.client, n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
+	n.front.release(h, true, n.delay(r.dur, h))
+	p := n.pageRecord(u, w, start, r, buf.Len())
+	n.st.attempts.Add(1)
+	n.st.bytes.Add(int64(buf.Len()))
+	if r.truncated {
+		n.st.truncated.Add(1)
+	}
+	if r.err != nil {
+		n.st.fetchErrors.Add(1)
+	}
+	n.st.status(&n.st.byStatus, r.status)
+	var urls []splitURL
+	if r.err == nil && isRedirect(r.status) && r.location != "" {
+		if base, err := url.Parse(u); err == nil {
+			if loc, err := urlnorm.Resolve(base, r.location); err == nil {
+				p.Redirect = loc
+				n.st.redirects.Add(1)
+				if ok, reason := n.filter.Allow(loc); ok {
+					urls = append(urls, splitURL{URL: loc, Kind: tracefile.URLRedirect})
+				} else {
+					n.filtered(reason)
+				}
+			} else {
+				n.st.badLinks.Add(1)
+			}
+		}
+	}
+	if r.status == http.StatusOK && isHTML(r.contentType, buf.Bytes()) {
+		n.st.html.Add(1)
+		if base, err := url.Parse(u); err == nil {
+			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, func(l extract.Link) {
+				if ok, reason := n.filter.Allow(l.URL); ok {
+					urls = append(urls, splitURL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
+				} else {
+					n.filtered(reason)
+				}
+			})
+			p.Links, p.UniqueLinks = uint32(st.Links), uint32(st.Unique)
+			n.st.badLinks.Add(int64(st.Skipped))
+			n.st.mu.Lock()
+			n.st.links = append(n.st.links, p.Links)
+			n.st.unique = append(n.st.unique, p.UniqueLinks)
+			n.st.mu.Unlock()
+		}
+	}
+	n.split.send(&splitMsg{page: p, source: p.ID, worker: w, urls: urls})
+}
+
+func (n *node) filtered(reason string) {
+	n.st.filtered.Add(1)
+	n.st.mu.Lock()
+	if n.st.filterReasons == nil {
+		n.st.filterReasons = make(map[string]int64)
+	}
+	n.st.filterReasons[reason]++
+	n.st.mu.Unlock()
+}
+
+// summary is the mean and median of a per-page count.
+type summary struct {
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+}
+
+func summarize(xs []uint32) summary {
+	if len(xs) == 0 {
+		return summary{}
+	}
+	s := append([]uint32(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	m := len(s) / 2
+	med := float64(s[m])
+	if len(s)%2 == 0 {
+		med = (float64(s[m-1]) + float64(s[m])) / 2
+	}
+	return summary{Mean: sum / float64(len(s)), Median: med}
+}

@@ -1,0 +1,199 @@
+package recorder
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Stats summarizes a crawl; it is written to OutDir/stats.json and returned
+// by [Run]. Fractions are of all URLs logged by the host splitters.
+type Stats struct {
+	CrawlID    string  `json:"crawl_id"`
+	Nodes      []int   `json:"nodes"` // the nodes run by this process
+	StopReason string  `json:"stop_reason"`
+	Seconds    float64 `json:"seconds"`
+
+	FetchAttempts  int64            `json:"fetch_attempts"` // page fetches, robots.txt excluded
+	ByStatus       map[string]int64 `json:"by_status"`      // HTTP status, "error" when no response
+	FetchErrors    int64            `json:"fetch_errors"`
+	HTMLPages      int64            `json:"html_pages"`
+	Bytes          int64            `json:"bytes"`
+	Truncated      int64            `json:"truncated"`
+	Redirects      int64            `json:"redirects"`
+	RobotsFetches  int64            `json:"robots_fetches"`
+	RobotsByStatus map[string]int64 `json:"robots_by_status"`
+	RobotsExcluded int64            `json:"robots_excluded"`
+	PagesPerSecond float64          `json:"pages_per_second"`
+
+	LinksPerPage         summary          `json:"links_per_page"`        // over HTML pages, duplicates included
+	UniqueLinksPerPage   summary          `json:"unique_links_per_page"` // distinct links on a page
+	OnPageDuplicateShare float64          `json:"on_page_duplicate_fraction"`
+	Filtered             int64            `json:"filtered"`
+	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty"`
+	BadLinks             int64            `json:"bad_links"` // links that did not normalize
+
+	URLsLogged    int64   `json:"urls_logged"`
+	Local         int64   `json:"local"`
+	Cross         int64   `json:"cross"`
+	LocalFraction float64 `json:"local_fraction"`
+	CrossFraction float64 `json:"cross_fraction"`
+
+	DUEUnique      int64   `json:"due_unique"`
+	DUEBytesPerURL float64 `json:"due_bytes_per_url"`
+
+	SplitterCacheSize       int   `json:"splitter_cache_size"`
+	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
+	SplitterCacheSuppressed int64 `json:"splitter_cache_suppressed"`
+	BatchesSent             int64 `json:"batches_sent"`
+	URLsSent                int64 `json:"urls_sent"`
+	BatchesReceived         int64 `json:"batches_received"`
+	URLsReceived            int64 `json:"urls_received"`
+}
+
+func codeKey(code int) string {
+	if code == 0 {
+		return "error"
+	}
+	return strconv.Itoa(code)
+}
+
+func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport) *Stats {
+	s := &Stats{CrawlID: c.cfg.CrawlID, StopReason: c.reason, Seconds: elapsed.Seconds(),
+		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
+	var links, unique []uint32
+	var dueBytes int64
+	for _, n := range nodes {
+		st := &n.st
+		s.Nodes = append(s.Nodes, n.id)
+		s.FetchAttempts += st.attempts.Load()
+		s.FetchErrors += st.fetchErrors.Load()
+		s.HTMLPages += st.html.Load()
+		s.Bytes += st.bytes.Load()
+		s.Truncated += st.truncated.Load()
+		s.Redirects += st.redirects.Load()
+		s.RobotsFetches += st.robotsFetches.Load()
+		s.RobotsExcluded += st.robotsExcluded.Load()
+		s.Filtered += st.filtered.Load()
+		s.BadLinks += st.badLinks.Load()
+		st.mu.Lock()
+		for k, v := range st.byStatus {
+			s.ByStatus[codeKey(k)] += v
+		}
+		for k, v := range st.robotsByStatus {
+			s.RobotsByStatus[codeKey(k)] += v
+		}
+		for k, v := range st.filterReasons {
+			if s.FilterReasons == nil {
+				s.FilterReasons = map[string]int64{}
+			}
+			s.FilterReasons[k] += v
+		}
+		links = append(links, st.links...)
+		unique = append(unique, st.unique...)
+		st.mu.Unlock()
+		sp := &n.split.stats
+		s.URLsLogged += sp.Logged
+		s.Local += sp.Local
+		s.Cross += sp.Cross
+		s.SplitterCacheSent += sp.CacheSent
+		s.SplitterCacheSuppressed += sp.CacheSuppressed
+		s.BatchesSent += sp.BatchesSent
+		s.URLsSent += sp.URLsSent
+		s.BatchesReceived += sp.ReceivedBatches
+		s.URLsReceived += sp.Received
+		s.DUEUnique += int64(n.split.due.Len())
+		dueBytes += int64(n.split.due.Bytes())
+	}
+	s.LinksPerPage = summarize(links)
+	s.UniqueLinksPerPage = summarize(unique)
+	var sl, su float64
+	for i := range links {
+		sl += float64(links[i])
+		su += float64(unique[i])
+	}
+	if sl > 0 {
+		s.OnPageDuplicateShare = 1 - su/sl
+	}
+	if s.URLsLogged > 0 {
+		s.LocalFraction = float64(s.Local) / float64(s.URLsLogged)
+		s.CrossFraction = float64(s.Cross) / float64(s.URLsLogged)
+	}
+	if s.DUEUnique > 0 {
+		s.DUEBytesPerURL = float64(dueBytes) / float64(s.DUEUnique)
+	}
+	if elapsed > 0 {
+		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
+	}
+	return s
+}
+
+// WriteText prints s for a person, one fact per line.
+func (s *Stats) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "stopped:            %s after %.1fs (nodes %v)\n", s.StopReason, s.Seconds, s.Nodes)
+	fmt.Fprintf(w, "fetch attempts:     %d (%.1f pages/s), errors %d\n", s.FetchAttempts, s.PagesPerSecond, s.FetchErrors)
+	fmt.Fprintf(w, "by status:          %s\n", fmtCounts(s.ByStatus))
+	fmt.Fprintf(w, "html pages:         %d, bytes %d, truncated %d\n", s.HTMLPages, s.Bytes, s.Truncated)
+	fmt.Fprintf(w, "links per page:     mean %.2f, median %.1f\n", s.LinksPerPage.Mean, s.LinksPerPage.Median)
+	fmt.Fprintf(w, "unique per page:    mean %.2f, median %.1f (on-page duplicates %.1f%%)\n",
+		s.UniqueLinksPerPage.Mean, s.UniqueLinksPerPage.Median, 100*s.OnPageDuplicateShare)
+	fmt.Fprintf(w, "redirects:          %d\n", s.Redirects)
+	fmt.Fprintf(w, "robots.txt:         %d fetched (%s), %d URLs excluded\n", s.RobotsFetches, fmtCounts(s.RobotsByStatus), s.RobotsExcluded)
+	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
+	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
+	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
+	if s.SplitterCacheSize > 0 {
+		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
+	}
+	if s.BatchesSent > 0 || s.BatchesReceived > 0 {
+		fmt.Fprintf(w, "peer batches:       %d sent (%d URLs), %d received (%d URLs)\n", s.BatchesSent, s.URLsSent, s.BatchesReceived, s.URLsReceived)
+	}
+}
+
+func fmtCounts(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+// progress writes a live status line to cfg.Progress until done closes.
+func (c *crawl) progress(nodes []*node, start time.Time, done chan struct{}) {
+	if c.cfg.Progress == nil {
+		return
+	}
+	t := time.NewTicker(c.cfg.ProgressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			fmt.Fprintln(c.cfg.Progress)
+			return
+		case <-t.C:
+		}
+		var pages, excl int64
+		var queued, hosts int
+		for _, n := range nodes {
+			pages += n.st.attempts.Load()
+			excl += n.st.robotsExcluded.Load()
+			q, h := n.front.sizes()
+			queued += q
+			hosts += h
+		}
+		el := time.Since(start).Seconds()
+		fmt.Fprintf(c.cfg.Progress, "\r%6.0fs  pages %d (%.0f/s)  queued %d  hosts %d  robots-excluded %d   ",
+			el, pages, float64(pages)/max(el, 1e-9), queued, hosts, excl)
+	}
+}
