@@ -88,8 +88,9 @@ func (c *Config) fill() error {
 	return nil
 }
 
-// minPartitionBytes keeps partitions from being uselessly small.
-const minPartitionBytes = 1 << 20
+// minPartitionBytes keeps partitions from being uselessly small (a
+// variable so tests can force splitting on small inputs).
+var minPartitionBytes int64 = 1 << 20
 
 // spillBufBytes is the write buffer of one partition file.
 const spillBufBytes = 32 << 10

@@ -27,10 +27,11 @@ const (
 )
 
 type frameScan struct {
-	validEnd int64 // end of the last complete, plausible message
-	messages int   // complete messages (schema included)
-	eos      bool  // the end-of-stream marker follows validEnd
-	stop     string
+	truncated bool  // stopped because the file ends inside a message
+	validEnd  int64 // end of the last complete, plausible message
+	messages  int   // complete messages (schema included)
+	eos       bool  // the end-of-stream marker follows validEnd
+	stop      string
 }
 
 func scanFrames(r io.ReaderAt, size int64) frameScan {
@@ -41,6 +42,7 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 		if off+8 > size {
 			if off < size {
 				s.stop = "truncated message header"
+				s.truncated = true
 			}
 			return s
 		}
@@ -57,8 +59,13 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 			s.eos = true
 			return s
 		}
-		if metaLen < 0 || metaLen > maxMetaLen || off+8+metaLen > size {
-			s.stop = fmt.Sprintf("message at offset %d is cut or has a bad length", off)
+		if metaLen < 0 || metaLen > maxMetaLen {
+			s.stop = fmt.Sprintf("message at offset %d has a bad length", off)
+			return s
+		}
+		if off+8+metaLen > size {
+			s.stop = fmt.Sprintf("message at offset %d is cut", off)
+			s.truncated = true
 			return s
 		}
 		meta := make([]byte, metaLen)
@@ -75,8 +82,9 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 			return s
 		}
 		end := off + 8 + metaLen + body
-		if body < 0 || end > size {
+		if end > size {
 			s.stop = fmt.Sprintf("message at offset %d is cut", off)
+			s.truncated = true
 			return s
 		}
 		off = end

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -380,6 +381,15 @@ func (w *PageWriter) Close() error {
 	return err
 }
 
+// errCutSchema marks a segment that ends inside its schema message: a
+// writer killed right after creating it. Node readers treat it as a cut
+// segment with no rows.
+var errCutSchema = fmt.Errorf("%w: segment cut inside its schema", ErrCorrupt)
+
+// IsCutSchema reports whether err is a segment cut before its schema was
+// complete (a crash right after rotation), which holds no rows.
+func IsCutSchema(err error) bool { return errors.Is(err, errCutSchema) }
+
 // SegmentInfo describes one stream segment.
 type SegmentInfo struct {
 	File    string `json:"file"`
@@ -438,6 +448,9 @@ func (s *SegmentReader) openIPC() (err error) {
 		return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
 	}
 	s.scan = scanFrames(s.f, s.size)
+	if s.scan.messages == 0 && s.scan.truncated {
+		return fmt.Errorf("%w: %s: cut before its schema was complete (%s)", errCutSchema, s.path, s.scan.stop)
+	}
 	if s.scan.messages == 0 {
 		why := s.scan.stop
 		if why == "" {

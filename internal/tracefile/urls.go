@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -80,16 +81,27 @@ func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
+	if r.seg == nil {
+		return nil, fmt.Errorf("%w: %s: every segment was cut before its schema", ErrBadInput, dir)
+	}
 	r.meta = r.seg.Meta()
 	return r, nil
 }
 
 func (r *NodeURLReader) open() error {
-	s, err := OpenSegment(r.paths[r.i], KindURLs)
-	if err != nil {
-		return err
+	for ; r.i < len(r.paths); r.i++ {
+		s, err := OpenSegment(r.paths[r.i], KindURLs)
+		if IsCutSchema(err) {
+			// A crash right after rotation: a cut segment with no rows.
+			r.infos = append(r.infos, SegmentInfo{File: filepath.Base(r.paths[r.i]), Error: err.Error()})
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.seg = s
+		return nil
 	}
-	r.seg = s
 	return nil
 }
 
@@ -107,10 +119,8 @@ func (r *NodeURLReader) Next() bool {
 		r.seg.Close()
 		r.seg = nil
 		r.i++
-		if r.i < len(r.paths) {
-			if err := r.open(); err != nil {
-				r.err = err
-			}
+		if err := r.open(); err != nil {
+			r.err = err
 		}
 	}
 	return false

@@ -1,0 +1,332 @@
+package condense
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// makeCrawl writes a crawl directory with nodes nodes of rows rows each
+// (URLs drawn from a pool of distinct ones, with repeats) and returns the
+// records per node.
+func makeCrawl(t testing.TB, dir string, nodes, rows, distinct int, seed uint64) [][]tracefile.URLRecord {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := make([][]tracefile.URLRecord, nodes)
+	for n := 0; n < nodes; n++ {
+		m := tracefile.Meta{CrawlID: "fixture", Node: n, Nodes: nodes, Partitioner: "host", Created: time.Unix(1, 0)}
+		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, n), m, tracefile.WriterConfig{FlushRows: 500, SegmentBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < rows; i++ {
+			k := rng.IntN(distinct)
+			if rng.IntN(3) == 0 { // locality: repeat a small hot set
+				k = rng.IntN(1 + distinct/50)
+			}
+			r := tracefile.URLRecord{URL: fmt.Sprintf("http://h%d.test/page/%d?q=%d", k%97, k, k*31), Kind: tracefile.URLLink,
+				Tag: "a", Dest: uint16((k % 97) % nodes), Source: uint64(i)}
+			if _, err := w.Append(r); err != nil {
+				t.Fatal(err)
+			}
+			out[n] = append(out[n], r)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// bruteForce computes the expected counts and colliding pairs with maps.
+func bruteForce(recs []tracefile.URLRecord, h fingerprint.Hasher) (urls, fps int64, pairs map[string]bool) {
+	byFP := map[uint64]map[string]bool{}
+	for _, r := range recs {
+		fp := h.String(r.URL)
+		if byFP[fp] == nil {
+			byFP[fp] = map[string]bool{}
+		}
+		byFP[fp][r.URL] = true
+	}
+	pairs = map[string]bool{}
+	for fp, set := range byFP {
+		fps++
+		urls += int64(len(set))
+		var us []string
+		for u := range set {
+			us = append(us, u)
+		}
+		sort.Strings(us)
+		for a := 0; a < len(us); a++ {
+			for b := a + 1; b < len(us); b++ {
+				pairs[fmt.Sprintf("%x %s %s", fp, us[a], us[b])] = true
+			}
+		}
+	}
+	return
+}
+
+func pairSet(cs []Collision) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range cs {
+		m[fmt.Sprintf("%x %s %s", c.FP, c.A, c.B)] = true
+	}
+	return m
+}
+
+func mustRun(t *testing.T, cfg Config) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestTracesFullAndCross(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	recs := makeCrawl(t, in, 3, 3000, 800, 1)
+	rep := mustRun(t, Config{Input: in, Output: out})
+	for n := 0; n < 3; n++ {
+		full, meta, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(n, tracefile.SubtraceFull)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cross, _, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(n, tracefile.SubtraceCross)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantFull, wantCross []uint64
+		for _, r := range recs[n] {
+			fp := fingerprint.URL(r.URL)
+			wantFull = append(wantFull, fp)
+			if int(r.Dest) != n {
+				wantCross = append(wantCross, fp)
+			}
+		}
+		if !reflect.DeepEqual(full, wantFull) {
+			t.Errorf("node %d: full trace differs", n)
+		}
+		if !reflect.DeepEqual(cross, wantCross) {
+			t.Errorf("node %d: cross trace differs (%d vs %d)", n, len(cross), len(wantCross))
+		}
+		if meta.Node != n || meta.Subtrace != tracefile.SubtraceFull || meta.CrawlID != "fixture" {
+			t.Errorf("node %d meta %+v", n, meta)
+		}
+		nr := rep.PerNode[n]
+		if nr.Rows != int64(len(wantFull)) || nr.CrossRows != int64(len(wantCross)) {
+			t.Errorf("node %d report rows %d/%d", n, nr.Rows, nr.CrossRows)
+		}
+		urls, fps, _ := bruteForce(recs[n], fingerprint.Default)
+		if nr.DistinctURLs != urls || nr.DistinctFPs != fps {
+			t.Errorf("node %d: distinct %d/%d, want %d/%d", n, nr.DistinctURLs, nr.DistinctFPs, urls, fps)
+		}
+	}
+	var all []tracefile.URLRecord
+	for _, r := range recs {
+		all = append(all, r...)
+	}
+	urls, fps, _ := bruteForce(all, fingerprint.Default)
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.Total.CollisionPairs != 0 || rep.Total.Rows != 9000 {
+		t.Errorf("total %+v, want %d urls %d fps", rep.Total, urls, fps)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
+		t.Error(err)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(out, ".spill*")); len(ents) != 0 {
+		t.Errorf("spill left behind: %v", ents)
+	}
+}
+
+// With fingerprints truncated to 16 bits, the report lists exactly the
+// colliding pairs a brute-force map finds, per node and in total.
+func TestCollisionsAt16Bits(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	recs := makeCrawl(t, in, 2, 4000, 3000, 2)
+	rep := mustRun(t, Config{Input: in, Output: out, Bits: 16})
+	h, _ := fingerprint.New(0, 16)
+	var all []tracefile.URLRecord
+	for _, r := range recs {
+		all = append(all, r...)
+	}
+	urls, fps, pairs := bruteForce(all, h)
+	if len(pairs) < 10 {
+		t.Fatalf("fixture too small: only %d pairs", len(pairs))
+	}
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.Total.CollisionPairs != int64(len(pairs)) {
+		t.Fatalf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs,
+			rep.Total.CollisionPairs, urls, fps, len(pairs))
+	}
+	if got := pairSet(rep.Total.Collisions); !reflect.DeepEqual(got, pairs) {
+		t.Errorf("listed pairs differ from brute force")
+	}
+	for n := range recs {
+		u, f, p := bruteForce(recs[n], h)
+		nr := rep.PerNode[n]
+		if nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
+			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
+		}
+	}
+	if rep.Total.ExpectedCollisions < 1 {
+		t.Errorf("expected collisions at 16 bits: %v", rep.Total.ExpectedCollisions)
+	}
+	// --fail-on-collision turns the finding into an error, report still written.
+	out2 := t.TempDir()
+	if _, err := Run(context.Background(), Config{Input: in, Output: out2, Bits: 16, FailOnCollision: true}); !errors.Is(err, ErrCollision) {
+		t.Errorf("FailOnCollision: %v", err)
+	}
+}
+
+// comparable strips the fields that legitimately differ between runs.
+func comparable(r *Report) *Report {
+	c := *r
+	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
+	c.PerNode = append([]NodeReport(nil), r.PerNode...)
+	for i := range c.PerNode {
+		c.PerNode[i].Full = filepath.Base(c.PerNode[i].Full)
+		c.PerNode[i].Cross = filepath.Base(c.PerNode[i].Cross)
+		c.PerNode[i].BytesOut = 0
+	}
+	c.BytesOut = 0
+	return &c
+}
+
+func TestMemoryBudgetGivesSameReport(t *testing.T) {
+	in := t.TempDir()
+	makeCrawl(t, in, 2, 20000, 15000, 3)
+	base := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20})
+	// A budget far below the input: many partitions, each split again.
+	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
+	minPartitionBytes = 2 << 10
+	small := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20, MemoryBytes: 1, Workers: 2})
+	if small.Partitions < 64 {
+		t.Errorf("only %d partitions under a tiny budget", small.Partitions)
+	}
+	if base.Total.CollisionPairs == 0 {
+		t.Fatal("fixture should collide at 20 bits")
+	}
+	if !reflect.DeepEqual(comparable(base), comparable(small)) {
+		t.Errorf("budgeted report differs:\n%+v\n%+v", base.Total, small.Total)
+	}
+}
+
+func TestShardedEqualsUnsharded(t *testing.T) {
+	in := t.TempDir()
+	makeCrawl(t, in, 4, 5000, 3000, 5)
+	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
+	out := t.TempDir()
+	var parts []*Report
+	var mu sync.Mutex
+	sem := make(chan struct{}, 2) // 4 shards, 2 at a time
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: 4, Workers: 1})
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			parts = append(parts, rep)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Read the partial reports back from disk, as `condense merge` does.
+	var disk []*Report
+	for i := 0; i < 4; i++ {
+		r, err := ReadReport(filepath.Join(out, ReportName(i, 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		disk = append(disk, r)
+	}
+	merged, err := Merge(disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
+		t.Errorf("merged report differs:\nwhole  %+v\nmerged %+v", whole.Total, merged.Total)
+	}
+	for n := 0; n < 4; n++ {
+		if _, err := os.Stat(filepath.Join(out, tracefile.CondensedName(n, tracefile.SubtraceFull))); err != nil {
+			t.Errorf("node %d trace not written by its shard: %v", n, err)
+		}
+	}
+	if _, err := Merge(disk[:3]); err == nil {
+		t.Error("merge with a missing shard succeeded")
+	}
+	if _, err := Merge(append(disk, disk[0])); err == nil {
+		t.Error("merge with a duplicate shard succeeded")
+	}
+}
+
+func TestCutSegmentReported(t *testing.T) {
+	in := t.TempDir()
+	makeCrawl(t, in, 1, 3000, 500, 6)
+	segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 0), tracefile.PrefixURLs)
+	if len(segs) < 3 {
+		t.Fatalf("want several segments, got %d", len(segs))
+	}
+	last := segs[0] // a crash cannot cut a middle segment, but a disk can
+	b, _ := os.ReadFile(last)
+	os.WriteFile(last, b[:len(b)-100], 0o644)
+	// And the last segment cut inside its schema (killed right after rotation).
+	lastSeg := segs[len(segs)-1]
+	os.WriteFile(lastSeg, []byte{0xff, 0xff, 0xff, 0xff, 0x10}, 0o644)
+	rep := mustRun(t, Config{Input: in, Output: t.TempDir()})
+	if len(rep.CutSegments) != 2 || rep.CutSegments[1].RowsRecovered != 0 {
+		t.Errorf("cut schema segment not reported: %+v", rep.CutSegments)
+	}
+	if len(rep.CutSegments) < 1 || filepath.Base(rep.CutSegments[0].File) != filepath.Base(last) {
+		t.Fatalf("cut segments %+v", rep.CutSegments)
+	}
+	if rep.Total.Rows >= 3000 || rep.Total.Rows < 1000 || rep.CutSegments[0].RowsRecovered == 0 {
+		t.Errorf("rows recovered %d", rep.Total.Rows)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	empty := t.TempDir()
+	if _, err := Run(context.Background(), Config{Input: empty, Output: t.TempDir()}); !errors.Is(err, tracefile.ErrBadInput) {
+		t.Errorf("empty dir: %v", err)
+	}
+	junk := t.TempDir()
+	os.MkdirAll(tracefile.NodeDir(junk, 0), 0o755)
+	os.WriteFile(filepath.Join(tracefile.NodeDir(junk, 0), "urls-000001.arrows"), []byte("not arrow"), 0o644)
+	out := t.TempDir()
+	_, err := Run(context.Background(), Config{Input: junk, Output: out})
+	if !errors.Is(err, tracefile.ErrCorrupt) {
+		t.Errorf("junk segment: %v", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("failed run left output: %v", ents)
+	}
+	// An empty crawl: valid segments with no rows.
+	ec := t.TempDir()
+	w, _ := tracefile.CreateURLWriter(tracefile.NodeDir(ec, 0), tracefile.Meta{Nodes: 1}, tracefile.WriterConfig{})
+	w.Close()
+	if _, err := Run(context.Background(), Config{Input: ec, Output: t.TempDir()}); !errors.Is(err, tracefile.ErrBadInput) {
+		t.Errorf("empty crawl: %v", err)
+	}
+}
