@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // pinned are known answers: recorded traces depend on which node a URL goes
@@ -241,7 +243,19 @@ var balanceBounds = map[string]float64{"host": 1.12, "url": 1.12, "domain": 1.12
 
 func TestBalance(t *testing.T) {
 	hosts := syntheticHosts(100_000)
+	// Hash every key once; node = hash mod N (or the ring owner of the
+	// hash), checked against Node on a sample below.
+	keyHash := map[string]func(string) uint64{
+		"host":       func(u string) uint64 { return xxhash.Sum64String(HostOf(u)) },
+		"url":        xxhash.Sum64String,
+		"domain":     func(u string) uint64 { return xxhash.Sum64String(DomainOf(u)) },
+		"consistent": func(u string) uint64 { return xxhash.Sum64String(HostOf(u)) },
+	}
+	hashes := make([]uint64, len(hosts))
 	for _, name := range Names() {
+		for i, h := range hosts {
+			hashes[i] = keyHash[name](h)
+		}
 		worst := 0.0
 		for n := 2; n <= 64; n++ {
 			if testing.Short() && n > 3 && n%8 != 0 {
@@ -251,9 +265,17 @@ func TestBalance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			node := func(h uint64) int { return int(h % uint64(n)) }
+			if c, ok := p.(*Consistent); ok {
+				node = c.NodeOfHash
+			}
 			load := make([]int, n)
-			for _, h := range hosts {
-				load[p.Node(h)]++
+			for i, h := range hashes {
+				k := node(h)
+				if i < 100 && k != p.Node(hosts[i]) {
+					t.Fatalf("%s/%d: shortcut gives node %d for %s, Node gives %d", name, n, k, hosts[i], p.Node(hosts[i]))
+				}
+				load[k]++
 			}
 			m := 0
 			for _, l := range load {
