@@ -1,5 +1,33 @@
 package urlnorm
 
+// Why the fast paths agree with the parser (FuzzNormalize checks it):
+//
+//   - Scheme: only the exact prefixes "http://" and "https://"; the parser
+//     lower-cases the scheme and, for special schemes, reads the authority
+//     after exactly these two slashes.
+//   - Host: only [a-z0-9-] labels, none empty, no "xn-" prefix, the last one
+//     not starting with a digit. Such a host has no escapes, is unchanged
+//     by UTS #46 mapping (lower-case ASCII letters, digits and '-' map to
+//     themselves and pass the STD3 rules), has no punycode to validate, and
+//     is not taken for an IPv4 address (WHATWG "ends in a number" looks at
+//     the last label: all digits, or "0x..." which starts with a digit).
+//   - Port: 1-5 digits without a leading zero, <= 65535 and not the
+//     scheme's default: the parser prints exactly these digits back.
+//   - Path and query: bytes from the safe table are in neither the path
+//     nor the special-query percent-encode set and are kept by escape
+//     normalization; escapes must already be upper-case and not encode an
+//     unreserved byte; no '#', '\', whitespace, control or non-ASCII byte,
+//     so no trimming, tab removal or fragment applies; no "." or ".."
+//     segment (their escaped forms contain "%2E", which is rejected), so
+//     dot-segment removal does nothing.
+//   - References: a path-absolute reference ("/x", not "//x") keeps the
+//     base's scheme, host and port and replaces path and query; a
+//     path-relative one (no ':' before its first '/' or '?', so no scheme)
+//     replaces the base path's last segment, after leading "./" (ignored)
+//     and "../" (each removes one more base segment, never past the root)
+//     segments; a fragment is dropped by rule 8 and never influences the
+//     part before it.
+
 // isCanonical reports, by a conservative byte scan, whether s is already
 // the output of Normalize for itself. It may return false for canonical
 // URLs (they then take the full parser); it must never return true for a
