@@ -149,7 +149,7 @@ func TestTrapsAreInfinite(t *testing.T) {
 			}
 			u = next
 		}
-		t.Logf("after %d steps: %s", steps, u)
+		t.Logf("after %d steps: a URL of %d bytes", steps, len(u))
 	}
 	follow("http://trap1.test/cal/2024/01", "/cal/", 300)
 	follow("http://trap2.test/a/", "/a/", 300)

@@ -147,7 +147,7 @@ func parseTarget(path, rawQuery string, trap bool) (t target, ok bool) {
 		case strings.HasPrefix(path, "/cal/"):
 			rest := path[len("/cal/"):]
 			ys, ms, found := strings.Cut(rest, "/")
-			if !found || len(ys) < 4 || len(ms) != 2 || (len(ys) > 4 && ys[0] == '0') {
+			if !found || len(ys) < 4 || len(ms) != 2 || (len(ys) > 4 && ys[0] == '0') || !digits(ys) || !digits(ms) {
 				return t, false
 			}
 			y, err1 := strconv.ParseInt(ys, 10, 64)
@@ -194,7 +194,7 @@ func parseTarget(path, rawQuery string, trap bool) (t target, ok bool) {
 			continue
 		}
 		num := path[len(p.prefix) : len(path)-len(p.suffix)]
-		if num == "" || len(num) > 12 || (num[0] == '0' && (len(num) > 1 || p.kind == kPage)) {
+		if num == "" || len(num) > 12 || !digits(num) || (num[0] == '0' && (len(num) > 1 || p.kind == kPage)) {
 			return t, false
 		}
 		id, err := strconv.ParseInt(num, 10, 64)
@@ -207,6 +207,16 @@ func parseTarget(path, rawQuery string, trap bool) (t target, ok bool) {
 	return t, false
 }
 
+// digits reports whether s is all ASCII digits (strconv also takes signs).
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func parseQuery(q string) (uint8, bool) {
 	rest, ok := strings.CutPrefix(q, "ref=")
 	if !ok {
@@ -217,7 +227,7 @@ func parseQuery(q string) (uint8, bool) {
 		return 0, false
 	}
 	v, err := strconv.Atoi(n)
-	if err != nil || v < 1 || v > 255 || strconv.Itoa(v) != n {
+	if err != nil || !digits(n) || v < 1 || v > 255 || strconv.Itoa(v) != n {
 		return 0, false
 	}
 	return uint8(v), true
