@@ -282,7 +282,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
 	s := &splitter{node: id, part: part, in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
-		due: NewDUE(1 << 16), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
+		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if s.flushTick <= 0 {

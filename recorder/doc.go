@@ -1,0 +1,85 @@
+// Package recorder is crawltrace's crawler: a polite, multi-node web crawler
+// built like Mercator whose host splitter logs every URL it receives, which
+// is the raw trace the rest of crawltrace condenses and replays.
+//
+// # Pipeline (per node)
+//
+//		frontier -> fetch -> extract -> normalize -> filter -> host splitter (logged) -> DUE -> frontier
+//		                                                            |  \
+//		                                                            |   `-> peer node (batches) -> its DUE -> its frontier
+//		                                                            `-> raw URL log (tracefile)
+//
+//	  - Frontier: one queue per host (origin: scheme://host:port) served FIFO
+//	    ("bfs"), LIFO ("dfs") or in a seeded random order ("random"), and a
+//	    heap of hosts ordered by the time each may next be fetched;
+//	    [Config.Workers] fetch workers take the first ready host.
+//	  - Politeness: a host leaves the heap while a worker holds it, so a host
+//	    never has two requests in flight; its next request waits
+//	    max(MinDelay, DelayFactor x duration of the previous fetch,
+//	    robots.txt Crawl-delay), capped at MaxDelay.
+//	  - robots.txt is fetched before a host's first page, through the same
+//	    politeness, and cached for the crawl. It is matched with grobotstxt
+//	    (Google's matcher) against the User-Agent's product token. Per RFC
+//	    9309, 4xx means allow all; 5xx or no answer means disallow all, and
+//	    the crawler does not retry: the host is excluded for this crawl.
+//	    Exclusion applies at fetch time; excluded URLs were logged at the
+//	    splitter like any other.
+//	  - Fetch: net/http with keep-alive and timeouts; the body is capped at
+//	    MaxBodyBytes after decompression (truncation is recorded in the page
+//	    log); redirects are not followed: the Location is resolved,
+//	    normalized and filtered and enters the host splitter as
+//	    kind=redirect. By default the dialer refuses loopback, private,
+//	    link-local, multicast and unspecified addresses, checked on the
+//	    address actually dialled (so a public name resolving to 127.0.0.1 is
+//	    refused too); AllowPrivate lifts this. Resolve maps host names to
+//	    dial addresses, like curl --resolve.
+//	  - Extraction (recorder/extract) emits every URL-bearing attribute
+//	    occurrence, duplicates included, absolute and normalized
+//	    (recorder/urlnorm); the filter (recorder/urlfilter) drops traps and
+//	    out-of-scope URLs.
+//	  - Host splitter: one goroutine per node owns the URL and page log
+//	    writers, the DUE and the splitter cache. Workers send a page's whole
+//	    URL slice in one message on a bounded channel. Every URL (seeds,
+//	    links, redirects) is assigned a node by the partitioner
+//	    (recorder/partition) and appended to the node's raw URL log first —
+//	    before any cache or duplicate check — with its time, kind, tag,
+//	    source page id, worker and destination. URLs this node owns go
+//	    through the DUE into the frontier; others pass the optional CLOCK
+//	    splitter cache (hits are not sent again; counts in [Stats]) and are
+//	    sent to their owner in batches. URLs received from peers are not
+//	    logged again: each URL is logged once, by the node that found it.
+//	  - DUE: [DUE], an open-addressing table of 64-bit xxHash fingerprints,
+//	    about 10 bytes per URL.
+//
+// # Nodes and transports
+//
+// Config.Nodes > 1 runs that many nodes in one process over an in-memory
+// [Transport]; the crawl ends exactly when no URL is queued, fetched,
+// waiting in a splitter channel or in transit anywhere. With Config.Peers
+// each process runs one node and batches travel as Arrow IPC streams
+// ([BatchContentType], one small record batch of url, kind and source per
+// request) over HTTP POST to [PathBatch], authenticated with a bearer
+// token (401 without it). A batch for a peer that is down stays in a
+// per-peer queue (spilled to disk when large) and is retried with backoff;
+// receivers drop batches they already accepted, so resends are harmless.
+// A TCP crawl ends when every node reports idle, with equal sums of batches
+// sent and received, over IdleGrace (see watchTermination), or on a
+// budget, a duration or a signal.
+//
+// # Output
+//
+//	OutDir/node-NNN/urls-*.arrows   raw URL log (internal/tracefile)
+//	OutDir/node-NNN/pages-*.arrows  page log: every fetch attempt, robots.txt included
+//	OutDir/manifest.json            written when the crawl stops
+//	OutDir/stats.json               [Stats]
+//
+// Page ids are node<<40 | n (n from 1), so they are unique over the crawl;
+// seeds have source 0. In TCP mode every process merges its node into
+// OutDir/manifest.json under a file lock and writes its stats to
+// OutDir/node-NNN/stats.json.
+//
+// Stopping: MaxPages, Duration or ctx cancellation stop the workers, flush
+// and close every segment, and write the manifest and the stats. A crawl
+// killed outright leaves every flushed batch readable (tracefile reports the
+// last segment as cut).
+package recorder
