@@ -58,7 +58,7 @@ import (
 // Link is one URL-bearing attribute occurrence.
 type Link struct {
 	URL string // absolute and normalized (urlnorm)
-	Tag string // lower-case element name ("a", "img", ...; "meta-refresh" for a meta refresh)
+	Tag string // lower-case element name ("a", "img", "base", ...; "meta-refresh" for a meta refresh)
 }
 
 // Stats counts one page's URL-bearing attribute occurrences.
