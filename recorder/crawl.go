@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -24,7 +23,8 @@ const (
 	StopError    = "error"     // a trace write failed
 )
 
-// Result is what a finished crawl wrote.
+// Result is what a finished crawl wrote. It is a plain value, owned by the
+// caller.
 type Result struct {
 	Manifest *tracefile.Manifest
 	Stats    *Stats
@@ -310,4 +310,3 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	return n, nil
 }
 
-var errStopped = errors.New("recorder: node stopped")

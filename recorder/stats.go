@@ -10,7 +10,8 @@ import (
 )
 
 // Stats summarizes a crawl; it is written to OutDir/stats.json and returned
-// by [Run]. Fractions are of all URLs logged by the host splitters.
+// by [Run]. Fractions are of all URLs logged by the host splitters. It is a
+// plain value, not safe for concurrent mutation.
 type Stats struct {
 	CrawlID    string  `json:"crawl_id"`
 	Nodes      []int   `json:"nodes"` // the nodes run by this process

@@ -7,7 +7,8 @@ import (
 
 // Batch is a group of URLs the host splitter of node From sends to the node
 // that owns them. Seq numbers a sender's batches (from 1), so a receiver can
-// drop a batch it already accepted when a sender retries.
+// drop a batch it already accepted when a sender retries. A Batch is not
+// safe for concurrent use; after Send the transport owns it.
 type Batch struct {
 	From   int
 	Seq    uint64
