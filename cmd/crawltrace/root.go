@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -81,4 +82,13 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawltrace: "+strings.ReplaceAll(strings.TrimSpace(msg), "\n", " "))
 	}
 	return exitCode(err)
+}
+
+// terminalStderr returns the command's stderr when it is a terminal (for
+// progress lines), and nil otherwise, so redirected runs stay quiet.
+func terminalStderr(cmd *cobra.Command) io.Writer {
+	if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return nil
 }

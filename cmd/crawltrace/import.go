@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crawltrace/crawltrace/recorder/importer"
+)
+
+// importCommands lists the `crawltrace import` subcommands; each format's
+// file adds its own in an init function.
+var importCommands []func() *cobra.Command
+
+func init() {
+	register(func() *cobra.Command {
+		cmd := &cobra.Command{
+			Use:   "import FORMAT",
+			Short: "Turn existing crawl logs into raw traces (urls, ...)",
+		}
+		for _, f := range importCommands {
+			cmd.AddCommand(f())
+		}
+		return cmd
+	})
+	importCommands = append(importCommands, newImportURLsCmd)
+}
+
+// bindImportFlags binds the options every importer shares.
+func bindImportFlags(cmd *cobra.Command, o *importer.Options) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Out, "out", "o", "", "raw trace directory to create")
+	f.IntVar(&o.Nodes, "nodes", o.Nodes, "number of crawler nodes to simulate")
+	f.StringVar(&o.Partitioner, "partitioner", o.Partitioner, "host splitter partitioner for dest: host, url, domain, consistent")
+	f.IntVar(&o.Replicas, "replicas", 0, "replicas per node for the consistent partitioner (0: default)")
+	f.StringVar(&o.CrawlID, "crawl-id", "", "crawl id for the metadata (default: import-<time>)")
+	f.BoolVar(&o.Raw, "raw", false, "log URLs exactly as given instead of normalizing them")
+}
+
+// printImportStats prints the summary every importer shows.
+func printImportStats(out io.Writer, st *importer.Stats, dir string) {
+	fmt.Fprintf(out, "imported %d URLs into %s (%d nodes, %d cross)", st.Rows, dir, len(st.PerNode), st.Cross)
+	if st.Skipped > 0 {
+		fmt.Fprintf(out, ", %d records skipped", st.Skipped)
+	}
+	fmt.Fprintln(out)
+	if st.BadLines > 0 {
+		fmt.Fprintf(out, "%d bad lines not imported:\n", st.BadLines)
+		for _, b := range st.Bad {
+			fmt.Fprintf(out, "  %s:%d: %s\n", b.File, b.Line, b.Reason)
+		}
+		if int64(len(st.Bad)) < st.BadLines {
+			fmt.Fprintf(out, "  ... (all listed counts in %s/import-stats.json)\n", dir)
+		}
+	}
+}
+
+func newImportURLsCmd() *cobra.Command {
+	o := importer.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "urls FILE... -o RAW_DIR",
+		Short: "Import plain URL logs (one URL per line, optional tab-separated node and dest)",
+		Example: `  crawltrace import urls urls.txt -o crawl/
+  crawltrace import urls node0.txt --nodes 4 --partitioner host -o crawl/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Out == "" {
+				return badInput("import urls: -o RAW_DIR is required")
+			}
+			st, err := importer.URLs(args, o)
+			if err != nil {
+				return err
+			}
+			printImportStats(cmd.OutOrStdout(), st, o.Out)
+			return nil
+		},
+	}
+	bindImportFlags(cmd, &o)
+	return cmd
+}
