@@ -217,6 +217,7 @@ func CreateURLWriter(nodeDir string, m Meta, cfg WriterConfig) (*URLWriter, erro
 	w.src = b.Field(5).(*array.Uint64Builder)
 	w.worker = b.Field(6).(*array.Uint16Builder)
 	w.dest = b.Field(7).(*array.Uint16Builder)
+	w.reserve(1024)
 	return w, nil
 }
 
@@ -262,10 +263,22 @@ func (w *URLWriter) Flush() error {
 	if w.pending == 0 {
 		return nil
 	}
+	n := w.pending
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
 	w.pending = 0
+	w.reserve(n)
 	return w.seg.write(rec)
+}
+
+// reserve sizes the builders for the next batch like the last one, so
+// appends do not regrow buffers.
+func (w *URLWriter) reserve(n int) {
+	n = min(max(n, 1024), w.seg.cfg.FlushRows)
+	w.b.Reserve(n)
+	w.url.ReserveData(n * 64)
+	w.kind.ReserveData(n * 4)
+	w.tag.ReserveData(n * 2)
 }
 
 // Segments describes the segments written so far.
