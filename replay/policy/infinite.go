@@ -10,7 +10,7 @@ type Infinite struct {
 var _ Policy = (*Infinite)(nil)
 
 // NewInfinite returns an empty INFINITE cache; it grows as needed.
-func NewInfinite() *Infinite { return &Infinite{t: newTable(1 << 10)} }
+func NewInfinite() *Infinite { return &Infinite{t: newTable(tableStart)} }
 
 // Access implements [Policy].
 func (c *Infinite) Access(key uint64) bool {

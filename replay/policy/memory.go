@@ -3,8 +3,12 @@ package policy
 import "strings"
 
 // MemoryPerEntry estimates the bytes each policy's data structures take per
-// cached key when it holds size keys (for "infinite": size distinct keys),
-// from the sizes those structures are allocated with. It returns 0 for an
+// cached key when it is full: it holds size keys and, for the policies that
+// remember evicted keys (s3fifo, arc, 2q), as many of those as it can (for
+// "infinite": when it holds size distinct keys). The estimate comes from the
+// sizes the structures are allocated with; hash tables start small and
+// double up to their final size, so a cache that sees fewer distinct keys
+// than it could hold uses less. It returns 0 for an
 // unknown name or a size below 1. Go object headers and the Policy struct
 // itself (a few dozen bytes) are left out, and so is MIN's next-use array,
 // which costs 8 bytes per request of the trace rather than per key. The
@@ -13,7 +17,7 @@ import "strings"
 // N(l, n) = 24 x (l + n) for a slab of n 24-byte list nodes plus l
 // sentinels:
 //
-//	infinite        T(max(size, 1024))
+//	infinite        T(max(size, 4096))
 //	min             T(size) + 16 size (nodes: key, heap index) + 16 size (heap: next use, node)
 //	lru             T(size) + 16 (size+1) (nodes: key, prev, next)
 //	clock           T(size) + 8 size (keys) + 1 size (mark bytes)
@@ -35,7 +39,7 @@ func MemoryPerEntry(name string, size int) float64 {
 	var b int
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "infinite":
-		b = tableBytes(max(size, 1024))
+		b = tableBytes(max(size, tableStart))
 	case "min":
 		b = tableBytes(size) + 32*size
 	case "lru":

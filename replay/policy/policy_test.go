@@ -356,13 +356,23 @@ type memSizer interface{ memBytes() int }
 
 func TestMemoryPerEntry(t *testing.T) {
 	for _, size := range []int{1, 3, 100, 1000, 5000} {
-		trace := make([]uint64, 3*size)
-		for i := range trace {
-			trace[i] = uint64(i)
+		// All-distinct keys fill every cache and the ghost lists of s3fifo
+		// and 2q; arc needs re-requests to fill B1 and B2.
+		distinct := make([]uint64, 3*size)
+		for i := range distinct {
+			distinct[i] = uint64(i)
 		}
+		mixed := randomTrace(uint64(size), 40*size, 4*size, 1, true)
 		for _, name := range Names() {
+			trace := distinct
+			if name == "arc" {
+				trace = mixed
+			}
 			p := mustNew(t, name, size, Options{Trace: trace})
-			for _, k := range trace[:size] {
+			if name == "infinite" {
+				trace = trace[:size]
+			}
+			for _, k := range trace {
 				p.Access(k)
 			}
 			got := float64(p.(memSizer).memBytes()) / float64(size)
@@ -373,6 +383,14 @@ func TestMemoryPerEntry(t *testing.T) {
 	}
 	if MemoryPerEntry("nope", 10) != 0 || MemoryPerEntry("lru", 0) != 0 {
 		t.Error("MemoryPerEntry of an unknown name or size 0 is not 0")
+	}
+	// A cache far larger than its keys only grows its table as needed.
+	p := NewLRU(1 << 20)
+	for k := uint64(0); k < 1000; k++ {
+		p.Access(k)
+	}
+	if p.t.bytes() > tableBytes(tableStart) {
+		t.Errorf("LRU(2^20) holding 1000 keys has a %d-byte table", p.t.bytes())
 	}
 }
 

@@ -7,8 +7,8 @@ import "math/bits"
 // sequential keys spread as well as fingerprints, which are already hashes),
 // and backward-shift deletion, so there are no tombstones and probe
 // sequences never degrade. It holds at most half as many keys as slots and
-// doubles when that would be exceeded; the policies size it up front so it
-// never grows in steady state. Every key is a valid key, 0 included.
+// doubles when that would be exceeded; the policies give it their capacity
+// (see tableStart) so it stops growing once the cache is full. Every key is a valid key, 0 included.
 //
 // A table is not safe for concurrent use.
 type table struct {
@@ -37,9 +37,16 @@ func tableSlots(capacity int) int {
 // tableBytes is the memory of a table sized for capacity keys.
 func tableBytes(capacity int) int { return tableSlots(capacity) * 16 }
 
+// tableStart caps a new table's initial capacity. Tables start at most
+// this big and double as keys arrive, so a cache much larger than the
+// number of distinct keys it ever sees only pays (and only touches memory)
+// for the keys it holds; once full, its table has exactly
+// tableSlots(capacity) slots and never resizes again.
+const tableStart = 1 << 12
+
 func newTable(capacity int) table {
 	var t table
-	t.init(tableSlots(capacity))
+	t.init(tableSlots(min(capacity, tableStart)))
 	return t
 }
 
