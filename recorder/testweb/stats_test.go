@@ -98,13 +98,13 @@ func TestStatistics(t *testing.T) {
 	checkStats(t, computeStats(t, w))
 }
 
-// TestStatisticsLarge repeats the check on 100,000 pages.
+// TestStatisticsLarge repeats the check on 50,000 pages.
 func TestStatisticsLarge(t *testing.T) {
 	if testing.Short() {
-		t.Skip("100,000 pages")
+		t.Skip("50,000 pages")
 	}
 	c := DefaultConfig()
-	c.Hosts, c.PagesPerHost, c.Seed = 100, 1000, 7
+	c.Hosts, c.PagesPerHost, c.Seed = 50, 1000, 7
 	w, err := New(c)
 	if err != nil {
 		t.Fatal(err)
