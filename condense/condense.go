@@ -2,6 +2,7 @@ package condense
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,27 +261,39 @@ func (r *run) spillPath(node, part int) string {
 }
 
 // recentCache drops exact repeats of recently spilled URLs. It compares full
-// strings, so it only ever drops a URL identical to one already spilled.
+// strings, so it only ever drops a URL identical to one already spilled. The
+// URL bytes live in one flat arena (slots of recentURLMax bytes), so the
+// cache allocates nothing per URL; longer URLs are never cached.
 type recentCache struct {
-	fps  []uint64
-	urls []string
+	fps   []uint64
+	lens  []uint8
+	arena []byte
 }
 
-const recentBits = 16
+const (
+	recentBits   = 15
+	recentURLMax = 120
+)
 
 func newRecentCache() *recentCache {
-	return &recentCache{fps: make([]uint64, 1<<recentBits), urls: make([]string, 1<<recentBits)}
+	return &recentCache{fps: make([]uint64, 1<<recentBits), lens: make([]uint8, 1<<recentBits),
+		arena: make([]byte, (1<<recentBits)*recentURLMax)}
 }
 
 // seen reports whether u (with fingerprint fp) was the last URL stored in
 // its slot, and stores it otherwise.
 func (c *recentCache) seen(fp uint64, u string) bool {
 	i := (fp ^ fp>>recentBits ^ fp>>(2*recentBits)) & (1<<recentBits - 1)
-	if c.fps[i] == fp && c.urls[i] == u && u != "" {
+	slot := c.arena[int(i)*recentURLMax : int(i+1)*recentURLMax]
+	if c.fps[i] == fp && c.lens[i] != 0 && int(c.lens[i]) == len(u) && string(slot[:len(u)]) == u {
 		return true
 	}
+	if len(u) == 0 || len(u) > recentURLMax {
+		return false
+	}
 	c.fps[i] = fp
-	c.urls[i] = strings.Clone(u) // u aliases an Arrow buffer the reader reuses
+	c.lens[i] = uint8(len(u))
+	copy(slot, u)
 	return false
 }
 
@@ -650,15 +662,7 @@ func countBuffer(buf []byte, res *partResult) error {
 		ents = append(ents, entry{fp: fp, off: uint32(next - len(u)), n: uint32(len(u)), node: node})
 		off = next
 	}
-	slices.SortFunc(ents, func(a, b entry) int {
-		switch {
-		case a.fp < b.fp:
-			return -1
-		case a.fp > b.fp:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ents, func(a, b entry) int { return cmp.Compare(a.fp, b.fp) })
 	type distinctURL struct {
 		u     []byte
 		nodes []uint16

@@ -14,7 +14,7 @@ import (
 
 // CondensedBatchRows is the number of fingerprints per record batch in a
 // condensed trace.
-const CondensedBatchRows = 1 << 20
+const CondensedBatchRows = 1 << 18
 
 // CondensedSchema returns the schema of a condensed trace with metadata m.
 func CondensedSchema(m Meta) *arrow.Schema {
