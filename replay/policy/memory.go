@@ -27,7 +27,7 @@ import "strings"
 //	s3fifo          T(size + g) + N(3, size + g), g = 9 size/10 ghosts
 //	arc             T(2 size) + N(4, 2 size)
 //	2q              T(size + kout) + N(3, size + kout), kout = max(1, size/2)
-//	wtinylfu        T(size + 1) + N(3, size + 1) + 2 w, w = max(32, size rounded up to a power of two)
+//	wtinylfu        T(size) + N(3, size) + 2 w, w = max(32, size rounded up to a power of two)
 //	clock-scatter,
 //	random-scatter  8 size (keys) + 4 size (links and marks) + 4 b, b = size rounded up to a power of two
 //
@@ -61,7 +61,7 @@ func MemoryPerEntry(name string, size int) float64 {
 		_, kout := twoqSizes(size)
 		b = tableBytes(size+kout) + slabBytes(3, size+kout)
 	case "wtinylfu":
-		b = tableBytes(size+1) + slabBytes(3, size+1) + sketchBytes(size)
+		b = tableBytes(size) + slabBytes(3, size) + sketchBytes(size)
 	case "clock-scatter", "random-scatter":
 		b = 12*size + 4*scatterBuckets(size)
 	default:

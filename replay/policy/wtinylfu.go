@@ -46,8 +46,8 @@ func NewWTinyLFU(size int) *WTinyLFU {
 	w, m, p := wtinylfuSizes(size)
 	return &WTinyLFU{
 		size: size, window: w, main: m, protected: p,
-		t:  newTable(size + 1),
-		s:  newSlab(3, size+1),
+		t:  newTable(size),
+		s:  newSlab(3, size),
 		sk: newSketch(size),
 	}
 }
@@ -69,16 +69,25 @@ func (c *WTinyLFU) Access(key uint64) bool {
 		}
 		return true
 	}
+	// The window is full: its least recent key leaves it before the new key
+	// enters (the same as letting the window overflow by one, without ever
+	// holding size+1 keys).
+	if s.lens[wtWindow] >= c.window {
+		c.evict(s.back(wtWindow))
+	}
 	i := s.alloc(key)
 	s.pushFront(wtWindow, i)
 	c.t.put(key, int(i))
-	if s.lens[wtWindow] <= c.window {
-		return false
-	}
-	cand := s.back(wtWindow)
+	return false
+}
+
+// evict moves the candidate cand out of the window: into probation if the
+// main region has room or if it beats the victim, else out of the cache.
+func (c *WTinyLFU) evict(cand int32) {
+	s := &c.s
 	if s.lens[wtProbation]+s.lens[wtProtected] < c.main {
 		s.moveToFront(wtProbation, cand)
-		return false
+		return
 	}
 	victim := s.back(wtProbation)
 	if victim < 0 {
@@ -87,10 +96,9 @@ func (c *WTinyLFU) Access(key uint64) bool {
 	if victim >= 0 && c.sk.estimate(s.nodes[cand].key) > c.sk.estimate(s.nodes[victim].key) {
 		c.drop(victim)
 		s.moveToFront(wtProbation, cand)
-		return false
+		return
 	}
 	c.drop(cand)
-	return false
 }
 
 func (c *WTinyLFU) drop(i int32) {
