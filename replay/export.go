@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -68,6 +70,9 @@ func ExportFile(in, inFormat, out, outFormat string) error {
 		return err
 	}
 	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
 	if of == FormatCondensed {
 		w, err := tracefile.CreateCondensed(out, tracefile.Meta{CrawlID: "export of " + in, Nodes: 1, Partitioner: "export", Subtrace: tracefile.SubtraceFull})
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -132,6 +134,9 @@ func GenerateKeys(cfg GenConfig) ([]uint64, error) {
 func GenerateFile(path string, cfg GenConfig) error {
 	if err := cfg.validate(); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	w, err := tracefile.CreateCondensed(path, tracefile.Meta{
 		CrawlID: fmt.Sprintf("synthetic requests=%d keys=%d alpha=%g locality=%g window=%d seed=%d",
