@@ -1,0 +1,218 @@
+// Package demo runs the whole crawltrace study end to end on the local
+// synthetic web, with no network: serve the test web in-process, crawl it
+// with several nodes recording every URL entering their host splitters,
+// condense the logs, replay the full and cross traces through the paper's
+// cache policies at the paper's cache sizes, run the distributed-crawl
+// scenarios where available, and write figures, tables and SUMMARY.md.
+//
+// It is the engine of `crawltrace demo`; every stage calls the same library
+// the stand-alone commands use.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+	"github.com/crawltrace/crawltrace/replay"
+)
+
+// Config sizes the demo. Flags of `crawltrace demo` bind into it.
+type Config struct {
+	// OutDir receives crawl/, condensed/, replay/, scenario/ and SUMMARY.md.
+	OutDir string
+	// Hosts and PagesPerHost shape the local web.
+	Hosts, PagesPerHost int
+	// Seed makes the web (and so the whole run) deterministic.
+	Seed int64
+	// Nodes is the number of crawler nodes (in one process).
+	Nodes int
+	// Workers is the number of fetch workers per node.
+	Workers int
+	// MaxPages bounds the crawl (fetch attempts over all nodes).
+	MaxPages int64
+	// Duration bounds the crawl's wall time (0: no bound).
+	Duration time.Duration
+	// Policies and Sizes of the replay.
+	Policies []string
+	Sizes    []int
+	// ReplayNodes lists the nodes whose full and cross traces are replayed
+	// (the paper replayed one machine's); nil means node 0.
+	ReplayNodes []int
+	// Scenarios runs the distributed-crawl scenarios when available.
+	Scenarios bool
+	// Plots draws the figures.
+	Plots bool
+	// Log receives stage lines; Progress (a terminal, or nil) live progress.
+	Log, Progress io.Writer
+}
+
+// DefaultConfig is the README's demo: about two minutes on a 2-core machine.
+func DefaultConfig() Config {
+	return Config{
+		Hosts: 400, PagesPerHost: 200, Seed: 1, Nodes: 4, Workers: 16, MaxPages: 50000, Duration: 60 * time.Second,
+		Policies: []string{"infinite", "min", "lru", "clock", "random", "static", "sieve", "s3fifo"},
+		Sizes:    replay.PaperSizes(), Scenarios: true, Plots: true,
+	}
+}
+
+// Result is what a demo run wrote.
+type Result struct {
+	Crawl     *recorder.Result
+	Condense  *condense.Report
+	Replay    *replay.Results
+	Scenario  []string // files written by the scenarios, if run
+	Summary   string   // path of SUMMARY.md
+	Files     []string // every top-level output, for printing
+	StageSecs map[string]float64
+}
+
+// scenarioHook runs the distributed-crawl scenarios on a raw crawl and
+// returns the files written; nil until a scenario package registers one.
+var scenarioHook func(ctx context.Context, crawlDir, outDir string) ([]string, error)
+
+// Run executes the demo.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.OutDir == "" {
+		return nil, fmt.Errorf("%w: demo: no output directory", tracefile.ErrBadInput)
+	}
+	if ents, err := os.ReadDir(cfg.OutDir); err == nil && len(ents) > 0 {
+		if _, err := os.Stat(filepath.Join(cfg.OutDir, "crawl", tracefile.ManifestName)); err != nil {
+			return nil, fmt.Errorf("%w: demo: %s is not empty and is not an earlier demo's output", tracefile.ErrBadInput, cfg.OutDir)
+		}
+		// An earlier demo's output: replace it.
+		for _, d := range []string{"crawl", "condensed", "replay", "scenario", "SUMMARY.md"} {
+			os.RemoveAll(filepath.Join(cfg.OutDir, d))
+		}
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "demo: "+format+"\n", args...)
+		}
+	}
+	res := &Result{StageSecs: map[string]float64{}}
+	stage := func(name string, start time.Time) { res.StageSecs[name] = time.Since(start).Seconds() }
+
+	// 1. The local web.
+	wcfg := testweb.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Seed = cfg.Hosts, cfg.PagesPerHost, cfg.Seed
+	web, err := testweb.New(wcfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: test web: %w", err)
+	}
+	srvCtx, stopSrv := context.WithCancel(ctx)
+	defer stopSrv()
+	srv, err := testweb.ServeWeb(srvCtx, "127.0.0.1:0", web)
+	if err != nil {
+		return nil, fmt.Errorf("demo: test web: %w", err)
+	}
+	defer srv.Close()
+	logf("local web: %d hosts x %d pages on %s", cfg.Hosts, cfg.PagesPerHost, srv.URL())
+
+	// 2. Crawl.
+	t0 := time.Now()
+	crawlDir := filepath.Join(cfg.OutDir, "crawl")
+	rc := recorder.DefaultConfig()
+	rc.OutDir = crawlDir
+	rc.Seeds = web.Seeds()
+	rc.Nodes = cfg.Nodes
+	rc.Workers = cfg.Workers
+	rc.MaxPages = cfg.MaxPages
+	rc.Duration = cfg.Duration
+	rc.MinDelay = 0
+	rc.DelayFactor = 0
+	rc.AllowPrivate = true
+	rc.Resolve = map[string]string{"*": srv.Addr()}
+	rc.CrawlID = fmt.Sprintf("demo-seed%d", cfg.Seed)
+	rc.Progress = cfg.Progress
+	logf("crawling with %d nodes x %d workers, up to %d pages", cfg.Nodes, cfg.Workers, cfg.MaxPages)
+	cr, err := recorder.Run(ctx, rc)
+	if err != nil {
+		return nil, fmt.Errorf("demo: crawl: %w", err)
+	}
+	res.Crawl = cr
+	stage("crawl", t0)
+	st := cr.Stats
+	logf("crawled %d pages (%d HTML) in %.1fs, logged %d URLs (%.1f%% local)", st.FetchAttempts, st.HTMLPages, st.Seconds,
+		st.URLsLogged, 100*st.LocalFraction)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	// 3. Condense.
+	t0 = time.Now()
+	condDir := filepath.Join(cfg.OutDir, "condensed")
+	cc := condense.DefaultConfig()
+	cc.Input, cc.Output = crawlDir, condDir
+	rep, err := condense.Run(ctx, cc)
+	if err != nil {
+		return nil, fmt.Errorf("demo: condense: %w", err)
+	}
+	res.Condense = rep
+	stage("condense", t0)
+	logf("condensed %d URLs: %d distinct, %d fingerprint collisions", rep.Total.Rows, rep.Total.DistinctURLs, rep.Total.CollisionPairs)
+
+	// 4. Replay the full and cross traces.
+	t0 = time.Now()
+	nodes := cfg.ReplayNodes
+	if len(nodes) == 0 {
+		nodes = []int{0}
+	}
+	rpc := replay.DefaultConfig()
+	rpc.Policies, rpc.Sizes = cfg.Policies, cfg.Sizes
+	rpc.OutDir = filepath.Join(cfg.OutDir, "replay")
+	rpc.Plots = cfg.Plots
+	rpc.Progress = cfg.Progress
+	for _, n := range nodes {
+		for _, sub := range []string{tracefile.SubtraceFull, tracefile.SubtraceCross} {
+			rpc.Traces = append(rpc.Traces, filepath.Join(condDir, tracefile.CondensedName(n, sub)))
+		}
+	}
+	logf("replaying %d traces through %d policies at %d sizes", len(rpc.Traces), len(rpc.Policies), len(rpc.Sizes))
+	rr, err := replay.Run(ctx, rpc)
+	if err != nil {
+		return nil, fmt.Errorf("demo: replay: %w", err)
+	}
+	res.Replay = rr
+	stage("replay", t0)
+
+	// 5. Distributed-crawl scenarios.
+	if cfg.Scenarios && scenarioHook != nil {
+		t0 = time.Now()
+		logf("running distributed-crawl scenarios")
+		files, err := scenarioHook(ctx, crawlDir, filepath.Join(cfg.OutDir, "scenario"))
+		if err != nil {
+			return nil, fmt.Errorf("demo: scenario: %w", err)
+		}
+		res.Scenario = files
+		stage("scenario", t0)
+	}
+
+	// 6. Summary.
+	res.Summary = filepath.Join(cfg.OutDir, "SUMMARY.md")
+	f, err := os.Create(res.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	werr := writeSummary(f, cfg, res)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("demo: summary: %w", werr)
+	}
+	res.Files = []string{res.Summary, filepath.Join(crawlDir, "stats.json"), filepath.Join(condDir, "report.json")}
+	res.Files = append(res.Files, rr.Files...)
+	res.Files = append(res.Files, res.Scenario...)
+	return res, nil
+}

@@ -1,0 +1,106 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/replay"
+)
+
+// The demo at a tiny budget: every output exists, tables parse, and the
+// numbers agree with each other.
+func TestDemoTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end demo")
+	}
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.Hosts, cfg.PagesPerHost, cfg.MaxPages, cfg.Workers = 20, 30, 400, 4
+	cfg.Sizes = []int{1, 2, 4, 16, 64, 256, 1024, 4096, 1 << 16}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"SUMMARY.md", "crawl/manifest.json", "crawl/stats.json", "condensed/report.json",
+		"condensed/node-000.full.arrow", "condensed/node-000.cross.arrow", "replay/results.csv", "replay/missrate-node-000.full.png",
+		"replay/full-vs-cross-node-000.png"} {
+		if st, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("missing or empty output %s: %v", f, err)
+		}
+	}
+	rep, err := condense.ReadReport(filepath.Join(cfg.OutDir, "condensed", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Total.Rows != res.Crawl.Stats.URLsLogged || rep.Total.Rows == 0 {
+		t.Errorf("condensed %d rows, crawl logged %d", rep.Total.Rows, res.Crawl.Stats.URLsLogged)
+	}
+	f, err := os.Open(filepath.Join(cfg.OutDir, "replay", "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := replay.ReadCSV(f, "results.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(cfg.Policies)*len(cfg.Sizes)*2 {
+		t.Errorf("%d rows, want %d", len(rows), len(cfg.Policies)*len(cfg.Sizes)*2)
+	}
+	type key struct {
+		trace string
+		size  int
+	}
+	minRate := map[key]float64{}
+	for _, r := range rows {
+		if r.Policy == "min" {
+			minRate[key{r.Trace, r.Size}] = r.MissRate
+		}
+	}
+	node0 := rep.PerNode[0]
+	for _, r := range rows {
+		m, ok := minRate[key{r.Trace, r.Size}]
+		if !ok {
+			t.Fatalf("no MIN row for %s/%d", r.Trace, r.Size)
+		}
+		if r.Policy != "static" && r.Policy != "infinite" && r.MissRate < m-1e-12 {
+			t.Errorf("%s %s size %d: miss rate %.4f below MIN %.4f", r.Trace, r.Policy, r.Size, r.MissRate, m)
+		}
+		if r.Policy == "infinite" && strings.Contains(r.Trace, "full") {
+			want := float64(node0.DistinctURLs) / float64(node0.Rows)
+			if math.Abs(r.MissRate-want) > 1e-9 {
+				t.Errorf("INFINITE miss rate %.6f, want distinct/requests %.6f", r.MissRate, want)
+			}
+		}
+		if strings.Contains(r.Trace, "full") && r.Requests != node0.Rows {
+			t.Errorf("full trace replayed %d requests, node 0 logged %d", r.Requests, node0.Rows)
+		}
+	}
+	var stats map[string]any
+	b, _ := os.ReadFile(filepath.Join(cfg.OutDir, "crawl", "stats.json"))
+	if err := json.Unmarshal(b, &stats); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := os.ReadFile(res.Summary)
+	for _, want := range []string{"62.55", "Critical point", "node-000.cross.arrow", "colliding pairs"} {
+		if !strings.Contains(string(sum), want) {
+			t.Errorf("SUMMARY.md lacks %q", want)
+		}
+	}
+	// A second run into the same directory replaces the earlier output.
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("rerun into an earlier demo's directory: %v", err)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "precious.txt"), []byte("x"), 0o644)
+	cfg.OutDir = other
+	if _, err := Run(context.Background(), cfg); err == nil {
+		t.Error("demo overwrote a non-demo directory")
+	}
+}
