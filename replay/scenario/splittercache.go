@@ -1,0 +1,236 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay/policy"
+)
+
+// SplitterCacheConfig configures the splitter-cache what-if
+// ([SplitterCache]).
+type SplitterCacheConfig struct {
+	// Input is the raw crawl directory.
+	Input string
+	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
+	// nothing.
+	OutDir string
+	// Policies are online policy names (policy.Names; not min or static).
+	Policies []string
+	// Sizes are the cache sizes in entries.
+	Sizes []int
+	// Batch is the number of URLs per batch sent to a peer (the recorder's
+	// SplitterBatch, default 1024).
+	Batch int
+	// FramingBytes is added to each sent URL's length (see
+	// PartitionConfig.FramingBytes).
+	FramingBytes int
+	// BatchBytes is added per batch sent (request and Arrow stream headers);
+	// default 0, i.e. not estimated.
+	BatchBytes int
+	// Seed seeds the random policies.
+	Seed uint64
+	// Plots draws splitter-cache.png/.svg.
+	Plots bool
+}
+
+// DefaultSplitterCacheConfig returns CLOCK (the recorder's splitter cache),
+// LRU and RANDOM at 2^0 .. 2^16 entries, batches of 1024 URLs.
+func DefaultSplitterCacheConfig() SplitterCacheConfig {
+	sizes := make([]int, 17)
+	for i := range sizes {
+		sizes[i] = 1 << i
+	}
+	return SplitterCacheConfig{Policies: []string{"clock", "lru", "random"}, Sizes: sizes, Batch: 1024,
+		FramingBytes: 20, Seed: 1, Plots: true}
+}
+
+// SplitterCacheRow is one (node, policy, size). Node -1 is the sum over the
+// nodes. Policy "none" (size 0) is the splitter without a cache.
+type SplitterCacheRow struct {
+	Node   int
+	Policy string
+	Size   int
+	// Cross counts the URLs whose recorded dest is another node: what a
+	// splitter without cache sends.
+	Cross int64
+	// Sent counts the cross URLs the cache missed (sent to peers); Saved
+	// the ones it suppressed (Cross - Sent).
+	Sent, Saved int64
+	SentFraction float64 // Sent / Cross
+	// SentBytes and SavedBytes estimate the wire bytes: URL length plus
+	// FramingBytes per URL, plus BatchBytes per batch.
+	SentBytes, SavedBytes int64
+	// Batches are the batches of up to Batch URLs sent, one destination
+	// each, flushed when full and at the end of the trace (the recorder
+	// also flushes early when its input queue runs empty, so a live crawl
+	// sends at least this many); BatchesSaved against no cache.
+	Batches, BatchesSaved int64
+}
+
+// SplitterCacheResult is the outcome of [SplitterCache].
+type SplitterCacheResult struct {
+	Rows  []SplitterCacheRow
+	Files []string
+}
+
+type cacheRun struct {
+	pol     policy.Policy
+	name    string
+	size    int
+	pending []int // per destination: URLs in the open batch
+	row     SplitterCacheRow
+}
+
+// send counts one sent URL of wire bytes to dest.
+func (c *cacheRun) send(dest, batch int, wire int64) {
+	c.row.Sent++
+	c.row.SentBytes += wire
+	if c.pending[dest]++; c.pending[dest] == batch {
+		c.pending[dest] = 0
+		c.row.Batches++
+	}
+}
+
+// finish flushes the partial batches.
+func (c *cacheRun) finish() {
+	for d, p := range c.pending {
+		if p > 0 {
+			c.row.Batches++
+			c.pending[d] = 0
+		}
+	}
+}
+
+// SplitterCache replays each node's cross URLs (recorded dest not the node)
+// through caches in front of the peer sends, one pass per node's log.
+func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
+	if cfg.Batch < 1 {
+		return nil, fmt.Errorf("%w: scenario: batch size %d < 1", tracefile.ErrBadInput, cfg.Batch)
+	}
+	if cfg.FramingBytes < 0 || cfg.BatchBytes < 0 {
+		return nil, fmt.Errorf("%w: scenario: negative framing bytes", tracefile.ErrBadInput)
+	}
+	for _, p := range cfg.Policies {
+		if p == "min" || p == "static" {
+			return nil, fmt.Errorf("%w: scenario: splitter cache: %s is an offline policy; use an online one", tracefile.ErrBadInput, p)
+		}
+	}
+	info, err := readCrawlInfo(cfg.Input)
+	if err != nil {
+		return nil, err
+	}
+	dests := info.recorded
+	res := &SplitterCacheResult{}
+	total := map[[2]any]*SplitterCacheRow{}
+	var order [][2]any
+	for _, node := range info.nodes {
+		runs := []*cacheRun{{name: "none", pending: make([]int, dests)}}
+		for _, name := range cfg.Policies {
+			for _, size := range cfg.Sizes {
+				pol, err := policy.New(name, size, policy.Options{Seed: cfg.Seed})
+				if err != nil {
+					return nil, fmt.Errorf("%w: scenario: %v", tracefile.ErrBadInput, err)
+				}
+				runs = append(runs, &cacheRun{pol: pol, name: pol.Name(), size: size, pending: make([]int, dests)})
+			}
+		}
+		err := EachNode(cfg.Input, node, func(rec *Rec) error {
+			dest := int(rec.Dest)
+			if dest == rec.Node {
+				return nil
+			}
+			if dest >= dests {
+				return fmt.Errorf("%w: scenario: node %d row %d: dest %d is not a node of the %d-node crawl", tracefile.ErrCorrupt, rec.Node, rec.Seq, dest, dests)
+			}
+			fp := fingerprint.URL(rec.URL)
+			wire := int64(len(rec.URL) + cfg.FramingBytes)
+			for _, r := range runs {
+				r.row.Cross++
+				if r.pol != nil && r.pol.Access(fp) {
+					r.row.Saved++
+					r.row.SavedBytes += wire
+					continue
+				}
+				r.send(dest, cfg.Batch, wire)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		base := runs[0]
+		base.finish()
+		for _, r := range runs {
+			r.finish()
+			r.row.Node, r.row.Policy, r.row.Size = node, r.name, r.size
+			r.row.SentBytes += r.row.Batches * int64(cfg.BatchBytes)
+			r.row.BatchesSaved = base.row.Batches - r.row.Batches
+			r.row.SavedBytes += r.row.BatchesSaved * int64(cfg.BatchBytes)
+			r.row.SentFraction = ratio(float64(r.row.Sent), float64(r.row.Cross))
+			res.Rows = append(res.Rows, r.row)
+			k := [2]any{r.name, r.size}
+			t := total[k]
+			if t == nil {
+				t = &SplitterCacheRow{Node: -1, Policy: r.name, Size: r.size}
+				total[k] = t
+				order = append(order, k)
+			}
+			t.Cross += r.row.Cross
+			t.Sent += r.row.Sent
+			t.Saved += r.row.Saved
+			t.SentBytes += r.row.SentBytes
+			t.SavedBytes += r.row.SavedBytes
+			t.Batches += r.row.Batches
+			t.BatchesSaved += r.row.BatchesSaved
+		}
+	}
+	for _, k := range order {
+		t := total[k]
+		t.SentFraction = ratio(float64(t.Sent), float64(t.Cross))
+		res.Rows = append(res.Rows, *t)
+	}
+	if cfg.OutDir != "" {
+		files, err := res.write(cfg.OutDir, cfg.Plots)
+		res.Files = append(res.Files, files...)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Tables returns the splitter-cache table.
+func (res *SplitterCacheResult) Tables() []*Table {
+	t := &Table{Name: "splitter-cache", Columns: []Column{intCol("node"), strCol("policy"), intCol("size"), intCol("cross"),
+		intCol("sent"), intCol("saved"), floatCol("sent_fraction"), intCol("sent_bytes"), intCol("saved_bytes"),
+		intCol("batches"), intCol("batches_saved")}}
+	for _, r := range res.Rows {
+		t.add(r.Node, r.Policy, r.Size, r.Cross, r.Sent, r.Saved, r.SentFraction, r.SentBytes, r.SavedBytes, r.Batches, r.BatchesSaved)
+	}
+	return []*Table{t}
+}
+
+func (res *SplitterCacheResult) write(dir string, plots bool) ([]string, error) {
+	files, err := res.Tables()[0].write(dir)
+	if err != nil || !plots {
+		return files, err
+	}
+	var lines []series
+	for _, r := range res.Rows {
+		if r.Node != -1 || r.Size < 1 {
+			continue
+		}
+		if len(lines) == 0 || lines[len(lines)-1].name != r.Policy {
+			lines = append(lines, series{name: r.Policy})
+		}
+		lines[len(lines)-1].xys = append(lines[len(lines)-1].xys, plotter.XY{X: math.Log2(float64(r.Size)), Y: r.SentFraction})
+	}
+	f, err := linePlot(dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
+		axis{label: "cache size per node (entries, log2 scale)", log2: true}, axis{label: "fraction of cross URLs sent", lo: 0, hi: 1}, lines)
+	return append(files, f...), err
+}

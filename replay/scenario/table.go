@@ -1,0 +1,286 @@
+package scenario
+
+import (
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Table is a results table: named, typed columns and rows of values. Cells
+// are int64, float64 (NaN is written as an empty CSV cell and an Arrow null)
+// or string. It is not safe for concurrent use.
+type Table struct {
+	Name    string   // file stem: Name.csv, Name.arrow
+	Columns []Column // header
+	Rows    [][]any
+}
+
+// Column is one column of a [Table].
+type Column struct {
+	Name string
+	Type arrow.DataType // Int64, Float64 or String
+}
+
+func intCol(name string) Column   { return Column{name, arrow.PrimitiveTypes.Int64} }
+func floatCol(name string) Column { return Column{name, arrow.PrimitiveTypes.Float64} }
+func strCol(name string) Column   { return Column{name, arrow.BinaryTypes.String} }
+
+// add appends a row; ints of any width are stored as int64.
+func (t *Table) add(vals ...any) {
+	if len(vals) != len(t.Columns) {
+		panic(fmt.Sprintf("scenario: table %s: row of %d values for %d columns", t.Name, len(vals), len(t.Columns)))
+	}
+	row := make([]any, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case int:
+			row[i] = int64(x)
+		case uint16:
+			row[i] = int64(x)
+		default:
+			row[i] = v
+		}
+	}
+	t.Rows = append(t.Rows, row)
+}
+
+func cellString(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// WriteCSV writes t with a header line.
+func (t *Table) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = c.Name
+	}
+	cw.Write(head)
+	rec := make([]string, len(t.Columns))
+	for _, r := range t.Rows {
+		for i, v := range r {
+			rec[i] = cellString(v)
+		}
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteArrow writes t as one record batch of an Arrow IPC file (a results
+// table, not a trace).
+func (t *Table) WriteArrow(w io.Writer, mem memory.Allocator) error {
+	fields := make([]arrow.Field, len(t.Columns))
+	for i, c := range t.Columns {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Type.ID() == arrow.FLOAT64}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, r := range t.Rows {
+		for i, v := range r {
+			switch fb := b.Field(i).(type) {
+			case *array.Int64Builder:
+				fb.Append(v.(int64))
+			case *array.Float64Builder:
+				if x := v.(float64); math.IsNaN(x) {
+					fb.AppendNull()
+				} else {
+					fb.Append(x)
+				}
+			case *array.StringBuilder:
+				fb.Append(v.(string))
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("scenario: arrow: %w", err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return fmt.Errorf("scenario: arrow: %w", err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("scenario: arrow: %w", err)
+	}
+	return nil
+}
+
+// write writes dir/Name.csv and dir/Name.arrow and returns their paths.
+func (t *Table) write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	csvPath := filepath.Join(dir, t.Name+".csv")
+	arrowPath := filepath.Join(dir, t.Name+".arrow")
+	if err := writeFile(csvPath, t.WriteCSV); err != nil {
+		return nil, err
+	}
+	if err := writeFile(arrowPath, func(w io.Writer) error { return t.WriteArrow(w, memory.NewGoAllocator()) }); err != nil {
+		return []string{csvPath}, err
+	}
+	return []string{csvPath, arrowPath}, nil
+}
+
+// writeFile writes path through a temporary file renamed into place.
+func writeFile(path string, fill func(w io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("scenario: %w", err)
+	}
+	err = fill(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("scenario: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// series is one line of a plot.
+type series struct {
+	name string
+	xys  plotter.XYs
+}
+
+// axis describes one plot axis.
+type axis struct {
+	label  string
+	log2   bool    // x is log2 of the value; ticks are labelled 2^e
+	lo, hi float64 // fixed range when lo < hi
+}
+
+var palette = []color.Color{
+	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
+	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
+	color.RGBA{86, 180, 233, 255}, color.RGBA{120, 120, 120, 255},
+}
+
+var glyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.PlusGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{},
+}
+
+// pow2Ticks labels a log2 axis with the powers of two.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	step := max(1, int(math.Ceil((hi-lo)/10)))
+	var ts []plot.Tick
+	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
+		t := plot.Tick{Value: float64(e)}
+		if (e-int(math.Ceil(lo)))%step == 0 {
+			t.Label = strconv.FormatFloat(math.Exp2(float64(e)), 'f', -1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// linePlot draws lines into dir/base.png and dir/base.svg and returns the
+// paths. Series with no points are left out.
+func linePlot(dir, base, title string, x, y axis, lines []series) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x.label
+	p.Y.Label.Text = y.label
+	if x.log2 {
+		p.X.Tick.Marker = pow2Ticks{}
+	}
+	if y.lo < y.hi {
+		p.Y.Min, p.Y.Max = y.lo, y.hi
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for i, s := range lines {
+		var xys plotter.XYs
+		for _, pt := range s.xys {
+			if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) || math.IsNaN(pt.X) || math.IsInf(pt.X, 0) {
+				continue
+			}
+			xys = append(xys, pt)
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("scenario: plot %s: %w", base, err)
+		}
+		c := palette[i%len(palette)]
+		l.Color, pts.Color = c, c
+		l.Width = vg.Points(1.5)
+		if i >= len(palette) {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		pts.Shape = glyphs[i%len(glyphs)]
+		pts.Radius = vg.Points(2.5)
+		p.Add(l, pts)
+		p.Legend.Add(s.name, l, pts)
+	}
+	var files []string
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, base+ext)
+		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+			return files, fmt.Errorf("scenario: plot %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// ratio is a/b, NaN when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// balance is max/mean of loads (NaN for no load).
+func balance(loads []int64) (maxLoad int64, mean, bal float64) {
+	var sum int64
+	for _, l := range loads {
+		sum += l
+		maxLoad = max(maxLoad, l)
+	}
+	if len(loads) == 0 {
+		return 0, math.NaN(), math.NaN()
+	}
+	mean = float64(sum) / float64(len(loads))
+	return maxLoad, mean, ratio(float64(maxLoad), mean)
+}
