@@ -90,22 +90,27 @@ func MINCurve(trace []uint64, next []int64, sizes []int, warmup int64) (Curve, e
 // optStack is MINCurve's stack: an implicit treap over stack positions.
 // Node 0 is nil. It is not safe for concurrent use.
 type optStack struct {
-	m    int // maximum depth kept
-	l, r []int32
-	par  []int32
-	pri  []uint32
-	sz   []int32
-	nu   []int64 // the key's next-request time
-	mx   []int64 // subtree maximum of nu
-	fst  []int64 // subtree first (top-most) nu
-	lst  []int64 // subtree last nu
-	desc []bool  // subtree has adjacent entries a, b with nu(a) > nu(b)
-	key  []uint64
+	m    int       // maximum depth kept
+	t    []optNode // nodes, one cache line each; t[0] is nil
 	free []int32
 	node map[uint64]int32
 	root int32
 	rng  uint64
 	gaps [][2]int // scratch: (record index, next record index)
+}
+
+// optNode is one stack entry and the summary of its subtree.
+type optNode struct {
+	nu   int64 // the key's next-request time
+	mx   int64 // subtree maximum of nu
+	fst  int64 // subtree first (top-most) nu
+	lst  int64 // subtree last nu
+	key  uint64
+	l, r int32
+	par  int32
+	pri  uint32
+	sz   int32
+	desc bool // subtree has adjacent entries a, b with nu(a) > nu(b)
 }
 
 func newOPTStack(maxDepth, traceLen int) *optStack {
@@ -117,17 +122,7 @@ func newOPTStack(maxDepth, traceLen int) *optStack {
 }
 
 func (o *optStack) grow(n int) {
-	o.l = append(o.l, make([]int32, n-len(o.l))...)
-	o.r = append(o.r, make([]int32, n-len(o.r))...)
-	o.par = append(o.par, make([]int32, n-len(o.par))...)
-	o.pri = append(o.pri, make([]uint32, n-len(o.pri))...)
-	o.sz = append(o.sz, make([]int32, n-len(o.sz))...)
-	o.nu = append(o.nu, make([]int64, n-len(o.nu))...)
-	o.mx = append(o.mx, make([]int64, n-len(o.mx))...)
-	o.fst = append(o.fst, make([]int64, n-len(o.fst))...)
-	o.lst = append(o.lst, make([]int64, n-len(o.lst))...)
-	o.desc = append(o.desc, make([]bool, n-len(o.desc))...)
-	o.key = append(o.key, make([]uint64, n-len(o.key))...)
+	o.t = append(o.t, make([]optNode, n-len(o.t))...)
 }
 
 // alloc returns a fresh single-node treap.
@@ -138,34 +133,36 @@ func (o *optStack) alloc(k uint64, nu int64) int32 {
 		o.free = o.free[:len(o.free)-1]
 	} else {
 		n = int32(len(o.node) + 1)
-		if int(n) >= len(o.l) {
-			o.grow(min(2*len(o.l), o.m+2))
+		if int(n) >= len(o.t) {
+			o.grow(min(2*len(o.t), o.m+2))
 		}
 	}
 	o.rng ^= o.rng << 13
 	o.rng ^= o.rng >> 7
 	o.rng ^= o.rng << 17
-	o.l[n], o.r[n], o.par[n], o.pri[n], o.key[n], o.nu[n] = 0, 0, 0, uint32(o.rng>>32), k, nu
+	o.t[n] = optNode{nu: nu, key: k, pri: uint32(o.rng >> 32)}
 	o.pull(n)
 	return n
 }
 
 func (o *optStack) pull(n int32) {
-	l, r := o.l[n], o.r[n]
-	v := o.nu[n]
-	o.sz[n] = 1 + o.sz[l] + o.sz[r]
-	mx, fst, lst, desc := v, v, v, false
-	if l != 0 {
-		o.par[l] = n
-		mx, fst = max(mx, o.mx[l]), o.fst[l]
-		desc = o.desc[l] || o.lst[l] > v
+	t := o.t
+	x := &t[n]
+	v := x.nu
+	mx, fst, lst, desc, sz := v, v, v, false, int32(1)
+	if x.l != 0 {
+		c := &t[x.l]
+		c.par = n
+		mx, fst, sz = max(mx, c.mx), c.fst, sz+c.sz
+		desc = c.desc || c.lst > v
 	}
-	if r != 0 {
-		o.par[r] = n
-		mx, lst = max(mx, o.mx[r]), o.lst[r]
-		desc = desc || o.desc[r] || v > o.fst[r]
+	if x.r != 0 {
+		c := &t[x.r]
+		c.par = n
+		mx, lst, sz = max(mx, c.mx), c.lst, sz+c.sz
+		desc = desc || c.desc || v > c.fst
 	}
-	o.mx[n], o.fst[n], o.lst[n], o.desc[n] = mx, fst, lst, desc
+	x.mx, x.fst, x.lst, x.desc, x.sz = mx, fst, lst, desc, sz
 }
 
 // split cuts t into its first k entries and the rest.
@@ -173,14 +170,14 @@ func (o *optStack) split(t int32, k int) (int32, int32) {
 	if t == 0 {
 		return 0, 0
 	}
-	if ls := int(o.sz[o.l[t]]); k <= ls {
-		a, b := o.split(o.l[t], k)
-		o.l[t] = b
+	if ls := int(o.t[o.t[t].l].sz); k <= ls {
+		a, b := o.split(o.t[t].l, k)
+		o.t[t].l = b
 		o.pull(t)
 		return a, t
 	} else {
-		a, b := o.split(o.r[t], k-ls-1)
-		o.r[t] = a
+		a, b := o.split(o.t[t].r, k-ls-1)
+		o.t[t].r = a
 		o.pull(t)
 		return t, b
 	}
@@ -192,12 +189,12 @@ func (o *optStack) merge(a, b int32) int32 {
 		return b
 	case b == 0:
 		return a
-	case o.pri[a] > o.pri[b]:
-		o.r[a] = o.merge(o.r[a], b)
+	case o.t[a].pri > o.t[b].pri:
+		o.t[a].r = o.merge(o.t[a].r, b)
 		o.pull(a)
 		return a
 	default:
-		o.l[b] = o.merge(a, o.l[b])
+		o.t[b].l = o.merge(a, o.t[b].l)
 		o.pull(b)
 		return b
 	}
@@ -205,11 +202,11 @@ func (o *optStack) merge(a, b int32) int32 {
 
 // rank is n's 0-based position in the tree rooted at o.root.
 func (o *optStack) rank(n int32) int {
-	r := int(o.sz[o.l[n]])
+	r := int(o.t[o.t[n].l].sz)
 	for n != o.root {
-		p := o.par[n]
-		if o.r[p] == n {
-			r += int(o.sz[o.l[p]]) + 1
+		p := o.t[n].par
+		if o.t[p].r == n {
+			r += int(o.t[o.t[p].l].sz) + 1
 		}
 		n = p
 	}
@@ -219,17 +216,17 @@ func (o *optStack) rank(n int32) int {
 // firstDescent is the first index i >= 1 of t with nu(i) < nu(i-1), or -1.
 func (o *optStack) firstDescent(t int32) int {
 	base := 0
-	for t != 0 && o.desc[t] {
-		l, r := o.l[t], o.r[t]
+	for t != 0 && o.t[t].desc {
+		l, r := o.t[t].l, o.t[t].r
 		switch {
-		case l != 0 && o.desc[l]:
+		case l != 0 && o.t[l].desc:
 			t = l
-		case l != 0 && o.lst[l] > o.nu[t]:
-			return base + int(o.sz[l])
-		case r != 0 && o.nu[t] > o.fst[r]:
-			return base + int(o.sz[l]) + 1
+		case l != 0 && o.t[l].lst > o.t[t].nu:
+			return base + int(o.t[l].sz)
+		case r != 0 && o.t[t].nu > o.t[r].fst:
+			return base + int(o.t[l].sz) + 1
 		default:
-			base += int(o.sz[l]) + 1
+			base += int(o.t[l].sz) + 1
 			t = r
 		}
 	}
@@ -238,19 +235,19 @@ func (o *optStack) firstDescent(t int32) int {
 
 // firstAbove is the first index i >= from of t with nu(i) > v, or -1.
 func (o *optStack) firstAbove(t int32, from int, v int64) int {
-	if t == 0 || o.mx[t] <= v {
+	if t == 0 || o.t[t].mx <= v {
 		return -1
 	}
-	ls := int(o.sz[o.l[t]])
+	ls := int(o.t[o.t[t].l].sz)
 	if from < ls {
-		if i := o.firstAbove(o.l[t], from, v); i >= 0 {
+		if i := o.firstAbove(o.t[t].l, from, v); i >= 0 {
 			return i
 		}
 	}
-	if from <= ls && o.nu[t] > v {
+	if from <= ls && o.t[t].nu > v {
 		return ls
 	}
-	if i := o.firstAbove(o.r[t], max(from-ls-1, 0), v); i >= 0 {
+	if i := o.firstAbove(o.t[t].r, max(from-ls-1, 0), v); i >= 0 {
 		return ls + 1 + i
 	}
 	return -1
@@ -259,15 +256,15 @@ func (o *optStack) firstAbove(t int32, from int, v int64) int {
 // at is the nu of the entry at index i of t.
 func (o *optStack) at(t int32, i int) int64 {
 	for {
-		ls := int(o.sz[o.l[t]])
+		ls := int(o.t[o.t[t].l].sz)
 		switch {
 		case i < ls:
-			t = o.l[t]
+			t = o.t[t].l
 		case i == ls:
-			return o.nu[t]
+			return o.t[t].nu
 		default:
 			i -= ls + 1
-			t = o.r[t]
+			t = o.t[t].r
 		}
 	}
 }
@@ -284,7 +281,7 @@ func (o *optStack) access(k uint64, nu int64) int64 {
 		var rest int32
 		above, rest = o.split(o.root, pos)
 		x, below = o.split(rest, 1)
-		o.nu[x] = nu
+		o.t[x].nu = nu
 		o.pull(x)
 	} else {
 		above = o.root
@@ -293,20 +290,20 @@ func (o *optStack) access(k uint64, nu int64) int64 {
 	}
 	above = o.pushDown(above)
 	o.root = o.merge(o.merge(x, above), below)
-	if int(o.sz[o.root]) > o.m {
+	if int(o.t[o.root].sz) > o.m {
 		var last int32
 		o.root, last = o.split(o.root, o.m)
-		delete(o.node, o.key[last])
+		delete(o.node, o.t[last].key)
 		o.free = append(o.free, last)
 	}
-	o.par[o.root] = 0
+	o.t[o.root].par = 0
 	return d
 }
 
 // pushDown applies the MIN stack update to the entries above the requested
 // key: each record moves past the gap of non-records that follows it.
 func (o *optStack) pushDown(t int32) int32 {
-	n := int(o.sz[t])
+	n := int(o.t[t].sz)
 	if n < 2 {
 		return t
 	}

@@ -1,0 +1,43 @@
+// Package replay replays URL-fingerprint traces through cache policies, as
+// Broder, Najork and Wiener did for their crawler's host splitter, and
+// writes miss-rate curves, tables and figures.
+//
+// # Inputs
+//
+// A [Source] streams a trace's keys in batches. [Open] reads three formats:
+// crawltrace's condensed traces (Arrow IPC files, mapped zero-copy through
+// tracefile), libCacheSim's oracleGeneral binary traces, and text (one key
+// per line: decimal, 0x-hex, or any other string hashed with xxHash64; see
+// [FormatText]). A malformed file gives an error wrapping
+// tracefile.ErrCorrupt that names the file and the offset or line.
+// [ExportFile] converts between them; [GenerateFile] writes synthetic Zipf
+// traces with a host-locality knob.
+//
+// # One pass for all sizes
+//
+// LRU and MIN are stack algorithms, so one pass gives their exact hit
+// counts at every cache size: [LRUStack] computes LRU stack distances with
+// a Fenwick tree over access times (O(log n) per request, streaming, memory
+// proportional to the distinct keys) and [MINCurve] runs the MIN (OPT)
+// stack update in an implicit treap. Both are checked request by request
+// against per-size simulations.
+//
+// # Sweeps
+//
+// [Run] replays every trace of a [Config] through every policy at every
+// size: lru, min and infinite in one pass each, the other policies (package
+// replay/policy) one simulation per size in parallel. A sweep can be cut
+// into N slices (Config.Task, Config.Tasks) for a Slurm job array or a
+// Kubernetes indexed job, and [Merge] joins the slices. Results go to
+// results.csv and results.arrow (columns trace, policy, size, requests,
+// hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std),
+// memory.csv (estimated bytes per cached entry), and the figures of
+// [WritePlots].
+//
+// # Memory
+//
+// lru, infinite and the online policies stream the trace. min and static
+// hold the trace in memory (8 bytes per request), min also its next-use
+// times (8 more bytes per request); a sweep loads each trace once, for
+// those policies only, and drops it before the next trace.
+package replay
