@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/crawltrace/crawltrace/replay"
+	"github.com/crawltrace/crawltrace/replay/policy"
+)
+
+func init() {
+	register(newReplayCmd)
+}
+
+func newReplayCmd() *cobra.Command {
+	cfg := replay.DefaultConfig()
+	var policies, sizes, task string
+	var noPlots bool
+	cmd := &cobra.Command{
+		Use:   "replay TRACE...",
+		Short: "Replay traces through cache policies at many cache sizes",
+		Long: `replay runs every trace through every policy at every cache size and writes
+DIR/results.csv, DIR/results.arrow, DIR/memory.csv and the figures
+(missrate-*, relative-*, full-vs-cross-*). A directory argument stands for the
+*.arrow condensed traces in it. lru, min and infinite compute all sizes in one
+pass; min and static hold the trace in memory.
+
+With --task i/N only slice i (0-based) of N of the run grid is computed and
+written to DIR/results-task-i-of-N.csv; combine the slices with
+'crawltrace replay merge'.`,
+		Example: `  crawltrace replay out/condensed --sizes 2^0..2^25 -o results
+  crawltrace replay trace.bin --format oracleGeneral --policies lru,clock,min --sizes 1k,64k,1m
+  crawltrace replay out/condensed --task 3/16 -o results && crawltrace replay merge results -o final`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if cfg.Traces, err = replay.ExpandTraces(args); err != nil {
+				return err
+			}
+			cfg.Policies = splitCommaList(policies)
+			if cfg.Sizes, err = replay.ParseSizes(sizes); err != nil {
+				return badInput("--sizes: %v", err)
+			}
+			if task != "" {
+				if cfg.Task, cfg.Tasks, err = replay.ParseTask(task); err != nil {
+					return badInput("--task: %v", err)
+				}
+			}
+			cfg.Plots = !noPlots
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				cfg.Progress = f
+			}
+			res, err := replay.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			res.Summary(out, 6)
+			for _, f := range res.Files {
+				fmt.Fprintln(out, "wrote", f)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Format, "format", cfg.Format, "trace format: "+strings.Join(replay.Formats(), ", "))
+	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "comma-separated policies (all: "+strings.Join(policy.Names(), ",")+")")
+	f.StringVar(&sizes, "sizes", "2^0..2^25", "cache sizes: list and ranges, e.g. 16,1024 or 1k,64k,1m or 2^0..2^25")
+	f.IntVar(&cfg.Seeds, "seeds", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
+	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
+	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
+	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
+	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
+	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
+	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	cmd.AddCommand(newReplayMergeCmd())
+	return cmd
+}
+
+func newReplayMergeCmd() *cobra.Command {
+	var out string
+	var noPlots bool
+	cmd := &cobra.Command{
+		Use:   "merge DIR|FILE... -o OUT",
+		Short: "Combine the results of a sliced replay (--task i/N)",
+		Long: `merge reads the results-task-i-of-N.csv files of each directory (or its
+results.csv, or CSV files given directly), checks that every task is present
+and no row is duplicated, recomputes relative_to_min, and writes results.csv,
+results.arrow, memory.csv and the figures to OUT.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return badInput("replay merge: -o OUT is required")
+			}
+			res, err := replay.Merge(args, out, !noPlots)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			res.Summary(w, 6)
+			for _, f := range res.Files {
+				fmt.Fprintln(w, "wrote", f)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory")
+	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	return cmd
+}
+
+func splitCommaList(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

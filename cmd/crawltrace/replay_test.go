@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReplayCLI(t *testing.T) {
+	dir := t.TempDir()
+	cond := filepath.Join(dir, "cond")
+	var out, errb bytes.Buffer
+	run := func(args ...string) int {
+		out.Reset()
+		errb.Reset()
+		return runWith(args, &out, &errb)
+	}
+	if code := run("gen-trace", "-o", filepath.Join(cond, "node-000.full.arrow"), "--requests", "20000", "--keys", "2000", "--seed", "3"); code != 0 {
+		t.Fatalf("gen-trace: exit %d: %s", code, errb.String())
+	}
+	if code := run("gen-trace", "-o", filepath.Join(cond, "node-000.cross.arrow"), "--requests", "5000", "--keys", "1500", "--locality", "0"); code != 0 {
+		t.Fatalf("gen-trace: exit %d: %s", code, errb.String())
+	}
+	res := filepath.Join(dir, "res")
+	if code := run("replay", cond, "--sizes", "1,16,256,4k", "--seeds", "2", "-o", res); code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"node-000.full.arrow: miss rate %", "infinite", "min", "static", "4K", "wrote " + filepath.Join(res, "results.csv"), "full-vs-cross-node-000.png"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("replay output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr not a terminal, want no progress: %q", errb.String())
+	}
+	// Sliced, then merged: same CSV apart from timings.
+	tasks := filepath.Join(dir, "tasks")
+	for i := range 3 {
+		if code := run("replay", cond, "--sizes", "1,16,256,4k", "--seeds", "2", "--task", string(rune('0'+i))+"/3", "-o", tasks); code != 0 {
+			t.Fatalf("replay --task: exit %d: %s", code, errb.String())
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	if code := run("replay", "merge", tasks, "-o", merged, "--no-plots"); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb.String())
+	}
+	a, _ := os.ReadFile(filepath.Join(res, "results.csv"))
+	b, _ := os.ReadFile(filepath.Join(merged, "results.csv"))
+	if noSeconds(string(a)) != noSeconds(string(b)) || len(a) == 0 {
+		t.Errorf("merged results differ:\n%s\nvs\n%s", a, b)
+	}
+	// Export and replay the oracleGeneral file.
+	og := filepath.Join(dir, "t.og")
+	if code := run("export", filepath.Join(cond, "node-000.cross.arrow"), "--format", "oracleGeneral", "-o", og); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errb.String())
+	}
+	if code := run("replay", og, "--format", "oracleGeneral", "--policies", "lru,min", "--sizes", "16", "--no-plots", "-o", filepath.Join(dir, "og")); code != 0 {
+		t.Fatalf("replay oracleGeneral: exit %d: %s", code, errb.String())
+	}
+	// Bad input: exit 2 and one line naming the file.
+	bad := filepath.Join(dir, "bad.og")
+	os.WriteFile(bad, []byte("short"), 0o644)
+	if code := run("replay", bad, "--format", "oracleGeneral", "-o", filepath.Join(dir, "x")); code != 2 || !strings.Contains(errb.String(), bad) || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("bad trace: exit %d, stderr %q", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"replay", og, "--sizes", "zero"},
+		{"replay", og, "--task", "3/3"},
+		{"replay", og, "--policies", "nosuch"},
+		{"gen-trace", "-o", filepath.Join(dir, "g.arrow"), "--alpha", "-1"},
+	} {
+		if code := run(args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+	}
+}
+
+// noSeconds drops the seconds column (9th) of a results CSV.
+func noSeconds(csv string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 8 {
+			f = append(f[:8], f[9:]...)
+		}
+		b.WriteString(strings.Join(f, ",") + "\n")
+	}
+	return b.String()
+}
