@@ -184,8 +184,7 @@ func (s *segWriter) segments() []SegmentInfo {
 // batches rows, and rotates segments. It is not safe for concurrent use: one
 // goroutine owns it (producers send to that goroutine over a channel).
 type URLWriter struct {
-	seg       *segWriter
-	b         *array.RecordBuilder
+	logWriter
 	seq       *array.Uint64Builder
 	tm        *array.TimestampBuilder
 	url, kind *array.StringBuilder
@@ -193,10 +192,7 @@ type URLWriter struct {
 	src       *array.Uint64Builder
 	worker    *array.Uint16Builder
 	dest      *array.Uint16Builder
-	pending   int
 	nextSeq   uint64
-	lastFlush time.Time
-	closed    bool
 }
 
 // CreateURLWriter starts a raw URL log in nodeDir.
@@ -208,7 +204,8 @@ func CreateURLWriter(nodeDir string, m Meta, cfg WriterConfig) (*URLWriter, erro
 		return nil, err
 	}
 	b := array.NewRecordBuilder(cfg.Allocator, schema)
-	w := &URLWriter{seg: seg, b: b, lastFlush: time.Now()}
+	w := &URLWriter{logWriter: logWriter{seg: seg, b: b, lastFlush: time.Now()}}
+	w.logWriter.reserve = w.reserve
 	w.seq = b.Field(0).(*array.Uint64Builder)
 	w.tm = b.Field(1).(*array.TimestampBuilder)
 	w.url = b.Field(2).(*array.StringBuilder)
@@ -238,38 +235,11 @@ func (w *URLWriter) Append(r URLRecord) (uint64, error) {
 	w.src.Append(r.Source)
 	w.worker.Append(r.Worker)
 	w.dest.Append(r.Dest)
-	w.pending++
-	if w.pending >= w.seg.cfg.FlushRows || (w.pending&255 == 0 && time.Since(w.lastFlush) >= w.seg.cfg.FlushInterval) {
-		return s, w.Flush()
-	}
-	return s, nil
+	return s, w.added()
 }
 
 // Rows is the number of rows appended so far.
 func (w *URLWriter) Rows() uint64 { return w.nextSeq }
-
-// FlushIfDue writes the buffered rows if FlushInterval has passed since the
-// last flush. The owning goroutine calls it from a ticker when idle.
-func (w *URLWriter) FlushIfDue(now time.Time) error {
-	if w.pending > 0 && now.Sub(w.lastFlush) >= w.seg.cfg.FlushInterval {
-		return w.Flush()
-	}
-	return nil
-}
-
-// Flush writes the buffered rows as one record batch.
-func (w *URLWriter) Flush() error {
-	w.lastFlush = time.Now()
-	if w.pending == 0 {
-		return nil
-	}
-	n := w.pending
-	rec := w.b.NewRecordBatch()
-	defer rec.Release()
-	w.pending = 0
-	w.reserve(n)
-	return w.seg.write(rec)
-}
 
 // reserve sizes the builders for the next batch like the last one, so
 // appends do not regrow buffers.
@@ -281,31 +251,9 @@ func (w *URLWriter) reserve(n int) {
 	w.tag.ReserveData(n * 2)
 }
 
-// Segments describes the segments written so far.
-func (w *URLWriter) Segments() []SegmentInfo { return w.seg.segments() }
-
-// Close flushes and ends the current segment cleanly.
-func (w *URLWriter) Close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	err := w.Flush()
-	if cerr := w.seg.closeSeg(); err == nil {
-		err = cerr
-	}
-	w.seg.f = nil
-	w.b.Release()
-	return err
-}
-
 // PageWriter appends rows to a node's page log. Not safe for concurrent use.
 type PageWriter struct {
-	seg       *segWriter
-	b         *array.RecordBuilder
-	pending   int
-	lastFlush time.Time
-	closed    bool
+	logWriter
 }
 
 // CreatePageWriter starts a page log in nodeDir.
@@ -316,7 +264,7 @@ func CreatePageWriter(nodeDir string, m Meta, cfg WriterConfig) (*PageWriter, er
 	if err != nil {
 		return nil, err
 	}
-	return &PageWriter{seg: seg, b: array.NewRecordBuilder(cfg.Allocator, schema), lastFlush: time.Now()}, nil
+	return &PageWriter{logWriter{seg: seg, b: array.NewRecordBuilder(cfg.Allocator, schema), lastFlush: time.Now()}}, nil
 }
 
 func appendOptString(b *array.StringBuilder, s string) {
@@ -349,15 +297,34 @@ func (w *PageWriter) Append(p PageRecord) error {
 	} else {
 		q.Append(p.Quality)
 	}
+	return w.added()
+}
+
+// logWriter is what the URL and page log writers share: a record builder
+// whose rows are flushed as batches to rotating segments.
+type logWriter struct {
+	seg       *segWriter
+	b         *array.RecordBuilder
+	pending   int
+	lastFlush time.Time
+	closed    bool
+	reserve   func(n int) // optional: presize builders after a flush of n rows
+}
+
+// added counts one appended row and flushes when the batch is full or,
+// checked every 256 rows to keep the clock off the hot path, when it is
+// older than FlushInterval.
+func (w *logWriter) added() error {
 	w.pending++
-	if w.pending >= w.seg.cfg.FlushRows || time.Since(w.lastFlush) >= w.seg.cfg.FlushInterval {
+	if w.pending >= w.seg.cfg.FlushRows || (w.pending&255 == 0 && time.Since(w.lastFlush) >= w.seg.cfg.FlushInterval) {
 		return w.Flush()
 	}
 	return nil
 }
 
-// FlushIfDue writes buffered rows if FlushInterval has passed.
-func (w *PageWriter) FlushIfDue(now time.Time) error {
+// FlushIfDue writes the buffered rows if FlushInterval has passed since the
+// last flush. The owning goroutine calls it from a ticker when idle.
+func (w *logWriter) FlushIfDue(now time.Time) error {
 	if w.pending > 0 && now.Sub(w.lastFlush) >= w.seg.cfg.FlushInterval {
 		return w.Flush()
 	}
@@ -365,22 +332,26 @@ func (w *PageWriter) FlushIfDue(now time.Time) error {
 }
 
 // Flush writes the buffered rows as one record batch.
-func (w *PageWriter) Flush() error {
+func (w *logWriter) Flush() error {
 	w.lastFlush = time.Now()
 	if w.pending == 0 {
 		return nil
 	}
+	n := w.pending
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
 	w.pending = 0
+	if w.reserve != nil {
+		w.reserve(n)
+	}
 	return w.seg.write(rec)
 }
 
 // Segments describes the segments written so far.
-func (w *PageWriter) Segments() []SegmentInfo { return w.seg.segments() }
+func (w *logWriter) Segments() []SegmentInfo { return w.seg.segments() }
 
 // Close flushes and ends the current segment cleanly.
-func (w *PageWriter) Close() error {
+func (w *logWriter) Close() error {
 	if w.closed {
 		return nil
 	}
