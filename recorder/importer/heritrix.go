@@ -32,7 +32,7 @@ package importer
 //	source  a sequential id per distinct (normalized) via URI in this import,
 //	        1-based in order of first appearance; 0 for no via. Heritrix logs
 //	        no page ids, so ids are independent of fingerprints and stable
-//	        only within one import
+//	        only within one import (all its files share the numbering)
 //	worker  the thread number ("#042" is 42); 0 when absent
 //
 // Both Heritrix 1 and Heritrix 3 lines are read (they share the first

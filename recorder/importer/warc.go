@@ -22,9 +22,10 @@ package importer
 // Each URL is logged at the node that owns the page (the normalized
 // WARC-Target-URI, partitioned with [Sink.NodeOf]); dest is filled by the
 // partitioner. time is the record's WARC-Date, worker 0 and source a
-// sequential id per distinct page URL in this import (1-based, in order of
-// first appearance: WARC record ids are not page ids, and fingerprints are
-// not used so that ids do not depend on them).
+// sequential id per distinct (normalized) page URL that logged a URL in
+// this import, 1-based in order of the first URL logged (WARC record ids
+// are not page ids, and fingerprints are not used so that ids do not depend
+// on them; all files of one import share the numbering).
 //
 // warcinfo, request, metadata, resource, revisit and conversion records,
 // and responses for non-HTTP URIs (dns:) are counted in [Stats.Skipped].
@@ -76,7 +77,7 @@ type warcRecord struct {
 	version string
 	fields  map[string]string // canonical (lower-case) name -> value; repeated fields keep the first
 	length  int64
-	block   *io.LimitedReader
+	block   *blockReader
 	bad     string // a header problem that spares the framing: the record is to be counted as bad
 }
 
@@ -119,11 +120,12 @@ func newWARCReader(r io.Reader) *warcReader {
 // wrapping errFraming (the record number is then w.num).
 func (w *warcReader) next() (*warcRecord, error) {
 	if w.cur != nil {
-		if _, err := io.Copy(io.Discard, w.cur.block); err != nil {
-			return nil, fmt.Errorf("%w: %v", errFraming, err)
+		_, err := io.Copy(io.Discard, w.cur.block)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%w: block cut short: %d of %d bytes", errFraming, w.cur.length-w.cur.block.n, w.cur.length)
 		}
-		if w.cur.block.N > 0 {
-			return nil, fmt.Errorf("%w: block cut short: %d of %d bytes", errFraming, w.cur.length-w.cur.block.N, w.cur.length)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errFraming, err)
 		}
 		w.cur = nil
 	}
@@ -197,9 +199,37 @@ func (w *warcReader) next() (*warcRecord, error) {
 		return nil, fmt.Errorf("%w: Content-Length %q is not a length", errFraming, quoteStart(cl))
 	}
 	rec.length = n
-	rec.block = &io.LimitedReader{R: w.br, N: n}
+	rec.block = &blockReader{r: w.br, n: n}
 	w.cur = rec
 	return rec, nil
+}
+
+// blockReader reads a record block of known length. It reports a block cut
+// short by the end of the stream as io.ErrUnexpectedEOF and remembers any
+// failure, so that the record's consumers can leave the report to
+// warcReader.next.
+type blockReader struct {
+	r      io.Reader
+	n      int64 // bytes left
+	failed bool
+}
+
+func (b *blockReader) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= int64(n)
+	if err == io.EOF && b.n > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil && err != io.EOF {
+		b.failed = true
+	}
+	return n, err
 }
 
 // line reads one header line without its line ending. A line longer than
@@ -296,11 +326,12 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
 		return nil
 	}
-	node, source := src.page(s, page, true)
 	br.head.Reset(rec.block)
 	resp, err := http.ReadResponse(br.head, nil)
 	if err != nil {
-		s.BadLine(path, rec.num, "HTTP response: "+err.Error())
+		if !rec.block.failed { // else the reader reports the cut record
+			s.BadLine(path, rec.num, "HTTP response: "+err.Error())
+		}
 		return nil
 	}
 	defer resp.Body.Close()
@@ -309,6 +340,8 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		t = d.UnixNano()
 	}
 	add := func(u, kind, tag string) error {
+		// The page gets its source id with its first logged URL.
+		node, source := src.page(s, page, true)
 		return s.Add(node, -1, tracefile.URLRecord{Time: t, URL: u, Kind: kind, Tag: tag, Source: source})
 	}
 	switch resp.StatusCode {
@@ -329,7 +362,9 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(body)
 		if err != nil {
-			s.BadLine(path, rec.num, "gzip body: "+err.Error())
+			if !rec.block.failed {
+				s.BadLine(path, rec.num, "gzip body: "+err.Error())
+			}
 			return nil
 		}
 		defer zr.Close()
@@ -337,7 +372,9 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 	case "deflate":
 		zr, err := zlib.NewReader(body)
 		if err != nil {
-			s.BadLine(path, rec.num, "deflate body: "+err.Error())
+			if !rec.block.failed {
+				s.BadLine(path, rec.num, "deflate body: "+err.Error())
+			}
 			return nil
 		}
 		defer zr.Close()

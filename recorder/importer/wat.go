@@ -139,7 +139,6 @@ func importWATRecord(s *Sink, src *sources, path string, rec *warcRecord) error 
 		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
 		return nil
 	}
-	node, source := src.page(s, page, true)
 	d, err := time.Parse(time.RFC3339Nano, env.Header.Date)
 	if err != nil {
 		d = rec.date()
@@ -153,6 +152,8 @@ func importWATRecord(s *Sink, src *sources, path string, rec *warcRecord) error 
 		if err != nil {
 			return nil // javascript:, mailto:, malformed: dropped as the extractor does
 		}
+		// The page gets its source id with its first logged URL.
+		node, source := src.page(s, page, true)
 		return s.Add(node, -1, tracefile.URLRecord{Time: t, URL: u, Kind: kind, Tag: tag, Source: source})
 	}
 
