@@ -51,7 +51,8 @@ type Config struct {
 	FailOnCollision bool
 	// NoVerify skips the collision check and only writes the traces.
 	NoVerify bool
-	// TempDir holds spill files; default Output/.spill (removed at the end).
+	// TempDir is where a private spill directory is made (and removed at
+	// the end); default Output.
 	TempDir string
 	// Progress, when non-nil, receives progress lines.
 	Progress io.Writer
@@ -83,7 +84,7 @@ func (c *Config) fill() error {
 		return fmt.Errorf("%w: condense: no output directory", tracefile.ErrBadInput)
 	}
 	if c.TempDir == "" {
-		c.TempDir = filepath.Join(c.Output, fmt.Sprintf(".spill-%d", c.Shard))
+		c.TempDir = c.Output
 	}
 	return nil
 }
@@ -143,10 +144,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
 	if parts > 0 {
+		// A private directory inside TempDir: only it is removed at the end.
 		if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
 			return nil, fmt.Errorf("condense: %w", err)
 		}
-		defer os.RemoveAll(cfg.TempDir)
+		dir, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".spill-%d-", cfg.Shard))
+		if err != nil {
+			return nil, fmt.Errorf("condense: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.TempDir = dir
 	}
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
 	rep, err := r.do(ctx)

@@ -67,7 +67,7 @@ is 0 unless --fail-on-collision.`,
 	f.StringVar(&shard, "shard", "", "verify only fingerprint range i of N and write a partial report (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
-	f.StringVar(&cfg.TempDir, "temp-dir", "", "directory for spill files (default OUT_DIR/.spill-SHARD; removed at the end)")
+	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to put the spill directory (default OUT_DIR; only the spill directory is removed)")
 	cmd.AddCommand(newCondenseMergeCmd())
 	return cmd
 }
