@@ -64,3 +64,20 @@ func BenchmarkLRUSingleSize(b *testing.B) {
 	}
 	reportRate(b, len(tr))
 }
+
+// BenchmarkMINSingleSize is one per-size MIN simulation (policy package,
+// size 2^16, next-use pass included), to compare with the one-pass curve.
+func BenchmarkMINSingleSize(b *testing.B) {
+	tr := benchTrace()
+	b.SetBytes(8 * int64(len(tr)))
+	b.ResetTimer()
+	for b.Loop() {
+		cfg := Config{}
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(1-float64(hits)/float64(len(tr)), "missrate@64K")
+	}
+	reportRate(b, len(tr))
+}

@@ -53,6 +53,11 @@ type Config struct {
 	Workers int
 	// OutDir receives the result files; "" writes nothing.
 	OutDir string
+	// MINPerSize runs MIN once per size (policy package, sharing one
+	// next-use array) instead of the one-pass stack of [MINCurve]. Both are
+	// exact; per-size is faster for a few dozen sizes on traces with deep
+	// stacks (see the package benchmarks), one-pass for dense grids.
+	MINPerSize bool
 	// Plots draws the figures into OutDir (unsliced runs only).
 	Plots bool
 	// Progress, when not nil, receives a progress line rewritten in place
@@ -72,7 +77,9 @@ func DefaultConfig() Config {
 }
 
 // onePass reports whether name is computed for all sizes in one pass.
-func onePass(name string) bool { return name == "lru" || name == "min" || name == "infinite" }
+func (cfg *Config) onePass(name string) bool {
+	return name == "lru" || name == "infinite" || name == "min" && !cfg.MINPerSize
+}
 
 // randomized reports whether name depends on a seed.
 func randomized(name string) bool { return strings.HasPrefix(name, "random") }
@@ -89,7 +96,7 @@ func grid(cfg *Config) []unit {
 	var us []unit
 	for ti := range cfg.Traces {
 		for _, p := range cfg.Policies {
-			if onePass(p) {
+			if cfg.onePass(p) {
 				us = append(us, unit{ti, p, 0})
 				continue
 			}
@@ -221,8 +228,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		// Long one-pass units first, so they overlap the short ones.
 		slices.SortStableFunc(units, func(a, b unit) int {
-			if onePass(a.policy) != onePass(b.policy) {
-				if onePass(a.policy) {
+			if cfg.onePass(a.policy) != cfg.onePass(b.policy) {
+				if cfg.onePass(a.policy) {
 					return -1
 				}
 				return 1
@@ -321,6 +328,9 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return curveRows(s.Curve()), nil
 	case "min":
+		if cfg.MINPerSize {
+			break
+		}
 		keys, next, err := off.load(cfg, path, needNext)
 		if err != nil {
 			return nil, err
@@ -342,12 +352,12 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		return rows, nil
 	}
 	opts := policy.Options{ChargeStaticLoads: cfg.ChargeStatic}
-	if u.policy == "static" {
-		keys, _, err := off.load(cfg, path, needNext)
+	if u.policy == "static" || u.policy == "min" {
+		keys, next, err := off.load(cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		opts.Trace = keys
+		opts.Trace, opts.NextUse = keys, next
 	}
 	seeds := 1
 	if randomized(u.policy) {

@@ -252,6 +252,16 @@ func TestTaskSlicingMerge(t *testing.T) {
 	if got, want := csvOf(t, merged.Rows), csvOf(t, whole.Rows); got != want {
 		t.Errorf("merged slices differ from the unsliced run:\n%s\nwant\n%s", got, want)
 	}
+	// MIN per size gives the same rows as the one-pass stack.
+	perSize := base
+	perSize.MINPerSize = true
+	ps, err := Run(context.Background(), perSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := csvOf(t, ps.Rows), csvOf(t, whole.Rows); got != want {
+		t.Errorf("MIN per size differs from one-pass:\n%s\nwant\n%s", got, want)
+	}
 	for _, f := range []string{"results.csv", "results.arrow", "memory.csv", "missrate-node-000.full.png", "relative-node-000.cross.svg", "full-vs-cross-node-000.png"} {
 		if _, err := os.Stat(filepath.Join(dir, "merged", f)); err != nil {
 			t.Error(err)

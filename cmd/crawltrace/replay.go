@@ -74,6 +74,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
+	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size instead of the one-pass stack (faster for a few dozen sizes)")
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
