@@ -60,7 +60,7 @@ type SplitterCacheRow struct {
 	Cross int64
 	// Sent counts the cross URLs the cache missed (sent to peers); Saved
 	// the ones it suppressed (Cross - Sent).
-	Sent, Saved int64
+	Sent, Saved  int64
 	SentFraction float64 // Sent / Cross
 	// SentBytes and SavedBytes estimate the wire bytes: URL length plus
 	// FramingBytes per URL, plus BatchBytes per batch.

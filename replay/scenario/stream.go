@@ -2,9 +2,7 @@ package scenario
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -41,17 +39,19 @@ type cursor struct {
 	node int
 	r    *tracefile.NodeURLReader
 	b    tracefile.URLBatch
+	n    int // rows in b (0 before the first batch)
 	i    int
 }
 
 // advance moves to the next row, reading the next batch when needed.
 func (c *cursor) advance() bool {
 	c.i++
-	for c.i >= c.b.Len() {
+	for c.i >= c.n {
 		if !c.r.Next() {
 			return false
 		}
 		c.b, c.i = c.r.Batch(), 0
+		c.n = c.b.Len()
 	}
 	return true
 }
@@ -304,8 +304,3 @@ func (p pageIndex) hosts() map[uint64]uint64 {
 // hostKey is the fingerprint of u's host (authority), the key under which
 // scenarios count distinct hosts.
 func hostKey(u string) uint64 { return fingerprint.URL(partition.HostOf(u)) }
-
-// clone copies a borrowed string.
-func clone(s string) string { return strings.Clone(s) }
-
-var errStop = errors.New("scenario: stop")

@@ -1,0 +1,221 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// SummaryName is the file [All] writes its summary to.
+const SummaryName = "scenario-summary.json"
+
+// AllConfig configures [All].
+type AllConfig struct {
+	// Input is the raw crawl directory.
+	Input string
+	// OutDir receives every question's tables and plots and
+	// scenario-summary.json.
+	OutDir string
+	// Order is the stream order of the questions that read the whole
+	// crawl's stream (partition, node-loss).
+	Order string
+	// Plots draws every question's plots.
+	Plots bool
+}
+
+// Summary is scenario-summary.json: a small machine-readable digest of
+// every question, for notebooks and demos. Floats that are undefined (an
+// empty trace) are written as null.
+type Summary struct {
+	Input       string `json:"input"`
+	Nodes       int    `json:"nodes"`       // the recorded crawl's N
+	Partitioner string `json:"partitioner"` // the recorded partitioner
+	URLs        int64  `json:"urls"`
+	Hosts       int64  `json:"hosts"`
+	Distinct    int64  `json:"distinct_urls"`
+	// Attributed, Seeds and Fallback say how extracting nodes were found
+	// (see the package doc).
+	Attributed int64 `json:"attributed"`
+	Seeds      int64 `json:"seeds"`
+	Fallback   int64 `json:"fallback"`
+
+	Partition     []PartitionDigest `json:"partition"`
+	SplitterCache []CacheDigest     `json:"splitter_cache"`
+	Threads       []ThreadsDigest   `json:"threads"`
+	NodeLoss      []NodeLossDigest  `json:"node_loss"`
+	Locality      []LocalityDigest  `json:"locality"`
+	Files         []string          `json:"files"`
+	Defaults      map[string]any    `json:"defaults"`
+	Notes         []string          `json:"notes,omitempty"`
+}
+
+// PartitionDigest is one (partitioner, N) of the partition question.
+type PartitionDigest struct {
+	Partitioner    string   `json:"partitioner"`
+	Nodes          int      `json:"nodes"`
+	CrossFraction  *float64 `json:"cross_fraction"`
+	CrossBytes     int64    `json:"cross_bytes"`
+	BalanceURLs    *float64 `json:"balance_urls"`
+	BalanceHosts   *float64 `json:"balance_hosts"`
+	DestMismatches int64    `json:"dest_mismatches"`
+}
+
+// CacheDigest is one (policy, size) of the splitter-cache question, summed
+// over the nodes.
+type CacheDigest struct {
+	Policy       string   `json:"policy"`
+	Size         int      `json:"size"`
+	Cross        int64    `json:"cross"`
+	Sent         int64    `json:"sent"`
+	SentFraction *float64 `json:"sent_fraction"`
+	Batches      int64    `json:"batches"`
+}
+
+// ThreadsDigest is one size of the threads question, summed over the
+// nodes.
+type ThreadsDigest struct {
+	Size           int      `json:"size"`
+	Workers        int      `json:"workers"`
+	GlobalMissRate *float64 `json:"global_miss_rate"`
+	ThreadMissRate *float64 `json:"thread_miss_rate"`
+}
+
+// NodeLossDigest is one partitioner of the node-loss question.
+type NodeLossDigest struct {
+	Partitioner        string   `json:"partitioner"`
+	Event              string   `json:"event"`
+	Node               int      `json:"node"`
+	HostsMovedFraction *float64 `json:"hosts_moved_fraction"`
+	HostsMovedOther    int64    `json:"hosts_moved_other"`
+	Refetched          int64    `json:"refetched"`
+	BalanceHosts       *float64 `json:"balance_hosts"`
+}
+
+// LocalityDigest is one size of the locality question, summed over the
+// nodes.
+type LocalityDigest struct {
+	Size             int      `json:"size"`
+	HitRate          *float64 `json:"hit_rate"`
+	SameHostFraction *float64 `json:"same_host_fraction"`
+	SamePage         int64    `json:"same_page"`
+	SameHost         int64    `json:"same_host"`
+	OtherHost        int64    `json:"other_host"`
+	Unknown          int64    `json:"unknown"`
+}
+
+// num turns NaN into a JSON null.
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// All runs every question with its defaults (partition at N = 1..64 and
+// also at the recorded N, node loss removing node 0 half way when the crawl
+// has at least two nodes) into cfg.OutDir and writes scenario-summary.json.
+func All(cfg AllConfig) (*Summary, error) {
+	if cfg.OutDir == "" {
+		return nil, fmt.Errorf("%w: scenario: all needs an output directory", tracefile.ErrBadInput)
+	}
+	info, err := readCrawlInfo(cfg.Input)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner, Defaults: map[string]any{}}
+
+	pc := DefaultPartitionConfig()
+	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
+		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
+	}
+	pr, err := Partition(pc)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, pr.Files...)
+	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
+	for _, r := range pr.Rows {
+		s.URLs, s.Hosts = r.URLs, r.Hosts
+		s.Partition = append(s.Partition, PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
+			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: r.DestMismatches})
+	}
+	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
+	if pr.Fallback > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
+	}
+
+	sc := DefaultSplitterCacheConfig()
+	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	scr, err := SplitterCache(sc)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, scr.Files...)
+	for _, r := range scr.Rows {
+		if r.Node == -1 {
+			s.SplitterCache = append(s.SplitterCache, CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent,
+				SentFraction: num(r.SentFraction), Batches: r.Batches})
+		}
+	}
+	s.Defaults["splitter_cache"] = map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch}
+
+	tc := DefaultThreadsConfig()
+	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	tr, err := Threads(tc)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, tr.Files...)
+	for _, r := range tr.Rows {
+		if r.Node == -1 {
+			s.Threads = append(s.Threads, ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate),
+				ThreadMissRate: num(r.ThreadMissRate)})
+		}
+	}
+	s.Defaults["threads"] = map[string]any{"sizes": tc.Sizes, "workers": "from the trace"}
+
+	nc := DefaultNodeLossConfig()
+	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	if info.recorded < 2 {
+		nc.Event = EventAdd
+	}
+	nr, err := NodeLoss(nc)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, nr.Files...)
+	for _, r := range nr.Rows {
+		s.Distinct = r.Distinct
+		s.NodeLoss = append(s.NodeLoss, NodeLossDigest{Partitioner: r.Partitioner, Event: r.Event, Node: r.Node,
+			HostsMovedFraction: num(r.HostsMovedFraction), HostsMovedOther: r.HostsMovedOther, Refetched: r.Refetched,
+			BalanceHosts: num(r.BalanceHosts)})
+	}
+	s.Defaults["node_loss"] = map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners}
+
+	lc := DefaultLocalityConfig()
+	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	lr, err := Locality(lc)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, lr.Files...)
+	for _, r := range lr.Rows {
+		if r.Node == -1 {
+			s.Locality = append(s.Locality, LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
+				SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost],
+				Unknown: r.ByClass[ClassUnknown]})
+		}
+	}
+	s.Defaults["locality"] = map[string]any{"sizes": lc.Sizes}
+
+	path := filepath.Join(cfg.OutDir, SummaryName)
+	s.Files = append(s.Files, path)
+	if err := tracefile.WriteJSON(path, s); err != nil {
+		return s, fmt.Errorf("scenario: %w", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,201 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
+)
+
+// ThreadsConfig configures the per-thread against global cache question
+// ([Threads], the paper's open question 2).
+type ThreadsConfig struct {
+	// Input is the raw crawl directory.
+	Input string
+	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
+	OutDir string
+	// Sizes are the total cache sizes k per node.
+	Sizes []int
+	// Workers is the number of threads W sharing k; 0 means the number of
+	// distinct workers in each node's log.
+	Workers int
+	// Plots draws threads.png/.svg.
+	Plots bool
+}
+
+// DefaultThreadsConfig returns k = 2^0 .. 2^20 with W from the trace.
+func DefaultThreadsConfig() ThreadsConfig {
+	sizes := make([]int, 21)
+	for i := range sizes {
+		sizes[i] = 1 << i
+	}
+	return ThreadsConfig{Sizes: sizes, Plots: true}
+}
+
+// ThreadsRow is one (node, k). Node -1 sums the nodes.
+type ThreadsRow struct {
+	Node     int
+	Size     int   // k, the total cache entries of the node
+	Workers  int   // W (for node -1: the largest W of the nodes)
+	Requests int64 // URLs logged by the node
+	// GlobalMisses are the misses of one LRU cache of k entries shared by
+	// all the node's threads, fed the node's log in order.
+	GlobalMisses   int64
+	GlobalMissRate float64
+	// ThreadSize is k/W (rounded down; 0 is no cache at all, -1 on the sum
+	// row when the nodes' W differ); ThreadMisses are the misses of W LRU
+	// caches of ThreadSize entries, each fed only its worker's URLs.
+	ThreadSize     int
+	ThreadMisses   int64
+	ThreadMissRate float64
+}
+
+// ThreadsResult is the outcome of [Threads].
+type ThreadsResult struct {
+	Rows  []ThreadsRow
+	Files []string
+}
+
+// Threads compares, per node, one LRU cache of k entries shared by all
+// threads with one LRU cache of k/W entries per thread. LRU is a stack
+// algorithm, so one pass computing stack distances (replay.LRUStack) gives
+// exact hit counts at every size, and W need not be known before the pass.
+// Memory: the stacks hold each distinct URL once per worker that logged it,
+// plus 8 bytes per entry of the largest size for the distance histogram.
+func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
+	sizes := slices.Clone(cfg.Sizes)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	if len(sizes) == 0 || sizes[0] < 1 {
+		return nil, fmt.Errorf("%w: scenario: threads needs cache sizes >= 1", tracefile.ErrBadInput)
+	}
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("%w: scenario: negative worker count %d", tracefile.ErrBadInput, cfg.Workers)
+	}
+	info, err := readCrawlInfo(cfg.Input)
+	if err != nil {
+		return nil, err
+	}
+	maxSize := sizes[len(sizes)-1]
+	res := &ThreadsResult{}
+	totals := make([]ThreadsRow, len(sizes))
+	for i := range totals {
+		totals[i] = ThreadsRow{Node: -1, Size: sizes[i]}
+	}
+	threadHist := make([]int64, maxSize+1) // per-worker stack distance -> count
+	for _, node := range info.nodes {
+		clear(threadHist)
+		global, err := replay.NewLRUStack([]int{1}, 0)
+		if err != nil {
+			return nil, err
+		}
+		globalBins := make([]int64, len(sizes)) // distances in (sizes[i-1], sizes[i]]
+		workers := map[uint16]*replay.LRUStack{}
+		var requests int64
+		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+			requests++
+			fp := fingerprint.URL(rec.URL)
+			if d := global.Access(fp); d > 0 {
+				if i := sort.SearchInts(sizes, int(min(d, int64(maxSize)+1))); i < len(sizes) {
+					globalBins[i]++
+				}
+			}
+			ws := workers[rec.Worker]
+			if ws == nil {
+				ws, _ = replay.NewLRUStack([]int{1}, 0)
+				workers[rec.Worker] = ws
+			}
+			if d := ws.Access(fp); d > 0 && d <= int64(maxSize) {
+				threadHist[d]++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := global.Err(); err != nil {
+			return nil, fmt.Errorf("scenario: node %d: %w", node, err)
+		}
+		for _, ws := range workers {
+			if err := ws.Err(); err != nil {
+				return nil, fmt.Errorf("scenario: node %d: %w", node, err)
+			}
+		}
+		w := cfg.Workers
+		if w == 0 {
+			w = max(1, len(workers))
+		}
+		// threadCum[s] = per-thread hits with caches of s entries.
+		var globalHits, threadCum int64
+		s := 0
+		for i, k := range sizes {
+			globalHits += globalBins[i]
+			for s < k/w {
+				s++
+				threadCum += threadHist[s]
+			}
+			r := ThreadsRow{Node: node, Size: k, Workers: w, Requests: requests, GlobalMisses: requests - globalHits,
+				ThreadSize: k / w, ThreadMisses: requests - threadCum}
+			r.GlobalMissRate = ratio(float64(r.GlobalMisses), float64(requests))
+			r.ThreadMissRate = ratio(float64(r.ThreadMisses), float64(requests))
+			res.Rows = append(res.Rows, r)
+			t := &totals[i]
+			if t.Workers != 0 && t.Workers != w {
+				t.ThreadSize = -1
+			} else if t.ThreadSize != -1 {
+				t.ThreadSize = k / w
+			}
+			t.Workers = max(t.Workers, w)
+			t.Requests += requests
+			t.GlobalMisses += r.GlobalMisses
+			t.ThreadMisses += r.ThreadMisses
+		}
+	}
+	for _, t := range totals {
+		t.GlobalMissRate = ratio(float64(t.GlobalMisses), float64(t.Requests))
+		t.ThreadMissRate = ratio(float64(t.ThreadMisses), float64(t.Requests))
+		res.Rows = append(res.Rows, t)
+	}
+	if cfg.OutDir != "" {
+		files, err := res.write(cfg.OutDir, cfg.Plots)
+		res.Files = append(res.Files, files...)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Tables returns the threads table.
+func (res *ThreadsResult) Tables() []*Table {
+	t := &Table{Name: "threads", Columns: []Column{intCol("node"), intCol("size"), intCol("workers"), intCol("requests"),
+		intCol("global_misses"), floatCol("global_miss_rate"), intCol("thread_size"), intCol("thread_misses"), floatCol("thread_miss_rate")}}
+	for _, r := range res.Rows {
+		t.add(r.Node, r.Size, r.Workers, r.Requests, r.GlobalMisses, r.GlobalMissRate, r.ThreadSize, r.ThreadMisses, r.ThreadMissRate)
+	}
+	return []*Table{t}
+}
+
+func (res *ThreadsResult) write(dir string, plots bool) ([]string, error) {
+	files, err := res.Tables()[0].write(dir)
+	if err != nil || !plots {
+		return files, err
+	}
+	g, th := series{name: "one shared LRU cache of k"}, series{name: "W per-thread LRU caches of k/W"}
+	for _, r := range res.Rows {
+		if r.Node == -1 {
+			x := math.Log2(float64(r.Size))
+			g.xys = append(g.xys, plotter.XY{X: x, Y: r.GlobalMissRate})
+			th.xys = append(th.xys, plotter.XY{X: x, Y: r.ThreadMissRate})
+		}
+	}
+	f, err := linePlot(dir, "threads", "per-thread vs global URL cache (all nodes)",
+		axis{label: "total cache size k per node (entries, log2 scale)", log2: true}, axis{label: "miss rate", lo: 0, hi: 1}, []series{g, th})
+	return append(files, f...), err
+}
