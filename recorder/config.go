@@ -15,12 +15,28 @@ import (
 // ErrConfig marks an invalid [Config]; the CLI maps it to a usage error.
 var ErrConfig = errors.New("recorder: bad configuration")
 
-// Crawl orders: how a host's queue is served.
+// Crawl orders: how the server queue and each server's URL queue are
+// served (two-level scheduling after Cao, Jiang and Singh; see
+// [Config.Order]).
 const (
-	OrderBFS    = "bfs"    // FIFO per host
-	OrderDFS    = "dfs"    // LIFO per host
-	OrderRandom = "random" // uniformly random queued URL, seeded
+	OrderBFS    = "bfs"    // servers FIFO, URLs FIFO per server
+	OrderDFS    = "dfs"    // servers FIFO, URLs LIFO per server
+	OrderRandom = "random" // servers FIFO, uniformly random queued URL, seeded
+	// OrderPerformance ranks servers by P/T (pages expected per connection
+	// over their expected time); URLs FIFO.
+	OrderPerformance = "performance"
+	// OrderQuality serves URLs best quality first and ranks servers by
+	// their best queued URL. Needs Config.Quality.
+	OrderQuality = "quality"
+	// OrderCapability ranks servers by the summed quality of their next P
+	// URLs divided by T; URLs best quality first. Needs Config.Quality.
+	OrderCapability = "capability"
 )
+
+// Orders lists the crawl orders.
+func Orders() []string {
+	return []string{OrderBFS, OrderDFS, OrderRandom, OrderPerformance, OrderQuality, OrderCapability}
+}
 
 // Config configures a crawl. Build it with [DefaultConfig] and change
 // fields; the zero value is not usable. A Config is read, never written, by
@@ -77,8 +93,22 @@ type Config struct {
 	DelayFactor float64
 	// Workers is the number of fetch workers per node. Default 64.
 	Workers int
-	// Order is OrderBFS (default), OrderDFS or OrderRandom.
+	// MaxConns caps the connections open at once over all nodes of this
+	// process. A server's requests go over one persistent HTTP/1.1
+	// connection (never two at once) for as long as the server keeps it
+	// open and has URLs queued; a server without one waits for a free
+	// slot, and an open connection is never closed for a higher-ranked
+	// server. Default 64 (0 also means 64).
+	MaxConns int
+	// Order is the crawl order, one of [Orders]: OrderBFS (default),
+	// OrderDFS, OrderRandom, OrderPerformance, OrderQuality or
+	// OrderCapability.
 	Order string
+	// Quality is the page-quality oracle, URL (normalized) to value, for
+	// OrderQuality and OrderCapability and the page log's quality column
+	// (see [ReadQuality]); URLs it does not list have quality 0. Nil means
+	// no oracle: the quality column is null. Read, never written.
+	Quality map[string]float64
 	// Seed seeds OrderRandom (combined with the node id).
 	Seed uint64
 
@@ -131,6 +161,9 @@ type Config struct {
 	dialHook func(addr string)
 	// listener, when set, is used instead of listening on Listen (tests).
 	listener net.Listener
+	// conns is the connection cap shared by the nodes of a crawl, made by
+	// the first node to start its workers (on the crawl's own copy).
+	conns *connSlots
 }
 
 // DefaultUserAgent identifies the crawler with a contact URL.
@@ -145,6 +178,7 @@ func DefaultConfig() Config {
 		MaxDelay:      30 * time.Second,
 		DelayFactor:   10,
 		Workers:       64,
+		MaxConns:      64,
 		Order:         OrderBFS,
 		Partitioner:   "host",
 		Replicas:      100,
@@ -186,10 +220,17 @@ func (c *Config) validate() error {
 	if c.Workers < 1 {
 		return bad("workers must be at least 1, not %d", c.Workers)
 	}
+	if c.MaxConns < 0 {
+		return bad("max connections must not be negative, not %d", c.MaxConns)
+	}
 	switch c.Order {
-	case OrderBFS, OrderDFS, OrderRandom:
+	case OrderBFS, OrderDFS, OrderRandom, OrderPerformance:
+	case OrderQuality, OrderCapability:
+		if c.Quality == nil {
+			return bad("order %q needs a quality oracle", c.Order)
+		}
 	default:
-		return bad("unknown order %q (want bfs, dfs or random)", c.Order)
+		return bad("unknown order %q (want %s)", c.Order, strings.Join(Orders(), ", "))
 	}
 	if c.MinDelay < 0 || c.MaxDelay < 0 || c.DelayFactor < 0 {
 		return bad("delays must not be negative")

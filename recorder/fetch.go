@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -100,6 +102,15 @@ type fetchResult struct {
 	truncated   bool
 	dur         time.Duration
 	err         error
+
+	// What the connection did (net/http/httptrace): gotConn reports that
+	// a connection was obtained, reused that it had served a request
+	// before, dialed that it was dialled for this request, taking dial
+	// (ConnectStart to ConnectDone); took runs from GotConn to the end of
+	// the body; closed reports that the server announced it closes the
+	// connection after this response (Connection: close, HTTP/1.0).
+	gotConn, reused, dialed, closed bool
+	dial, took                      time.Duration
 }
 
 // fetch GETs u into buf (reset first), reading at most limit bytes of the
@@ -109,6 +120,37 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	buf.Reset()
 	start := time.Now()
 	var r fetchResult
+	// The dial callbacks may run on the transport's dialing goroutine, even
+	// after Do returns (a dial the request did not wait for), so the
+	// connection facts go through mu.
+	var mu sync.Mutex
+	var connAt, dialAt time.Time
+	var tc fetchResult
+	trace := &httptrace.ClientTrace{
+		ConnectStart: func(string, string) {
+			mu.Lock()
+			if dialAt.IsZero() {
+				dialAt = time.Now()
+			}
+			mu.Unlock()
+		},
+		ConnectDone: func(_, _ string, err error) {
+			mu.Lock()
+			if err == nil && !dialAt.IsZero() && !tc.gotConn {
+				tc.dialed, tc.dial = true, time.Since(dialAt)
+			}
+			mu.Unlock()
+		},
+		GotConn: func(info httptrace.GotConnInfo) {
+			mu.Lock()
+			tc.gotConn, tc.reused, connAt = true, info.Reused, time.Now()
+			if info.Reused {
+				tc.dialed, tc.dial = false, 0
+			}
+			mu.Unlock()
+		},
+	}
+	ctx = httptrace.WithClientTrace(ctx, trace)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		r.err = err
@@ -124,6 +166,7 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 		return r
 	}
 	r.status = resp.StatusCode
+	r.closed = resp.Close
 	r.contentType = resp.Header.Get("Content-Type")
 	r.location = resp.Header.Get("Location")
 	n, err := io.Copy(buf, io.LimitReader(resp.Body, limit+1))
@@ -137,6 +180,12 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 		r.err = err
 	}
 	r.dur = time.Since(start)
+	mu.Lock()
+	r.gotConn, r.reused, r.dialed, r.dial = tc.gotConn, tc.reused, tc.dialed, tc.dial
+	if r.gotConn {
+		r.took = time.Since(connAt)
+	}
+	mu.Unlock()
 	return r
 }
 

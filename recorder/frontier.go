@@ -1,56 +1,45 @@
 package recorder
 
 import (
-	"container/heap"
 	"context"
-	"math/rand/v2"
+	"math"
 	"strings"
 	"sync"
 	"time"
 )
 
-// hostState is one host's queue and politeness state inside a [frontier].
-// A host is keyed by its origin (scheme://host:port), the unit robots.txt
-// applies to.
-type hostState struct {
-	origin  string
-	queue   []string
-	head    int
-	nextAt  time.Time // earliest start of the next request
-	busy    bool      // a worker holds the host (a request is in flight)
-	robots  *robotsRules
-	heapIdx int // index in the ready heap, -1 when absent
-	seq     uint64
-}
-
-func (h *hostState) queued() int { return len(h.queue) - h.head }
-
-// task is what a worker does next: fetch robots.txt of host, or fetch url.
+// task is what a worker does next: fetch robots.txt of host, or fetch url
+// (of quality q; NaN without an oracle).
 type task struct {
 	host   *hostState
 	url    string
+	q      float64
 	robots bool
 }
 
-// frontier holds the URLs a node has yet to fetch: one queue per host and a
-// heap of hosts ordered by the time each may next be fetched. A host leaves
-// the heap while a worker holds it, so there is never more than one request
-// in flight per host. It is safe for concurrent use.
+// frontier holds the URLs a node has yet to fetch in a [scheduler]: a
+// queue of servers and one queue of URLs per server. A host is held by
+// one worker at a time, so there is never more than one request in
+// flight per host, and a host's requests go over its session's single
+// connection; slots, shared by the nodes of a crawl, caps the sessions
+// (open connections). It is safe for concurrent use.
 type frontier struct {
 	mu     sync.Mutex
-	hosts  map[string]*hostState
-	ready  hostHeap
-	wake   chan struct{} // closed (and replaced) when the heap top changes
-	order  string
-	rng    *rand.Rand
-	seq    uint64
-	queued int
+	s      *scheduler
+	slots  *connSlots    // nil: no cap
+	wake   chan struct{} // closed (and replaced) when a host may be ready
 	closed bool
+	oracle bool
 }
 
 func newFrontier(order string, seed uint64) *frontier {
-	return &frontier{hosts: make(map[string]*hostState), wake: make(chan struct{}), order: order,
-		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
+	return newFrontierWith(order, seed, nil, nil)
+}
+
+// newFrontierWith makes a frontier whose URLs take their quality from
+// oracle (nil: none) and whose sessions take slots (nil: no cap).
+func newFrontierWith(order string, seed uint64, oracle map[string]float64, slots *connSlots) *frontier {
+	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil}
 }
 
 // originOf returns scheme://authority of an absolute URL.
@@ -66,24 +55,22 @@ func originOf(u string) string {
 	return u[:i+3+j]
 }
 
-// add queues u. It never blocks.
-func (f *frontier) add(u string) {
-	o := originOf(u)
+// configure sets the quality oracle (rescoring URLs already queued) and
+// the connection cap; the node calls it before its workers start.
+func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.hosts[o]
-	if h == nil {
-		f.seq++
-		h = &hostState{origin: o, heapIdx: -1, seq: f.seq}
-		f.hosts[o] = h
-	}
-	h.queue = append(h.queue, u)
-	f.queued++
-	if !h.busy && h.heapIdx < 0 {
-		heap.Push(&f.ready, h)
-		if h.heapIdx == 0 {
-			f.broadcast()
-		}
+	f.s.setOracle(oracle)
+	f.oracle = oracle != nil
+	f.slots = slots
+}
+
+// add queues u. It never blocks.
+func (f *frontier) add(u string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.s.add(u, f.s.quality(u), time.Now()) {
+		f.broadcast()
 	}
 }
 
@@ -92,9 +79,10 @@ func (f *frontier) broadcast() {
 	f.wake = make(chan struct{})
 }
 
-// next blocks until a host may be fetched and returns its task; the host
-// is then held until [frontier.release]. It returns false when ctx is done
-// or the frontier is closed.
+// next blocks until a host may be fetched (and, for a host without an
+// open connection, a connection slot is free) and returns its task; the
+// host is then held until [frontier.release]. It returns false when ctx
+// is done or the frontier is closed.
 func (f *frontier) next(ctx context.Context) (task, bool) {
 	var timer *time.Timer
 	defer func() {
@@ -102,32 +90,40 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 			timer.Stop()
 		}
 	}()
+	var acquire func() bool
+	if f.slots != nil {
+		acquire = f.slots.tryAcquire
+	}
 	for {
+		var slotFreed <-chan struct{}
+		if f.slots != nil {
+			slotFreed = f.slots.freed() // before trying, so no release is missed
+		}
 		f.mu.Lock()
 		if f.closed || ctx.Err() != nil {
 			f.mu.Unlock()
 			return task{}, false
 		}
-		var wait time.Duration = -1
-		if len(f.ready) > 0 {
-			h := f.ready[0]
-			now := time.Now()
-			if !h.nextAt.After(now) {
-				heap.Pop(&f.ready)
-				h.busy = true
-				t := task{host: h}
-				if h.robots == nil {
-					t.robots = true
-				} else {
-					t.url = f.pop(h)
+		h, wait, blocked := f.s.pick(time.Now(), acquire)
+		if h != nil {
+			t := task{host: h}
+			if h.robots == nil {
+				t.robots = true
+			} else {
+				x := f.s.popURL(h)
+				t.url, t.q = x.url, x.q
+				if !f.oracle {
+					t.q = math.NaN()
 				}
-				f.mu.Unlock()
-				return t, true
 			}
-			wait = h.nextAt.Sub(now)
+			f.mu.Unlock()
+			return t, true
 		}
 		ch := f.wake
 		f.mu.Unlock()
+		if !blocked {
+			slotFreed = nil
+		}
 		var tc <-chan time.Time
 		if wait >= 0 {
 			if timer == nil {
@@ -142,53 +138,30 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 			return task{}, false
 		case <-ch:
 		case <-tc:
+		case <-slotFreed:
 		}
 	}
-}
-
-// pop removes the next URL of h by the crawl order. f.mu is held.
-func (f *frontier) pop(h *hostState) string {
-	var u string
-	switch f.order {
-	case OrderDFS:
-		u = h.queue[len(h.queue)-1]
-		h.queue = h.queue[:len(h.queue)-1]
-	case OrderRandom:
-		i := h.head + f.rng.IntN(h.queued())
-		u = h.queue[i]
-		last := len(h.queue) - 1
-		h.queue[i] = h.queue[last]
-		h.queue = h.queue[:last]
-	default:
-		u = h.queue[h.head]
-		h.queue[h.head] = ""
-		h.head++
-		if h.head == len(h.queue) {
-			h.queue, h.head = h.queue[:0], 0
-		} else if h.head >= 1024 && h.head*2 >= len(h.queue) {
-			h.queue = append(h.queue[:0], h.queue[h.head:]...)
-			h.head = 0
-		}
-	}
-	f.queued--
-	return u
 }
 
 // release returns a held host. When requested is true a request was made
 // and the host waits delay before the next one; otherwise (a URL skipped
 // by robots.txt) its schedule is unchanged.
 func (f *frontier) release(h *hostState, requested bool, delay time.Duration) {
+	f.releaseSession(h, requested, delay, false)
+}
+
+// releaseSession is release that also ends the host's connection session
+// when endSession is set (the server closed the connection, or the fetch
+// failed); a session also ends when the host has no URL left.
+func (f *frontier) releaseSession(h *hostState, requested bool, delay time.Duration, endSession bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	h.busy = false
-	if requested {
-		h.nextAt = time.Now().Add(delay)
+	ended, wake := f.s.release(h, time.Now(), requested, delay, endSession)
+	if wake {
+		f.broadcast()
 	}
-	if h.queued() > 0 {
-		heap.Push(&f.ready, h)
-		if h.heapIdx == 0 {
-			f.broadcast()
-		}
+	f.mu.Unlock()
+	if ended && f.slots != nil {
+		f.slots.release()
 	}
 }
 
@@ -202,38 +175,69 @@ func (f *frontier) close() {
 	}
 }
 
+// closeSessions ends every open session once the workers have stopped,
+// closing their connections and freeing their slots.
+func (f *frontier) closeSessions() {
+	f.mu.Lock()
+	n := f.s.closeSessions()
+	f.mu.Unlock()
+	for range n {
+		if f.slots != nil {
+			f.slots.release()
+		}
+	}
+}
+
 // sizes returns the number of queued URLs and known hosts.
 func (f *frontier) sizes() (queued, hosts int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.queued, len(f.hosts)
+	return f.s.queued, len(f.s.hosts)
 }
 
-// hostHeap orders hosts by nextAt, then by first appearance.
-type hostHeap []*hostState
+// connSlots caps the connections open at once over the nodes of a crawl:
+// a session takes a slot when it opens and frees it when it ends. It is
+// safe for concurrent use.
+type connSlots struct {
+	mu        sync.Mutex
+	max, open int
+	peak      int
+	ch        chan struct{} // closed (and replaced) when a slot is freed
+}
 
-func (q hostHeap) Len() int { return len(q) }
-func (q hostHeap) Less(i, j int) bool {
-	if !q[i].nextAt.Equal(q[j].nextAt) {
-		return q[i].nextAt.Before(q[j].nextAt)
+func newConnSlots(max int) *connSlots {
+	return &connSlots{max: max, ch: make(chan struct{})}
+}
+
+func (c *connSlots) tryAcquire() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open >= c.max {
+		return false
 	}
-	return q[i].seq < q[j].seq
+	c.open++
+	c.peak = max(c.peak, c.open)
+	return true
 }
-func (q hostHeap) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].heapIdx = i
-	q[j].heapIdx = j
+
+func (c *connSlots) release() {
+	c.mu.Lock()
+	c.open--
+	close(c.ch)
+	c.ch = make(chan struct{})
+	c.mu.Unlock()
 }
-func (q *hostHeap) Push(x any) {
-	h := x.(*hostState)
-	h.heapIdx = len(*q)
-	*q = append(*q, h)
+
+// freed returns a channel closed at the next release.
+func (c *connSlots) freed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
 }
-func (q *hostHeap) Pop() any {
-	old := *q
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	h.heapIdx = -1
-	return h
+
+// peakOpen is the most slots ever taken at once.
+func (c *connSlots) peakOpen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peak
 }

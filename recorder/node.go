@@ -34,6 +34,10 @@ type node struct {
 	pageID atomic.Uint64
 	st     nodeStats
 	wg     sync.WaitGroup
+	// started is when the workers started; running counts them, and the
+	// last to stop closes the frontier's connection sessions.
+	started time.Time
+	running atomic.Int64
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.
@@ -46,6 +50,7 @@ type nodeStats struct {
 	robotsByStatus                          map[int]int64
 	filterReasons                           map[string]int64
 	links, unique                           []uint32
+	timeline                                []fetchPoint
 }
 
 func (s *nodeStats) status(m *map[int]int64, code int) {
@@ -57,13 +62,55 @@ func (s *nodeStats) status(m *map[int]int64, code int) {
 	s.mu.Unlock()
 }
 
+// startWorkers starts the fetch workers. Run calls it for one node after
+// another, so the first node makes the connection cap the nodes share.
 func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
+	if n.cfg.conns == nil {
+		m := n.cfg.MaxConns
+		if m <= 0 {
+			m = DefaultConfig().MaxConns
+		}
+		n.cfg.conns = newConnSlots(m)
+	}
+	n.front.configure(n.cfg.Quality, n.cfg.conns)
+	n.started = n.cfg.Now()
+	n.running.Store(int64(n.cfg.Workers))
 	for w := 0; w < n.cfg.Workers; w++ {
 		n.wg.Add(1)
 		go func(w int) {
 			defer n.wg.Done()
 			n.worker(stopCtx, fetchCtx, uint16(w))
+			if n.running.Add(-1) == 0 {
+				n.front.closeSessions()
+			}
 		}(w)
+	}
+}
+
+// sessionClient returns the HTTP client of h's connection session, made
+// on first use: a transport of its own, so the session's requests share
+// one persistent connection (MaxConnsPerHost 1) that closing the session
+// closes. The worker holding h calls it.
+func (n *node) sessionClient(h *hostState) *http.Client {
+	if h.sess == nil {
+		return n.client
+	}
+	if h.sess.client == nil {
+		base, ok := n.client.Transport.(*http.Transport)
+		if !ok {
+			return n.client
+		}
+		tr := base.Clone()
+		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 1, 1, 1
+		h.sess.client = &http.Client{Transport: tr, Timeout: n.client.Timeout, CheckRedirect: n.client.CheckRedirect}
+	}
+	return h.sess.client
+}
+
+// observe records a request's connection facts in h's session.
+func observe(h *hostState, r *fetchResult) {
+	if h.sess != nil {
+		h.sess.sample.observe(r)
 	}
 }
 
@@ -104,15 +151,15 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.c.tr.add(-1)
 			continue
 		}
-		n.fetchPage(fetchCtx, t.url, h, w, ex, &buf)
+		n.fetchPage(fetchCtx, t.url, t.q, h, w, ex, &buf)
 		n.c.tr.add(-1)
 	}
 }
 
-func (n *node) pageRecord(u string, w uint16, start time.Time, r fetchResult, body int) *tracefile.PageRecord {
+func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetchResult, body int) *tracefile.PageRecord {
 	p := &tracefile.PageRecord{ID: n.nextPageID(), Time: start.UnixNano(), URL: u, Status: int32(r.status),
 		ContentType: r.contentType, Bytes: int64(body), Truncated: r.truncated, DurationNS: int64(r.dur),
-		Worker: w, Quality: math.NaN()}
+		Worker: w, Quality: q}
 	if r.err != nil {
 		p.Error = r.err.Error()
 	}
@@ -122,20 +169,30 @@ func (n *node) pageRecord(u string, w uint16, start time.Time, r fetchResult, bo
 func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *bytes.Buffer) {
 	u := h.origin + "/robots.txt"
 	start := n.cfg.Now()
-	r := fetch(ctx, n.client, n.cfg.UserAgent, u, robotsLimit, buf)
+	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf)
+	observe(h, &r)
 	h.robots = newRobotsRules(r.status, buf.String(), r.err, n.agent)
 	n.st.robotsFetches.Add(1)
 	n.st.status(&n.st.robotsByStatus, r.status)
-	p := n.pageRecord(u, w, start, r, buf.Len())
-	n.front.release(h, true, n.delay(r.dur, h))
+	q := math.NaN()
+	if n.cfg.Quality != nil {
+		q = n.cfg.Quality[u]
+	}
+	p := n.pageRecord(u, q, w, start, r, buf.Len())
+	n.front.releaseSession(h, true, n.delay(r.dur, h), r.err != nil || r.closed)
 	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
 }
 
-func (n *node) fetchPage(ctx context.Context, u string, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
 	start := n.cfg.Now()
-	r := fetch(ctx, n.client, n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
-	n.front.release(h, true, n.delay(r.dur, h))
-	p := n.pageRecord(u, w, start, r, buf.Len())
+	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
+	observe(h, &r)
+	n.front.releaseSession(h, true, n.delay(r.dur, h), r.err != nil || r.closed)
+	end := n.cfg.Now()
+	p := n.pageRecord(u, q, w, start, r, buf.Len())
+	n.st.mu.Lock()
+	n.st.timeline = append(n.st.timeline, fetchPoint{at: end.Sub(n.started), q: q})
+	n.st.mu.Unlock()
 	n.st.attempts.Add(1)
 	n.st.bytes.Add(int64(buf.Len()))
 	if r.truncated {

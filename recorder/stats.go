@@ -53,6 +53,12 @@ type Stats struct {
 	URLsSent                int64 `json:"urls_sent"`
 	BatchesReceived         int64 `json:"batches_received"`
 	URLsReceived            int64 `json:"urls_received"`
+
+	Order     string `json:"order"`
+	MaxConns  int    `json:"max_conns"`
+	PeakConns int    `json:"peak_conns"` // most connections open at once
+	// Progress: pages and quality fetched over the crawl's time.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 func codeKey(code int) string {
@@ -67,6 +73,17 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
 	var links, unique []uint32
 	var dueBytes int64
+	var timeline []fetchPoint
+	var t0 time.Time
+	for _, n := range nodes {
+		if t0.IsZero() || n.started.Before(t0) {
+			t0 = n.started
+		}
+	}
+	s.Order = c.cfg.Order
+	if c.cfg.conns != nil {
+		s.MaxConns, s.PeakConns = c.cfg.conns.max, c.cfg.conns.peakOpen()
+	}
 	for _, n := range nodes {
 		st := &n.st
 		s.Nodes = append(s.Nodes, n.id)
@@ -95,6 +112,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		}
 		links = append(links, st.links...)
 		unique = append(unique, st.unique...)
+		for _, p := range st.timeline {
+			timeline = append(timeline, fetchPoint{at: p.at + n.started.Sub(t0), q: p.q})
+		}
 		st.mu.Unlock()
 		sp := &n.split.stats
 		s.URLsLogged += sp.Logged
@@ -129,6 +149,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	if elapsed > 0 {
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
+	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
 	return s
 }
 
@@ -148,6 +169,15 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.SplitterCacheSize > 0 {
 		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
+	}
+	fmt.Fprintf(w, "order:              %s, %d connections at most (cap %d)\n", s.Order, s.PeakConns, s.MaxConns)
+	if p := s.Progress; p != nil && len(p.TimeToPages) > 1 {
+		fmt.Fprintf(w, "progress:           50%% of pages after %.2fs", p.TimeToPages[1].Seconds)
+		if len(p.TimeToQuality) > 1 {
+			fmt.Fprintf(w, ", 50%% of quality after %.2fs (%.1f%% of the oracle's quality fetched)",
+				p.TimeToQuality[1].Seconds, 100*p.Quality/max(p.OracleQuality, 1e-300))
+		}
+		fmt.Fprintln(w)
 	}
 	if s.BatchesSent > 0 || s.BatchesReceived > 0 {
 		fmt.Fprintf(w, "peer batches:       %d sent (%d URLs), %d received (%d URLs)\n", s.BatchesSent, s.URLsSent, s.BatchesReceived, s.URLsReceived)

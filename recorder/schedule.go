@@ -1,0 +1,316 @@
+package recorder
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// hostState is one server's URL queue, politeness and connection state
+// inside a [scheduler]. A server is keyed by its origin
+// (scheme://host:port), the unit robots.txt applies to.
+type hostState struct {
+	origin  string
+	urls    urlQueue
+	nextAt  time.Time // earliest start of the next request
+	busy    bool      // a worker holds the host (a request is in flight)
+	robots  *robotsRules
+	heapIdx int // index in the heap holding the host, -1 when in none
+	seq     uint64
+	ent     uint64  // when the host last entered the server queue (FIFO)
+	key     float64 // rank in the server queue, higher first
+	est     serverEstimate
+	sess    *session // the open connection session, nil when none
+}
+
+func (h *hostState) queued() int { return h.urls.len() }
+
+// session is a server's connection session: from the connection the
+// scheduler opens to the server (taking one of the capped connection
+// slots) until the server closes it, a fetch fails, or the server's queue
+// runs dry. The worker holding the host owns it.
+type session struct {
+	client *http.Client // made by the worker on first use; nil in unit tests
+	sample connSample
+}
+
+func (s *session) close() {
+	if s.client != nil {
+		s.client.CloseIdleConnections()
+	}
+}
+
+// scheduler is the two-level crawl schedule of one node (Cao, Jiang and
+// Singh): a queue of servers and, per server, a queue of URLs, both
+// ordered by the crawl order. A server is in one of three heaps while it
+// is not held by a worker and has URLs: waiting (its politeness delay has
+// not passed), resume (it holds an open connection and is ready: served
+// first, so an open connection is used until it closes — the schedule is
+// non-preemptive) or ready (no connection; ranked by the order, highest
+// first, and given a connection when a slot is free). It is not safe for
+// concurrent use; [frontier] locks it.
+type scheduler struct {
+	order   string
+	rng     *rand.Rand
+	oracle  map[string]float64
+	hosts   map[string]*hostState
+	waiting hostHeap
+	resume  hostHeap
+	ready   hostHeap
+	def     serverEstimate // smoothed over every session of the node
+	seq     uint64
+	ent     uint64
+	urlSeq  uint64
+	queued  int
+	open    int // sessions open
+}
+
+func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
+	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState),
+		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), def: newDefaultEstimate()}
+	s.waiting.less = func(a, b *hostState) bool {
+		if !a.nextAt.Equal(b.nextAt) {
+			return a.nextAt.Before(b.nextAt)
+		}
+		return a.seq < b.seq
+	}
+	s.resume.less = func(a, b *hostState) bool { return a.ent < b.ent }
+	s.ready.less = func(a, b *hostState) bool {
+		if a.key != b.key {
+			return a.key > b.key
+		}
+		return a.ent < b.ent
+	}
+	return s
+}
+
+// byQuality reports whether URLs are served best quality first.
+func (s *scheduler) byQuality() bool {
+	return s.order == OrderQuality || s.order == OrderCapability
+}
+
+// setOracle sets the quality oracle and rescores the URLs already queued.
+func (s *scheduler) setOracle(oracle map[string]float64) {
+	s.oracle = oracle
+	for _, h := range s.hosts {
+		for i := h.urls.head; i < len(h.urls.items); i++ {
+			h.urls.items[i].q = s.quality(h.urls.items[i].url)
+		}
+		if h.urls.byQuality {
+			for i := len(h.urls.items)/2 - 1; i >= 0; i-- {
+				h.urls.down(i)
+			}
+		}
+	}
+	for _, h := range s.ready.hs {
+		h.key = s.key(h)
+	}
+	heap.Init(&s.ready)
+}
+
+// quality is u's oracle value, 0 when unknown.
+func (s *scheduler) quality(u string) float64 {
+	return s.oracle[u]
+}
+
+// add queues u (with quality q) at time now. It reports whether a host
+// became ready or the earliest waiting time moved, so waiting workers
+// should look again.
+func (s *scheduler) add(u string, q float64, now time.Time) bool {
+	o := originOf(u)
+	h := s.hosts[o]
+	if h == nil {
+		s.seq++
+		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
+		h.urls.byQuality = s.byQuality()
+		s.hosts[o] = h
+	}
+	s.urlSeq++
+	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
+	s.queued++
+	if h.busy {
+		return false
+	}
+	if h.heapIdx < 0 {
+		return s.schedule(h, now)
+	}
+	if h.sess == nil && s.ready.has(h) {
+		h.key = s.key(h)
+		heap.Fix(&s.ready, h.heapIdx)
+	}
+	return false
+}
+
+// schedule puts an idle host with URLs into the heap it belongs in. It
+// reports whether workers should look again.
+func (s *scheduler) schedule(h *hostState, now time.Time) bool {
+	if h.nextAt.After(now) {
+		heap.Push(&s.waiting, h)
+		return h.heapIdx == 0
+	}
+	s.ent++
+	h.ent = s.ent
+	if h.sess != nil {
+		heap.Push(&s.resume, h)
+	} else {
+		h.key = s.key(h)
+		heap.Push(&s.ready, h)
+	}
+	return true
+}
+
+// key is a host's rank in the server queue, higher first: 0 for every
+// host under the FIFO orders (bfs, dfs, random), so hosts are served in
+// the order they entered the queue; P/T under performance; the best
+// queued quality under quality; the summed quality of the next P URLs
+// divided by T under capability (P rounded to the nearest integer).
+func (s *scheduler) key(h *hostState) float64 {
+	switch s.order {
+	case OrderPerformance:
+		p := h.est.pages(h.queued())
+		return p / max(h.est.expectedTime(p, &s.def), 1e-9)
+	case OrderQuality:
+		return h.urls.best()
+	case OrderCapability:
+		p := h.est.pages(h.queued())
+		return h.urls.topSum(int(math.Round(p))) / max(h.est.expectedTime(p, &s.def), 1e-9)
+	}
+	return 0
+}
+
+// promote moves the waiting hosts whose time has come into resume or
+// ready.
+func (s *scheduler) promote(now time.Time) {
+	for len(s.waiting.hs) > 0 && !s.waiting.hs[0].nextAt.After(now) {
+		h := heap.Pop(&s.waiting).(*hostState)
+		s.schedule(h, now)
+	}
+}
+
+// pick returns the host to fetch from next at time now and holds it: a
+// ready host with an open connection if there is one, else the best
+// ready host without, if acquire grants it a connection slot (acquire
+// nil: no cap). With no host to give, it returns nil and how long until
+// the earliest waiting host is due (-1: none), and blocked reports that a
+// ready host waits for a slot.
+func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait time.Duration, blocked bool) {
+	s.promote(now)
+	switch {
+	case len(s.resume.hs) > 0:
+		h = heap.Pop(&s.resume).(*hostState)
+	case len(s.ready.hs) > 0:
+		if acquire != nil && !acquire() {
+			blocked = true
+			break
+		}
+		h = heap.Pop(&s.ready).(*hostState)
+		h.sess = &session{}
+		s.open++
+	}
+	if h != nil {
+		h.busy = true
+		return h, 0, false
+	}
+	wait = -1
+	if len(s.waiting.hs) > 0 {
+		wait = s.waiting.hs[0].nextAt.Sub(now)
+	}
+	return nil, wait, blocked
+}
+
+// popURL removes the next URL of a held host by the crawl order: FIFO
+// (bfs, performance), LIFO (dfs), seeded uniform (random) or best quality
+// first (quality, capability).
+func (s *scheduler) popURL(h *hostState) qurl {
+	var x qurl
+	switch s.order {
+	case OrderDFS:
+		x = h.urls.popBack()
+	case OrderRandom:
+		x = h.urls.popAt(s.rng.IntN(h.queued()))
+	case OrderQuality, OrderCapability:
+		x = h.urls.popBest()
+	default:
+		x = h.urls.popFront()
+	}
+	s.queued--
+	return x
+}
+
+// release returns a held host at time now. When requested is true a
+// request was made and the host waits delay before the next one. The
+// host's session ends when endSession is set (the server closed the
+// connection, a fetch failed) or its queue is empty: its estimate (and
+// the node's default estimate) take the session's sample, and release
+// reports true so the caller frees the connection slot. It also reports
+// whether workers should look again.
+func (s *scheduler) release(h *hostState, now time.Time, requested bool, delay time.Duration, endSession bool) (ended, wake bool) {
+	h.busy = false
+	if requested {
+		h.nextAt = now.Add(delay)
+	}
+	if h.sess != nil && (endSession || h.queued() == 0) {
+		s.endSession(h)
+		ended = true
+	}
+	if h.queued() > 0 {
+		wake = s.schedule(h, now)
+	}
+	return ended, wake || ended
+}
+
+// endSession closes h's session and learns from it.
+func (s *scheduler) endSession(h *hostState) {
+	h.est.update(&h.sess.sample)
+	s.def.update(&h.sess.sample)
+	h.sess.close()
+	h.sess = nil
+	s.open--
+}
+
+// closeSessions ends every open session (the crawl is over) and returns
+// how many there were; hosts held by workers must have been released.
+func (s *scheduler) closeSessions() int {
+	n := 0
+	for _, h := range s.hosts {
+		if h.sess != nil {
+			h.sess.close()
+			h.sess = nil
+			s.open--
+			n++
+		}
+	}
+	return n
+}
+
+// hostHeap is a heap of hosts under less; heapIdx tracks positions.
+type hostHeap struct {
+	hs   []*hostState
+	less func(a, b *hostState) bool
+}
+
+func (q *hostHeap) has(h *hostState) bool {
+	return h.heapIdx >= 0 && h.heapIdx < len(q.hs) && q.hs[h.heapIdx] == h
+}
+func (q *hostHeap) Len() int           { return len(q.hs) }
+func (q *hostHeap) Less(i, j int) bool { return q.less(q.hs[i], q.hs[j]) }
+func (q *hostHeap) Swap(i, j int) {
+	q.hs[i], q.hs[j] = q.hs[j], q.hs[i]
+	q.hs[i].heapIdx = i
+	q.hs[j].heapIdx = j
+}
+func (q *hostHeap) Push(x any) {
+	h := x.(*hostState)
+	h.heapIdx = len(q.hs)
+	q.hs = append(q.hs, h)
+}
+func (q *hostHeap) Pop() any {
+	old := q.hs
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	q.hs = old[:len(old)-1]
+	h.heapIdx = -1
+	return h
+}
