@@ -421,12 +421,12 @@ func (res *PartitionResult) write(dir string, plots bool) ([]string, error) {
 		balLines[len(balLines)-1].xys = append(balLines[len(balLines)-1].xys, plotter.XY{X: x, Y: r.BalanceURLs})
 	}
 	f, err := linePlot(dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
-		axis{label: "cross fraction", lo: 0, hi: 1}, crossLines)
+		axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines)
 	files = append(files, f...)
 	if err != nil {
 		return files, err
 	}
 	f, err = linePlot(dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
-		axis{label: "max / mean URLs per node"}, balLines)
+		axis{label: "max / mean URLs per node", legendLow: true}, balLines)
 	return append(files, f...), err
 }

@@ -182,6 +182,8 @@ type axis struct {
 	label  string
 	log2   bool    // x is log2 of the value; ticks are labelled 2^e
 	lo, hi float64 // fixed range when lo < hi
+	// legendLow puts the legend at the bottom (for rising lines).
+	legendLow bool
 }
 
 var palette = []color.Color{
@@ -224,7 +226,7 @@ func linePlot(dir, base, title string, x, y axis, lines []series) ([]string, err
 	if y.lo < y.hi {
 		p.Y.Min, p.Y.Max = y.lo, y.hi
 	}
-	p.Legend.Top = true
+	p.Legend.Top = !y.legendLow
 	p.Add(plotter.NewGrid())
 	for i, s := range lines {
 		var xys plotter.XYs

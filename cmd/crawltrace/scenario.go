@@ -1,0 +1,258 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/crawltrace/crawltrace/replay"
+	"github.com/crawltrace/crawltrace/replay/scenario"
+)
+
+func init() { register(newScenarioCmd) }
+
+func newScenarioCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenario {partition|splitter-cache|threads|node-loss|locality|all} RAW_DIR -o DIR",
+		Short: "Distributed-crawl what-if questions answered from a raw crawl trace",
+		Long: `scenario reads a raw crawl directory (every URL that entered each node's host
+splitter) and answers, without recrawling, what other partitionings, splitter
+caches, thread layouts and node failures would have done. Each question writes
+a CSV table, an Arrow table and a plot (PNG and SVG) into -o DIR; "all" runs
+every question with its defaults and writes DIR/scenario-summary.json.`,
+		Example: `  crawltrace scenario all crawl/ -o scenarios/
+  crawltrace scenario partition crawl/ -o out/ --nodes 1,4,16,64 --write-traces out/traces
+  crawltrace scenario splitter-cache crawl/ -o out/ --policies clock,lru --sizes 2^0..2^16 --batch 1024
+  crawltrace scenario threads crawl/ -o out/ --sizes 2^4..2^20 --workers 500
+  crawltrace scenario node-loss crawl/ -o out/ --event remove --node 2 --at 0.5
+  crawltrace scenario locality crawl/ -o out/ --sizes 2^0..2^20`,
+	}
+	cmd.AddCommand(newScenarioPartitionCmd(), newScenarioSplitterCacheCmd(), newScenarioThreadsCmd(),
+		newScenarioNodeLossCmd(), newScenarioLocalityCmd(), newScenarioAllCmd())
+	return cmd
+}
+
+// scenarioCmd builds one question's command: args RAW_DIR, -o DIR and
+// --no-plots are common; run gets the raw dir and output dir.
+func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cobra.Command, in, out string, plots bool) error) *cobra.Command {
+	var out string
+	var noPlots bool
+	cmd := &cobra.Command{
+		Use:   use + " RAW_DIR -o DIR",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return badInput("scenario %s: -o DIR is required", use)
+			}
+			return run(cmd, args[0], out, !noPlots)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "out", "o", "", "output directory")
+	f.BoolVar(&noPlots, "no-plots", false, "write the tables only")
+	bind(f)
+	return cmd
+}
+
+// sizesFlag parses a replay-style cache size list into dst when set.
+func scenarioSizes(s string, dst *[]int) error {
+	if s == "" {
+		return nil
+	}
+	v, err := replay.ParseSizes(s)
+	if err != nil {
+		return badInput("--sizes: %v", err)
+	}
+	*dst = v
+	return nil
+}
+
+func scenarioPrintFiles(w io.Writer, files []string) {
+	fmt.Fprintf(w, "wrote %d files", len(files))
+	if len(files) > 0 {
+		fmt.Fprintf(w, " (%s, ...)", files[0])
+	}
+	fmt.Fprintln(w)
+}
+
+func scenarioPct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
+}
+
+func newScenarioPartitionCmd() *cobra.Command {
+	cfg := scenario.DefaultPartitionConfig()
+	return scenarioCmd("partition", "Load, balance and cross traffic of other partitioners and crawl sizes",
+		func(f *pflag.FlagSet) {
+			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawl sizes N to try")
+			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners: host, url, domain, consistent")
+			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
+			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per cross URL to estimate wire bytes")
+			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
+			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			res, err := scenario.Partition(cfg)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-11s %5s %9s %9s %9s\n", "partitioner", "N", "cross", "balance", "hosts bal")
+			for _, r := range res.Rows {
+				fmt.Fprintf(w, "%-11s %5d %9s %9.3f %9.3f\n", r.Partitioner, r.Nodes, scenarioPct(r.CrossFraction), r.BalanceURLs, r.BalanceHosts)
+			}
+			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
+			scenarioPrintFiles(w, res.Files)
+			return nil
+		})
+}
+
+func newScenarioSplitterCacheCmd() *cobra.Command {
+	cfg := scenario.DefaultSplitterCacheConfig()
+	var sizes string
+	return scenarioCmd("splitter-cache", "What a cache in front of the host splitter's peer sends saves",
+		func(f *pflag.FlagSet) {
+			f.StringSliceVar(&cfg.Policies, "policies", cfg.Policies, "cache policies (online ones)")
+			f.StringVar(&sizes, "sizes", "", "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)")
+			f.IntVar(&cfg.Batch, "batch", cfg.Batch, "URLs per batch sent to a peer")
+			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per sent URL")
+			f.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "bytes added per batch sent")
+			f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random policies")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
+				return err
+			}
+			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			res, err := scenario.SplitterCache(cfg)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-8s %9s %12s %12s %10s\n", "policy", "size", "cross", "sent", "batches")
+			for _, r := range res.Rows {
+				if r.Node == -1 {
+					fmt.Fprintf(w, "%-8s %9d %12d %12s %10d\n", r.Policy, r.Size, r.Cross, scenarioPct(r.SentFraction), r.Batches)
+				}
+			}
+			scenarioPrintFiles(w, res.Files)
+			return nil
+		})
+}
+
+func newScenarioThreadsCmd() *cobra.Command {
+	cfg := scenario.DefaultThreadsConfig()
+	var sizes string
+	return scenarioCmd("threads", "Per-thread LRU caches of k/W entries against one shared cache of k",
+		func(f *pflag.FlagSet) {
+			f.StringVar(&sizes, "sizes", "", "total cache sizes k per node (default 2^0..2^20)")
+			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "threads W sharing k (0: distinct workers in each node's log)")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
+				return err
+			}
+			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			res, err := scenario.Threads(cfg)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%9s %8s %12s %12s\n", "k", "W", "global miss", "thread miss")
+			for _, r := range res.Rows {
+				if r.Node == -1 {
+					fmt.Fprintf(w, "%9d %8d %12s %12s\n", r.Size, r.Workers, scenarioPct(r.GlobalMissRate), scenarioPct(r.ThreadMissRate))
+				}
+			}
+			scenarioPrintFiles(w, res.Files)
+			return nil
+		})
+}
+
+func newScenarioNodeLossCmd() *cobra.Command {
+	cfg := scenario.DefaultNodeLossConfig()
+	return scenarioCmd("node-loss", "Hosts moved and URLs fetched twice when a node dies or joins",
+		func(f *pflag.FlagSet) {
+			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawl size N before the event (0: the recorded N)")
+			f.StringVar(&cfg.Event, "event", cfg.Event, "remove or add")
+			f.IntVar(&cfg.Node, "node", cfg.Node, "node id to remove (adding adds id N)")
+			f.Float64Var(&cfg.At, "at", cfg.At, "change point as a fraction of the stream")
+			f.Int64Var(&cfg.AtRow, "at-row", cfg.AtRow, "change point as a row index of the stream (overrides --at)")
+			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners to compare")
+			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
+			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			res, err := scenario.NodeLoss(cfg)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-11s %12s %12s %12s %10s\n", "partitioner", "hosts moved", "not of node", "refetched", "balance")
+			for _, r := range res.Rows {
+				fmt.Fprintf(w, "%-11s %12s %12d %12d %10.3f\n", r.Partitioner, scenarioPct(r.HostsMovedFraction), r.HostsMovedOther, r.Refetched, r.BalanceHosts)
+			}
+			scenarioPrintFiles(w, res.Files)
+			return nil
+		})
+}
+
+func newScenarioLocalityCmd() *cobra.Command {
+	cfg := scenario.DefaultLocalityConfig()
+	var sizes string
+	return scenarioCmd("locality", "Whether LRU hits re-reference URLs last seen on a page of the same host",
+		func(f *pflag.FlagSet) {
+			f.StringVar(&sizes, "sizes", "", "LRU sizes (default 2^0..2^20)")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
+				return err
+			}
+			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			res, err := scenario.Locality(cfg)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%9s %9s %10s\n", "size", "hit rate", "same host")
+			for _, r := range res.Rows {
+				if r.Node == -1 {
+					fmt.Fprintf(w, "%9d %9s %10s\n", r.Size, scenarioPct(r.HitRate), scenarioPct(r.SameHostFraction))
+				}
+			}
+			scenarioPrintFiles(w, res.Files)
+			return nil
+		})
+}
+
+func newScenarioAllCmd() *cobra.Command {
+	var order string
+	return scenarioCmd("all", "Every question with its defaults, and scenario-summary.json",
+		func(f *pflag.FlagSet) {
+			f.StringVar(&order, "order", scenario.OrderTime, "stream order: time or node")
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) error {
+			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: %d URLs, %d hosts, %d nodes (%s)\n", in, s.URLs, s.Hosts, s.Nodes, s.Partitioner)
+			for _, n := range s.Notes {
+				fmt.Fprintln(w, "note:", n)
+			}
+			fmt.Fprintf(w, "summary: %s\n", strings.TrimSuffix(out, "/")+"/"+scenario.SummaryName)
+			scenarioPrintFiles(w, s.Files)
+			return nil
+		})
+}
