@@ -121,6 +121,10 @@ type partRun struct {
 	crossB    []int64
 	words     int      // bitset words per host
 	hostBits  []uint64 // host index * words + node/64: node owns URLs of the host
+	// hostOwner caches the owner of each host for the partitioners that
+	// key on the host alone (all but "url"), by host index.
+	hostKeyed bool
+	hostOwner []int32
 }
 
 // extractor determines, per (partitioner, N), which node extracts the URLs
@@ -148,6 +152,7 @@ func newPartRuns(names []string, nodes []int, replicas int, info crawlInfo) ([]*
 			r := &partRun{p: p, n: n, owned: make([]int64, n), extracted: make([]int64, n),
 				crossOut: make([]int64, n), crossB: make([]int64, n), words: (n + 63) / 64}
 			r.checkDest = p.Name() == info.partitioner && n == info.recorded
+			r.hostKeyed = p.Name() != "url"
 			r.row = PartitionRow{Partitioner: p.Name(), Nodes: n, DestMismatches: -1}
 			if r.checkDest {
 				r.row.DestMismatches = 0
@@ -231,12 +236,20 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			hostIdx[h] = hi
 			for _, r := range runs {
 				r.hostBits = append(r.hostBits, make([]uint64, r.words)...)
+				if r.hostKeyed {
+					r.hostOwner = append(r.hostOwner, int32(r.p.Node(rec.URL)))
+				}
 			}
 		}
 		exts := x.exts(rec, runs)
 		wire := int64(len(rec.URL) + cfg.FramingBytes)
 		for i, r := range runs {
-			owner := r.p.Node(rec.URL)
+			var owner int
+			if r.hostKeyed {
+				owner = int(r.hostOwner[hi])
+			} else {
+				owner = r.p.Node(rec.URL)
+			}
 			ext, how := extractorOf(rec, exts, i, owner, r.n)
 			if i == 0 {
 				switch how {

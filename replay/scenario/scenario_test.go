@@ -161,7 +161,7 @@ func TestPartitionWriteTraces(t *testing.T) {
 
 // randomCrawl logs n URLs over hosts at random nodes of an N-node crawl,
 // with dest assigned by the recorder's partitioner, as the recorder does.
-func randomCrawl(t *testing.T, nodes, n, hosts int, seed uint64) *crawl {
+func randomCrawl(t testing.TB, nodes, n, hosts int, seed uint64) *crawl {
 	p, err := partition.New("host", nodes, 0)
 	if err != nil {
 		t.Fatal(err)
