@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestScenarioCLI(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "raw")
+	if code, _, errs := runCLI(t, "import", "urls", filepath.Join("..", "..", "examples", "urls.txt"), "--nodes", "4", "-o", raw); code != 0 {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := runCLI(t, "scenario", "all", raw, "-o", out, "--no-plots")
+	if code != 0 {
+		t.Fatalf("scenario all: %d %s", code, errs)
+	}
+	if !strings.Contains(stdout, "scenario-summary.json") {
+		t.Errorf("stdout %q", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "scenario-summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		URLs      int64 `json:"urls"`
+		Partition []struct {
+			Partitioner    string `json:"partitioner"`
+			Nodes          int    `json:"nodes"`
+			DestMismatches int64  `json:"dest_mismatches"`
+		} `json:"partition"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range s.Partition {
+		if p.Partitioner == "host" && p.Nodes == 4 {
+			found = true
+			if p.DestMismatches != 0 {
+				t.Errorf("host/4 reproduces the import's dest with %d mismatches", p.DestMismatches)
+			}
+		}
+	}
+	if s.URLs == 0 || !found {
+		t.Errorf("summary %s", b)
+	}
+	code, stdout, _ = runCLI(t, "scenario", "partition", raw, "-o", out, "--nodes", "2,4", "--partitioners", "host,consistent", "--no-plots")
+	if code != 0 || !strings.Contains(stdout, "consistent") {
+		t.Errorf("partition: %d %q", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"scenario", "locality", raw},
+		{"scenario", "threads", raw, "-o", out, "--sizes", "lots"},
+		{"scenario", "node-loss", raw, "-o", out, "--node", "9"},
+		{"scenario", "partition", raw, "-o", out, "--partitioners", "nope"},
+		{"scenario", "all", filepath.Join(dir, "missing"), "-o", out},
+	} {
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
+		}
+	}
+}
