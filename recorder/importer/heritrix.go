@@ -368,7 +368,8 @@ func (p *sources) page(s *Sink, key string, owned bool) (node int, id uint64) {
 }
 
 // importAll runs one file importer over files into a new Sink, removing
-// the output on failure and when nothing was imported.
+// the output on failure and when nothing was imported. A file that cannot
+// be opened fails the import; a damaged one is counted as bad.
 func importAll(files []string, opts Options, one func(s *Sink, src *sources, path string, r io.Reader) error) (*Stats, error) {
 	s, err := NewSink(opts)
 	if err != nil {
@@ -376,10 +377,7 @@ func importAll(files []string, opts Options, one func(s *Sink, src *sources, pat
 	}
 	src := newSources()
 	for _, path := range files {
-		if err := withInput(path, func(r io.Reader) error {
-			s.Stats.Files = append(s.Stats.Files, path)
-			return one(s, src, path, r)
-		}); err != nil {
+		if err := withInput(s, path, func(r io.Reader) error { return one(s, src, path, r) }); err != nil {
 			s.Abort()
 			return nil, err
 		}
@@ -394,10 +392,9 @@ func importAll(files []string, opts Options, one func(s *Sink, src *sources, pat
 	return &s.Stats, nil
 }
 
-// withInput opens path ("-" is standard input), decompresses it when it
-// starts with the gzip magic (multi-member gzip reads as one stream), and
-// calls f with it.
-func withInput(path string, f func(io.Reader) error) error {
+// withInput opens path ("-" is standard input), adds it to the Sink's
+// files and calls withReader.
+func withInput(s *Sink, path string, f func(io.Reader) error) error {
 	var r io.Reader
 	if path == "-" {
 		r = os.Stdin
@@ -409,11 +406,20 @@ func withInput(path string, f func(io.Reader) error) error {
 		defer file.Close()
 		r = file
 	}
+	s.Stats.Files = append(s.Stats.Files, path)
+	return withReader(s, path, r, f)
+}
+
+// withReader decompresses r when it starts with the gzip magic
+// (multi-member gzip reads as one stream) and calls f with it. A gzip
+// header that does not parse is counted as a bad line 1.
+func withReader(s *Sink, path string, r io.Reader, f func(io.Reader) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return fmt.Errorf("%w: import: %s: %v", tracefile.ErrCorrupt, path, err)
+			s.BadLine(path, 1, "gzip: "+err.Error())
+			return nil
 		}
 		defer zr.Close()
 		return f(zr)

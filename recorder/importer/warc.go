@@ -305,6 +305,14 @@ func newBodyReader() *bodyReader {
 	return &bodyReader{head: bufio.NewReaderSize(nil, 32<<10), sniff: bufio.NewReaderSize(nil, 4<<10)}
 }
 
+// bufioOf returns r as a *bufio.Reader: b itself when r is b.
+func bufioOf(r io.Reader, b *bufio.Reader) *bufio.Reader {
+	if r == io.Reader(b) {
+		return b
+	}
+	return bufio.NewReader(r)
+}
+
 // importWARCResponse logs the redirect or the links of one response record.
 func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyReader, path string, rec *warcRecord) error {
 	target := rec.targetURI()
@@ -327,7 +335,14 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		return nil
 	}
 	br.head.Reset(rec.block)
-	resp, err := http.ReadResponse(br.head, nil)
+	var head io.Reader = br.head
+	// Recorders of HTTP/2 and HTTP/3 fetches write "HTTP/2 200"; net/http
+	// only reads HTTP/1.x status lines, and the rest of the head is the same.
+	if p, _ := br.head.Peek(7); len(p) == 7 && (string(p) == "HTTP/2 " || string(p) == "HTTP/3 ") {
+		br.head.Discard(6)
+		head = io.MultiReader(strings.NewReader("HTTP/1.1"), br.head)
+	}
+	resp, err := http.ReadResponse(bufioOf(head, br.head), nil)
 	if err != nil {
 		if !rec.block.failed { // else the reader reports the cut record
 			s.BadLine(path, rec.num, "HTTP response: "+err.Error())

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/extract"
 )
 
 // wrec is one WARC record for the fixture generator.
@@ -314,4 +317,82 @@ func TestWARCRealSamples(t *testing.T) {
 			t.Errorf("%s: %d redirects, first %s", tc.file, n, rows[0].URL)
 		}
 	}
+}
+
+// Status lines of HTTP/2 recorders ("HTTP/2 301") are read like HTTP/1.1.
+func TestWARCHTTP2StatusLine(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "h2.warc")
+	os.WriteFile(in, warcFile([]wrec{
+		{typ: "response", uri: "https://a.test/", ctype: httpRec, block: "HTTP/2 301\r\nlocation: /b\r\n\r\n"},
+		{typ: "response", uri: "https://a.test/b", ctype: httpRec, block: "HTTP/2.0 200\r\ncontent-type: text/html\r\n\r\n<a href=c>"},
+	}, false), 0o644)
+	st, err := WARC([]string{in}, Options{Out: filepath.Join(dir, "crawl")})
+	if err != nil || st.BadLines != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	want := []urlRow{{"https://a.test/b", "redirect", ""}, {"https://a.test/c", "link", "a"}}
+	if got := rowsOf(readTrace(t, filepath.Join(dir, "crawl"))[0]); !reflect.DeepEqual(got, want) {
+		t.Errorf("%v", got)
+	}
+}
+
+// FuzzWARC reads arbitrary bytes as a WARC file: no panics, record numbers
+// increase, and lengths are never negative.
+func FuzzWARC(f *testing.F) {
+	plain := warcFile(warcFixture(), false)
+	f.Add(plain)
+	f.Add(warcFile(warcFixture(), true))
+	f.Add(plain[:len(plain)/2])
+	f.Add(warcFile(watFixture(), false))
+	f.Add([]byte("WARC/1.0\r\nContent-Length: 5\r\n\r\nabc"))
+	s, err := NewSink(Options{Out: filepath.Join(f.TempDir(), "crawl")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Abort()
+	src := newSources()
+	ex, body := extract.NewExtractor(), newBodyReader()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var last int64
+		err := withReader(s, "fuzz", bytes.NewReader(data), func(r io.Reader) error {
+			return readWARC(s, "fuzz", r, func(rec *warcRecord) error {
+				if rec.num <= last || rec.length < 0 {
+					t.Fatalf("record %d after %d, length %d", rec.num, last, rec.length)
+				}
+				last = rec.num
+				if rec.get("warc-type") == "metadata" {
+					return importWATRecord(s, src, "fuzz", rec)
+				}
+				return importWARCResponse(s, src, ex, body, "fuzz", rec)
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkWARC imports a gzip WARC of 500 copies of the fixture crawl.
+func BenchmarkWARC(b *testing.B) {
+	var recs []wrec
+	for i := 0; i < 500; i++ {
+		recs = append(recs, warcFixture()...)
+	}
+	dir := b.TempDir()
+	in := filepath.Join(dir, "bench.warc.gz")
+	data := warcFile(recs, true)
+	os.WriteFile(in, data, 0o644)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	var rows int64
+	for i := 0; i < b.N; i++ {
+		st, err := WARC([]string{in}, Options{Out: filepath.Join(dir, strconv.Itoa(i))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += st.Rows
+	}
+	b.ReportMetric(float64(len(recs)*b.N)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "urls/s")
 }
