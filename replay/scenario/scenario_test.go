@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -502,3 +507,31 @@ type stringsBuilder struct{ b []byte }
 
 func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
 func (s *stringsBuilder) String() string              { return string(s.b) }
+
+func TestTableArrowRoundTrip(t *testing.T) {
+	tb := &Table{Name: "x", Columns: []Column{strCol("a"), intCol("b"), floatCol("c")}}
+	tb.add("p", 3, math.NaN())
+	tb.add("q", int64(-1), 0.25)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var buf bytes.Buffer
+	if err := tb.WriteArrow(&buf, mem); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rec, err := r.Record(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.NumRows() != 2 || rec.NumCols() != 3 {
+		t.Fatalf("arrow table %d x %d", rec.NumRows(), rec.NumCols())
+	}
+	c := rec.Column(2).(*array.Float64)
+	if !c.IsNull(0) || c.Value(1) != 0.25 || rec.Column(1).(*array.Int64).Value(0) != 3 || rec.Column(0).(*array.String).Value(1) != "q" {
+		t.Errorf("arrow table contents %v", rec)
+	}
+}
