@@ -246,7 +246,7 @@ func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
 		}
 	}
 	f, err := linePlot(dir, "locality", "host locality of LRU hits (all nodes)",
-		axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1}, []series{hit, same})
+		axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same})
 	files = append(files, f...)
 	if err != nil {
 		return files, err

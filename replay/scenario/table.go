@@ -206,11 +206,26 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
 		t := plot.Tick{Value: float64(e)}
 		if (e-int(math.Ceil(lo)))%step == 0 {
-			t.Label = strconv.FormatFloat(math.Exp2(float64(e)), 'f', -1, 64)
+			t.Label = pow2Label(e)
 		}
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// pow2Label writes 2^e as 512, 1K, 64M, 2G.
+func pow2Label(e int) string {
+	switch {
+	case e < 0:
+		return strconv.FormatFloat(math.Exp2(float64(e)), 'g', -1, 64)
+	case e >= 30:
+		return strconv.Itoa(1<<(e-30)) + "G"
+	case e >= 20:
+		return strconv.Itoa(1<<(e-20)) + "M"
+	case e >= 10:
+		return strconv.Itoa(1<<(e-10)) + "K"
+	}
+	return strconv.Itoa(1 << e)
 }
 
 // linePlot draws lines into dir/base.png and dir/base.svg and returns the
