@@ -3,9 +3,11 @@ package importer
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -367,4 +369,59 @@ func TestHeritrixLongLine(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "o2")); err == nil {
 		t.Error("output left behind")
 	}
+}
+
+func ExampleParseHeritrixLine() {
+	e, err := ParseHeritrixLine("2015-05-22T15:01:13.551Z   200       2480 http://css3-mediaqueries-js.googlecode.com/svn/trunk/css3-mediaqueries.js LE http://netarkivet.dk/adgang/ text/javascript #001 20150522150113457+91 sha1:XXX - content-size:2707")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(e.Status, e.URI)
+	fmt.Println("via", e.Via, "thread", e.Thread)
+	fmt.Println("kind", e.Kind(), "tag", e.Tag(), "fetched in", e.FetchDuration)
+	// Output:
+	// 200 http://css3-mediaqueries-js.googlecode.com/svn/trunk/css3-mediaqueries.js
+	// via http://netarkivet.dk/adgang/ thread 1
+	// kind link tag embed fetched in 91ms
+}
+
+// FuzzParseHeritrixLine: no panics, and an accepted line's URI, hop path
+// and via are its fields 4 to 6.
+func FuzzParseHeritrixLine(f *testing.F) {
+	b, _ := os.ReadFile(filepath.Join("testdata", "crawl.log"))
+	for _, l := range strings.Split(string(b), "\n") {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		e, err := ParseHeritrixLine(line)
+		if err != nil {
+			return
+		}
+		fl := strings.Fields(line)
+		if e.URI != fl[3] || (e.HopPath != fl[4] && fl[4] != "-") || (e.Via != fl[5] && fl[5] != "-") {
+			t.Fatalf("%q: %+v", line, e)
+		}
+		if k := e.Kind(); k != tracefile.URLSeed && k != tracefile.URLLink && k != tracefile.URLRedirect {
+			t.Fatalf("kind %q", k)
+		}
+	})
+}
+
+// BenchmarkHeritrix imports a 20,000-line crawl.log.
+func BenchmarkHeritrix(b *testing.B) {
+	var buf bytes.Buffer
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&buf, "2015-05-22T15:01:10.521Z   200        564 http://h%d.example.test/p/%d.html LL http://h%d.example.test/ text/html #%03d 20150522150109851+648 sha1:OKIDEBO3TNPIQLIED2HVPC4ICFJPBP5N - content-size:845\n", i%300, i, (i*7)%300, i%100)
+	}
+	dir := b.TempDir()
+	in := filepath.Join(dir, "crawl.log")
+	os.WriteFile(in, buf.Bytes(), 0o644)
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Heritrix([]string{in}, Options{Out: filepath.Join(dir, strconv.Itoa(i)), Nodes: 4}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(20000*b.N)/b.Elapsed().Seconds(), "lines/s")
 }
