@@ -58,7 +58,8 @@ import (
 )
 
 // HeritrixEntry is one parsed crawl.log line. Fields a line gives as "-"
-// hold their zero value (Size -1).
+// hold their zero value (Size -1). It is a plain value: safe to copy and
+// to read concurrently.
 type HeritrixEntry struct {
 	Time          time.Time     // log time: when Heritrix finished with the URI
 	Status        int           // HTTP status, or Heritrix's own code (1 for DNS, negative for failures)

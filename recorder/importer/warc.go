@@ -7,7 +7,8 @@ package importer
 // A WARC file holds the pages a crawler fetched. The importer replays its
 // link extraction: for every response record with an HTTP payload, in
 // record order, it logs the URLs the crawltrace recorder would have sent to
-// its host splitter after fetching that page, exactly as the recorder does:
+// its host splitter after fetching that page, as the recorder does (minus
+// its URL filter, which is a crawl setting):
 //
 //   - a 301, 302, 303, 307 or 308 response with a Location header: the
 //     Location resolved against the record's WARC-Target-URI and
@@ -28,13 +29,15 @@ package importer
 // on them; all files of one import share the numbering).
 //
 // warcinfo, request, metadata, resource, revisit and conversion records,
-// and responses for non-HTTP URIs (dns:) are counted in [Stats.Skipped].
+// responses for non-HTTP URIs (dns:) and responses whose Content-Type is
+// not application/http are counted in [Stats.Skipped].
 // A record that cannot be used (a bad header field, a bad HTTP head, an
 // unsupported Content-Encoding such as br) is counted as bad with its
 // 1-based record number. When the framing itself is lost (no
 // Content-Length, a block cut short by the end of the file, garbage where a
 // record should start, a damaged gzip member) the record is counted as bad
-// and the rest of that file is not read; what was imported before is kept.
+// and the rest of that file is not read; what was imported before is kept,
+// including the links in the part of a cut record that was read. A file whose gzip header does not parse is one bad record, number 1.
 //
 // The reader below is small and strict on framing (WARC/0.17 to WARC/1.1,
 // header lines up to 64 KiB, a 1 MiB header, Content-Length required) and
