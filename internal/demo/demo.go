@@ -22,6 +22,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 	"github.com/crawltrace/crawltrace/replay"
+	"github.com/crawltrace/crawltrace/replay/scenario"
 )
 
 // Config sizes the demo. Flags of `crawltrace demo` bind into it.
@@ -46,7 +47,7 @@ type Config struct {
 	// ReplayNodes lists the nodes whose full and cross traces are replayed
 	// (the paper replayed one machine's); nil means node 0.
 	ReplayNodes []int
-	// Scenarios runs the distributed-crawl scenarios when available.
+	// Scenarios runs the distributed-crawl scenarios.
 	Scenarios bool
 	// Plots draws the figures.
 	Plots bool
@@ -68,15 +69,11 @@ type Result struct {
 	Crawl     *recorder.Result
 	Condense  *condense.Report
 	Replay    *replay.Results
-	Scenario  []string // files written by the scenarios, if run
-	Summary   string   // path of SUMMARY.md
-	Files     []string // every top-level output, for printing
+	Scenario  *scenario.Summary // the distributed-crawl scenarios, if run
+	Summary   string            // path of SUMMARY.md
+	Files     []string          // every top-level output, for printing
 	StageSecs map[string]float64
 }
-
-// scenarioHook runs the distributed-crawl scenarios on a raw crawl and
-// returns the files written; nil until a scenario package registers one.
-var scenarioHook func(ctx context.Context, crawlDir, outDir string) ([]string, error)
 
 // Run executes the demo.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -187,14 +184,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stage("replay", t0)
 
 	// 5. Distributed-crawl scenarios.
-	if cfg.Scenarios && scenarioHook != nil {
+	if cfg.Scenarios {
 		t0 = time.Now()
 		logf("running distributed-crawl scenarios")
-		files, err := scenarioHook(ctx, crawlDir, filepath.Join(cfg.OutDir, "scenario"))
+		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots})
 		if err != nil {
 			return nil, fmt.Errorf("demo: scenario: %w", err)
 		}
-		res.Scenario = files
+		res.Scenario = sum
 		stage("scenario", t0)
 	}
 
@@ -213,6 +210,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Files = []string{res.Summary, filepath.Join(crawlDir, "stats.json"), filepath.Join(condDir, "report.json")}
 	res.Files = append(res.Files, rr.Files...)
-	res.Files = append(res.Files, res.Scenario...)
+	if res.Scenario != nil {
+		res.Files = append(res.Files, filepath.Join(cfg.OutDir, "scenario", scenario.SummaryName))
+	}
 	return res, nil
 }

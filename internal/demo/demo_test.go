@@ -29,7 +29,7 @@ func TestDemoTiny(t *testing.T) {
 	}
 	for _, f := range []string{"SUMMARY.md", "crawl/manifest.json", "crawl/stats.json", "condensed/report.json",
 		"condensed/node-000.full.arrow", "condensed/node-000.cross.arrow", "replay/results.csv", "replay/missrate-node-000.full.png",
-		"replay/full-vs-cross-node-000.png"} {
+		"replay/full-vs-cross-node-000.png", "scenario/scenario-summary.json"} {
 		if st, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("missing or empty output %s: %v", f, err)
 		}
@@ -88,7 +88,7 @@ func TestDemoTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, _ := os.ReadFile(res.Summary)
-	for _, want := range []string{"62.55", "Critical point", "node-000.cross.arrow", "colliding pairs"} {
+	for _, want := range []string{"62.55", "Critical point", "node-000.cross.arrow", "colliding pairs", "Host locality", "Losing a node"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("SUMMARY.md lacks %q", want)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crawltrace/crawltrace/replay"
+	"github.com/crawltrace/crawltrace/replay/scenario"
 )
 
 // Paper figures (Broder, Najork, Wiener 2003, section 4 and 5).
@@ -73,11 +74,14 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 			p("\n\n")
 		}
 	}
+	if res.Scenario != nil {
+		writeScenario(w, res.Scenario)
+	}
 	p("## Files\n\n")
 	p("- `crawl/`: raw URL and page logs per node, `manifest.json`, `stats.json`\n")
 	p("- `condensed/`: `node-NNN.full.arrow`, `node-NNN.cross.arrow`, `report.json`\n")
 	p("- `replay/`: `results.csv`, `results.arrow`, `memory.csv`, figures (miss rate vs size, relative to MIN, full vs cross)\n")
-	if len(res.Scenario) > 0 {
+	if res.Scenario != nil {
 		p("- `scenario/`: distributed-crawl what-ifs (partitioning, splitter cache, per-thread caches, node loss, host locality)\n")
 	}
 	p("\nStage times: ")
@@ -181,4 +185,61 @@ func criticalPoint(rows []replay.Row, trace string) (critical, bool) {
 		}
 	}
 	return c, true
+}
+
+func f3(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+// writeScenario summarizes the distributed-crawl what-ifs.
+func writeScenario(w io.Writer, s *scenario.Summary) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## Distributed-crawl scenarios\n\n")
+	p("Replayed from the raw trace (%d URLs, %d hosts, recorded with %d nodes and the %q partitioner), without recrawling.\n\n",
+		s.URLs, s.Hosts, s.Nodes, s.Partitioner)
+	p("**Partitioning** (cross fraction and host balance max/mean):\n\n| partitioner | N | cross fraction | balance (hosts) |\n|---|---:|---:|---:|\n")
+	for _, d := range s.Partition {
+		if d.Nodes == 4 || d.Nodes == 16 || d.Nodes == 64 {
+			p("| %s | %d | %s | %s |\n", d.Partitioner, d.Nodes, f3(d.CrossFraction), f3(d.BalanceHosts))
+		}
+	}
+	p("\n**Cache in front of the host splitter** (fraction of cross URLs still sent):\n\n| policy | size | sent |\n|---|---:|---:|\n")
+	for _, d := range s.SplitterCache {
+		if !shownSize(d.Size) && d.Size != 0 {
+			continue
+		}
+		p("| %s | %d | %s |\n", d.Policy, d.Size, f3(d.SentFraction))
+	}
+	p("\n**Per-thread vs global cache** (open question 2; LRU miss rate):\n\n| total size | workers | global | per-thread |\n|---:|---:|---:|---:|\n")
+	for _, d := range s.Threads {
+		if !shownSize(d.Size) {
+			continue
+		}
+		p("| %d | %d | %s | %s |\n", d.Size, d.Workers, f3(d.GlobalMissRate), f3(d.ThreadMissRate))
+	}
+	p("\n**Losing a node** (UbiCrawler's contravariance):\n\n| partitioner | event | hosts moved | URLs fetched twice | balance after |\n|---|---|---:|---:|---:|\n")
+	for _, d := range s.NodeLoss {
+		p("| %s | %s node %d | %s | %d | %s |\n", d.Partitioner, d.Event, d.Node, f3(d.HostsMovedFraction), d.Refetched, f3(d.BalanceHosts))
+	}
+	p("\n**Host locality of LRU hits** (open question 3, the paper's explanation of the critical point):\n\n| size | hit rate | hits whose previous occurrence was on a page of the same host |\n|---:|---:|---:|\n")
+	for _, d := range s.Locality {
+		if !shownSize(d.Size) {
+			continue
+		}
+		p("| %d | %s | %s |\n", d.Size, f3(d.HitRate), f3(d.SameHostFraction))
+	}
+	p("\n")
+}
+
+// shownSize reports whether a cache size is one of the summary's columns.
+func shownSize(n int) bool {
+	for _, e := range summaryPowers {
+		if n == 1<<e {
+			return true
+		}
+	}
+	return false
 }
