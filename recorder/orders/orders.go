@@ -1,0 +1,351 @@
+// Package orders runs the crawl-order experiment: one synthetic web (package
+// recorder/testweb, with per-host latencies and keep-alive limits) crawled
+// to completion, or to a page budget, under each crawl order of Cao, Jiang
+// and Singh's two-level scheduler (bfs, performance, quality, capability),
+// the pages and quality fetched over time compared as in their Figures 6
+// and 7, and each crawl's URL trace condensed and replayed through LRU at
+// every cache size from 2^0 to 2^20 — Broder, Najork and Wiener's open
+// question whether the crawl order changes the caches' behaviour.
+//
+// Output, in Config.OutDir:
+//
+//	ORDER/                      the crawl directory of each order (recorder output)
+//	ORDER/condensed/            its condensed traces (condense)
+//	ORDER/replay/               its LRU results (replay)
+//	quality.tsv                 the quality oracle (url<TAB>value)
+//	orders.csv                  one row per order: speed, progress milestones, LRU miss rates
+//	pages-vs-time.png/.svg      pages fetched against time, one line per order
+//	quality-vs-time.png/.svg    fraction of the oracle's quality fetched against time
+//	lru-by-order.png/.svg       LRU miss rate against cache size, one line per order
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+	"github.com/crawltrace/crawltrace/replay"
+)
+
+// ErrConfig marks an invalid [Config].
+var ErrConfig = errors.New("orders: bad configuration")
+
+// Config configures the experiment. Build it with [DefaultConfig]; flags
+// of `crawltrace orders` bind straight into it. It is read, never
+// written, by [Run].
+type Config struct {
+	// OutDir receives everything (see the package doc). Required.
+	OutDir string
+	// Hosts and PagesPerHost size the synthetic web; Seed selects it.
+	Hosts, PagesPerHost int
+	Seed                int64
+	// QualityModel is the quality oracle: "pagerank" or "zipf".
+	QualityModel string
+	// Orders are the crawl orders to compare (recorder.Orders).
+	Orders []string
+	// MaxPages stops each crawl after this many fetches; 0 crawls the web
+	// to completion.
+	MaxPages int64
+	// MaxConns caps each crawl's open connections, and Workers is its
+	// number of fetch workers (default: MaxConns). A cap well below the
+	// number of hosts is what makes the order matter.
+	MaxConns, Workers int
+	// LatencyMedian and ConnectMedian are the median per-host response and
+	// connection set-up times of the web (testweb.Config), scaled down
+	// from the web's defaults so the experiment runs in seconds.
+	LatencyMedian, ConnectMedian time.Duration
+	// LRUMaxExp: LRU is replayed at cache sizes 2^0 .. 2^LRUMaxExp.
+	LRUMaxExp int
+	// Progress, when not nil, receives one line per step.
+	Progress io.Writer
+}
+
+// DefaultConfig returns the experiment's defaults: a web of 150 hosts of
+// 30 pages, the four orders, 8 connections, response times around 2ms and
+// connection set-up around 6ms, LRU up to 2^20.
+func DefaultConfig() Config {
+	return Config{
+		Hosts: 150, PagesPerHost: 30, Seed: 1, QualityModel: "pagerank",
+		Orders:   []string{recorder.OrderBFS, recorder.OrderPerformance, recorder.OrderQuality, recorder.OrderCapability},
+		MaxConns: 8, LatencyMedian: 2 * time.Millisecond, ConnectMedian: 6 * time.Millisecond,
+		LRUMaxExp: 20,
+	}
+}
+
+// Result is one order's outcome, a row of orders.csv.
+type Result struct {
+	Order     string
+	Seconds   float64 // crawl duration
+	Pages     int64   // fetches, robots.txt excluded
+	PeakConns int
+	// Progress is the crawl's progress summary (stats.json).
+	Progress *recorder.Progress
+	// Curve is every fetch in completion order, for the plots.
+	Curve []Point
+	// URLs is the number of URLs the host splitter logged (the trace).
+	URLs int64
+	// LRU are the replay rows (policy lru), one per cache size.
+	LRU []replay.Row
+}
+
+// Point is one fetch of a crawl: when it completed (seconds from the
+// crawl's first request), the pages fetched so far and the fraction of
+// the oracle's quality fetched so far.
+type Point struct {
+	Seconds, QualityFraction float64
+	Pages                    int64
+}
+
+// Report is what [Run] produced. It is a plain value.
+type Report struct {
+	Results []Result
+	Files   []string
+}
+
+func (c *Config) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	if c.OutDir == "" {
+		return bad("no output directory")
+	}
+	if c.Hosts < 1 || c.PagesPerHost < 1 {
+		return bad("hosts and pages per host must be positive")
+	}
+	if len(c.Orders) == 0 {
+		return bad("no orders")
+	}
+	seen := map[string]bool{}
+	for _, o := range c.Orders {
+		if !slices.Contains(recorder.Orders(), o) {
+			return bad("unknown order %q (want %s)", o, strings.Join(recorder.Orders(), ", "))
+		}
+		if seen[o] {
+			return bad("order %q given twice", o)
+		}
+		seen[o] = true
+	}
+	if c.MaxPages < 0 || c.MaxConns < 1 || c.Workers < 0 {
+		return bad("max pages must not be negative and max connections must be positive")
+	}
+	if c.LRUMaxExp < 0 || c.LRUMaxExp > 25 {
+		return bad("LRU sizes up to 2^%d: want 0..25", c.LRUMaxExp)
+	}
+	if c.LatencyMedian < 0 || c.ConnectMedian < 0 {
+		return bad("negative latency")
+	}
+	return nil
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, format+"\n", args...)
+	}
+}
+
+// Run serves the web on 127.0.0.1, crawls it under each order in turn,
+// condenses and replays each crawl, and writes the table and the plots.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = cfg.MaxConns
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.Seed, wc.TrapHosts = cfg.Hosts, cfg.PagesPerHost, cfg.Seed, 0
+	wc.QualityModel = cfg.QualityModel
+	wc.Latency, wc.KeepAliveLimits = true, true
+	if cfg.LatencyMedian > 0 {
+		wc.LatencyMedian = cfg.LatencyMedian
+	}
+	if cfg.ConnectMedian > 0 {
+		wc.ConnectMedian = cfg.ConnectMedian
+	}
+	web, err := testweb.New(wc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	srvCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	srv, err := testweb.ServeWeb(srvCtx, "127.0.0.1:0", web)
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	defer srv.Close()
+	oracle := web.Quality()
+	rep := &Report{}
+	qpath := filepath.Join(cfg.OutDir, "quality.tsv")
+	if err := writeFile(qpath, web.WriteQuality); err != nil {
+		return nil, err
+	}
+	rep.Files = append(rep.Files, qpath)
+	// The oracle as the crawler reads it (normalized keys).
+	quality, err := recorder.ReadQuality(qpath)
+	if err != nil {
+		return nil, err
+	}
+	total := 0.0
+	for _, v := range oracle {
+		total += v
+	}
+	cfg.logf("orders: web of %d hosts x %d pages at %s, %d pages with quality (total %.4g)",
+		cfg.Hosts, cfg.PagesPerHost, srv.Addr(), len(oracle), total)
+
+	for _, order := range cfg.Orders {
+		r, err := runOrder(ctx, &cfg, order, srv.Addr(), web.Seeds(), quality, total)
+		if err != nil {
+			return rep, err
+		}
+		rep.Results = append(rep.Results, *r)
+	}
+	files, err := writeReport(cfg.OutDir, rep.Results)
+	rep.Files = append(rep.Files, files...)
+	return rep, err
+}
+
+// runOrder crawls, condenses and replays one order.
+func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []string, quality map[string]float64, total float64) (*Result, error) {
+	dir := filepath.Join(cfg.OutDir, order)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	rc := recorder.DefaultConfig()
+	rc.OutDir = dir
+	rc.Seeds = seeds
+	rc.Resolve = map[string]string{"*": addr}
+	rc.AllowPrivate = true
+	rc.MinDelay, rc.DelayFactor = 0, 0
+	rc.Order = order
+	rc.Quality = quality
+	rc.MaxPages = cfg.MaxPages
+	rc.MaxConns, rc.Workers = cfg.MaxConns, cfg.Workers
+	rc.CrawlID = "orders-" + order
+	rc.Timeout = 10 * time.Second
+	res, err := recorder.Run(ctx, rc)
+	if err != nil {
+		return nil, fmt.Errorf("orders: crawl %s: %w", order, err)
+	}
+	st := res.Stats
+	curve, err := readCurve(dir, total)
+	if err != nil {
+		return nil, err
+	}
+	cfg.logf("orders: %-11s %6.2fs %6d pages (%.0f/s), %d URLs logged, peak %d connections",
+		order, st.Seconds, st.FetchAttempts, st.PagesPerSecond, st.URLsLogged, st.PeakConns)
+
+	cdir := filepath.Join(dir, "condensed")
+	cc := condense.DefaultConfig()
+	cc.Input, cc.Output = dir, cdir
+	if _, err := condense.Run(ctx, cc); err != nil {
+		return nil, fmt.Errorf("orders: condense %s: %w", order, err)
+	}
+	var sizes []int
+	for e := 0; e <= cfg.LRUMaxExp; e++ {
+		sizes = append(sizes, 1<<e)
+	}
+	trace := filepath.Join(cdir, tracefile.CondensedName(0, tracefile.SubtraceFull))
+	pc := replay.DefaultConfig()
+	pc.Traces = []string{trace}
+	pc.Policies = []string{"lru"}
+	pc.Sizes = sizes
+	pc.OutDir = filepath.Join(dir, "replay")
+	if err := os.MkdirAll(pc.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	rr, err := replay.Run(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("orders: replay %s: %w", order, err)
+	}
+	return &Result{Order: order, Seconds: st.Seconds, Pages: st.FetchAttempts, PeakConns: st.PeakConns,
+		Progress: st.Progress, Curve: curve, URLs: st.URLsLogged, LRU: rr.Rows}, nil
+}
+
+// readCurve reads a one-node crawl's page log into fetches in completion
+// order (robots.txt excluded), timed from the crawl's first request.
+func readCurve(dir string, total float64) ([]Point, error) {
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	type fetch struct {
+		end int64
+		q   float64
+	}
+	var fs []fetch
+	start := int64(math.MaxInt64)
+	for _, p := range paths {
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			return nil, fmt.Errorf("orders: %w", err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				pr := tracefile.PageRow(rec, i)
+				start = min(start, pr.Time)
+				if strings.HasSuffix(pr.URL, "/robots.txt") {
+					continue
+				}
+				q := pr.Quality
+				if math.IsNaN(q) {
+					q = 0
+				}
+				fs = append(fs, fetch{end: pr.Time + pr.DurationNS, q: q})
+			}
+		}
+		info := s.Info()
+		s.Close()
+		if !info.Clean {
+			return nil, fmt.Errorf("orders: page log %s: %s", p, info.Error)
+		}
+	}
+	slices.SortFunc(fs, func(a, b fetch) int {
+		switch {
+		case a.end < b.end:
+			return -1
+		case a.end > b.end:
+			return 1
+		}
+		return 0
+	})
+	out := make([]Point, len(fs))
+	var q float64
+	for i, f := range fs {
+		q += f.q
+		out[i] = Point{Seconds: float64(f.end-start) / 1e9, Pages: int64(i + 1)}
+		if total > 0 {
+			out[i].QualityFraction = q / total
+		}
+	}
+	return out, nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("orders: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("orders: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("orders: write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package orders
+
+import (
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Milestones of a curve, measured on the fetches themselves: the crawl's
+// duration is the completion time of its last fetch.
+
+// timeToPages is when fraction f of the crawl's pages had been fetched.
+func timeToPages(c []Point, f float64) float64 {
+	if len(c) == 0 {
+		return math.NaN()
+	}
+	k := int(math.Ceil(f * float64(len(c))))
+	return c[max(k, 1)-1].Seconds
+}
+
+// timeToQuality is when fraction f of the oracle's quality had been
+// fetched (NaN if never).
+func timeToQuality(c []Point, f float64) float64 {
+	for _, p := range c {
+		if p.QualityFraction >= f*(1-1e-9) {
+			return p.Seconds
+		}
+	}
+	return math.NaN()
+}
+
+// at returns the last point at or before fraction f of the duration.
+func at(c []Point, f float64) Point {
+	if len(c) == 0 {
+		return Point{}
+	}
+	t := f * c[len(c)-1].Seconds
+	var p Point
+	for _, x := range c {
+		if x.Seconds > t {
+			break
+		}
+		p = x
+	}
+	return p
+}
+
+// lruMiss is the LRU miss rate at size (NaN if not replayed).
+func lruMiss(r *Result, size int) float64 {
+	for _, row := range r.LRU {
+		if row.Size == size {
+			return row.MissRate
+		}
+	}
+	return math.NaN()
+}
+
+// csvSizes are the cache sizes whose LRU miss rates orders.csv reports.
+var csvSizes = []int{1 << 4, 1 << 8, 1 << 12, 1 << 16, 1 << 20}
+
+// WriteCSV writes one row per order: duration, pages, speed, peak
+// connections, URLs logged, time to 50% and 80% of the pages, the
+// fraction of pages fetched at half time, time to 50% and 80% of the
+// oracle's quality, the fraction of quality fetched at a third of the
+// time and at the end, and the LRU miss rate at 2^4, 2^8, 2^12, 2^16 and
+// 2^20 entries. Times are seconds; missing values are empty.
+func WriteCSV(w io.Writer, results []Result) error {
+	cw := csv.NewWriter(w)
+	head := []string{"order", "seconds", "pages", "pages_per_second", "peak_conns", "urls_logged",
+		"time_to_50pct_pages", "time_to_80pct_pages", "pages_at_half_time",
+		"time_to_50pct_quality", "time_to_80pct_quality", "quality_at_third_time", "quality_fetched"}
+	for _, s := range csvSizes {
+		head = append(head, "lru_miss_"+strconv.Itoa(s))
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	}
+	for i := range results {
+		r := &results[i]
+		c := r.Curve
+		dur := 0.0
+		var final Point
+		if len(c) > 0 {
+			final = c[len(c)-1]
+			dur = final.Seconds
+		}
+		half := math.NaN()
+		if len(c) > 0 {
+			half = float64(at(c, 0.5).Pages) / float64(len(c))
+		}
+		row := []string{r.Order, num(dur), strconv.FormatInt(r.Pages, 10), num(float64(r.Pages) / dur),
+			strconv.Itoa(r.PeakConns), strconv.FormatInt(r.URLs, 10),
+			num(timeToPages(c, 0.5)), num(timeToPages(c, 0.8)), num(half),
+			num(timeToQuality(c, 0.5)), num(timeToQuality(c, 0.8)), num(at(c, 1.0/3).QualityFraction), num(final.QualityFraction)}
+		for _, s := range csvSizes {
+			row = append(row, num(lruMiss(r, s)))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeReport writes orders.csv and the three figures.
+func writeReport(dir string, results []Result) ([]string, error) {
+	var files []string
+	path := filepath.Join(dir, "orders.csv")
+	if err := writeFile(path, func(w io.Writer) error { return WriteCSV(w, results) }); err != nil {
+		return files, err
+	}
+	files = append(files, path)
+	save := func(p *plot.Plot, base string) error {
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, base+ext)
+			if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+				return fmt.Errorf("orders: plot %s: %w", path, err)
+			}
+			files = append(files, path)
+		}
+		return nil
+	}
+	for _, fig := range []struct {
+		base, title, y string
+		val            func(Point) float64
+	}{
+		{"pages-vs-time", "Pages fetched over time (Cao, Jiang and Singh, Figure 6)", "pages fetched",
+			func(p Point) float64 { return float64(p.Pages) }},
+		{"quality-vs-time", "Quality fetched over time (Figure 7)", "fraction of the total quality fetched",
+			func(p Point) float64 { return p.QualityFraction }},
+	} {
+		p := plot.New()
+		p.Title.Text = fig.title
+		p.X.Label.Text = "time (s)"
+		p.Y.Label.Text = fig.y
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Add(plotter.NewGrid())
+		for i := range results {
+			xys := downsample(results[i].Curve, fig.val, 800)
+			if len(xys) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return files, fmt.Errorf("orders: plot %s: %w", fig.base, err)
+			}
+			style(l, i)
+			p.Add(l)
+			p.Legend.Add(results[i].Order, l)
+		}
+		if err := save(p, fig.base); err != nil {
+			return files, err
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "LRU miss rate by crawl order"
+	p.X.Label.Text = "cache size (entries, log2 scale)"
+	p.X.Tick.Marker = pow2Ticks{}
+	p.Y.Label.Text = "miss rate"
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for i := range results {
+		var xys plotter.XYs
+		for _, row := range results[i].LRU {
+			if row.Size >= 1 && !math.IsNaN(row.MissRate) {
+				xys = append(xys, plotter.XY{X: math.Log2(float64(row.Size)), Y: row.MissRate})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return files, fmt.Errorf("orders: plot lru-by-order: %w", err)
+		}
+		style(l, i)
+		s.Color = l.Color
+		s.Shape = shapes[i%len(shapes)]
+		s.Radius = vg.Points(2.5)
+		p.Add(l, s)
+		p.Legend.Add(results[i].Order, l, s)
+	}
+	if err := save(p, "lru-by-order"); err != nil {
+		return files, err
+	}
+	return files, nil
+}
+
+// downsample keeps at most n points of a curve (always the last).
+func downsample(c []Point, val func(Point) float64, n int) plotter.XYs {
+	if len(c) == 0 {
+		return nil
+	}
+	step := max(1, len(c)/n)
+	xys := plotter.XYs{{X: 0, Y: 0}}
+	for i := 0; i < len(c); i += step {
+		xys = append(xys, plotter.XY{X: c[i].Seconds, Y: val(c[i])})
+	}
+	if last := c[len(c)-1]; xys[len(xys)-1].X != last.Seconds {
+		xys = append(xys, plotter.XY{X: last.Seconds, Y: val(last)})
+	}
+	return xys
+}
+
+var palette = []color.Color{
+	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
+	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
+}
+
+var shapes = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{},
+}
+
+func style(l *plotter.Line, i int) {
+	l.Color = palette[i%len(palette)]
+	l.Width = vg.Points(1.5)
+	if i >= len(palette) {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+}
+
+// pow2Ticks labels a log2 axis with powers of two.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	step := max(1, int(math.Ceil((hi-lo)/8)))
+	var ts []plot.Tick
+	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
+		t := plot.Tick{Value: float64(e)}
+		if (e-int(math.Ceil(lo)))%step == 0 {
+			switch {
+			case e >= 20:
+				t.Label = fmt.Sprintf("%dM", 1<<(e-20))
+			case e >= 10:
+				t.Label = fmt.Sprintf("%dK", 1<<(e-10))
+			default:
+				t.Label = strconv.Itoa(1 << e)
+			}
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
