@@ -17,7 +17,7 @@ func init() {
 	register(func() *cobra.Command {
 		cmd := &cobra.Command{
 			Use:   "import FORMAT",
-			Short: "Turn existing crawl logs into raw traces (urls, ...)",
+			Short: "Turn existing crawl logs into raw traces (urls, heritrix, warc, wat)",
 		}
 		for _, f := range importCommands {
 			cmd.AddCommand(f())
