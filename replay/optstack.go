@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"math"
+
+	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // never is the next-use time of a key that is not requested again.
@@ -10,20 +12,16 @@ const never = math.MaxInt64
 
 // NextUse returns, for each position i of trace, the position of the next
 // request of trace[i], or -1 when there is none, and the number of distinct
-// keys. It is one backward pass with a hash map (the paper's N_t).
+// keys. It is [policy.NextUse] (one backward pass with a hash table, the
+// paper's N_t) plus the distinct count.
 func NextUse(trace []uint64) (next []int64, distinct int) {
-	next = make([]int64, len(trace))
-	last := make(map[uint64]int64)
-	for i := len(trace) - 1; i >= 0; i-- {
-		k := trace[i]
-		if j, ok := last[k]; ok {
-			next[i] = j
-		} else {
-			next[i] = -1
+	next = policy.NextUse(trace)
+	for _, n := range next {
+		if n < 0 { // the last request of each distinct key
+			distinct++
 		}
-		last[k] = int64(i)
 	}
-	return next, len(last)
+	return next, distinct
 }
 
 // MINCurve computes exact hit counts of Belady's MIN (evict the cached key
