@@ -229,23 +229,7 @@ func WriteMemoryCSV(w io.Writer, policies []string, sizes []int) error {
 
 // writeFile writes path through a temporary file renamed into place.
 func writeFile(path string, fill func(w io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("replay: %w", err)
-	}
-	err = fill(f)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replay: write %s: %w", path, err)
-	}
-	return nil
+	return tracefile.WriteFileAtomic(path, fill)
 }
 
 // TaskFileName is the results file of task i of n in a sliced run.

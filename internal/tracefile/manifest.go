@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,12 +83,31 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("tracefile: %w", err)
 	}
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// WriteFileAtomic writes path through a temporary file that fill writes and
+// that is renamed into place only when fill and the close succeed, so a
+// failed or interrupted write never leaves a file that looks complete.
+func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	f, err := os.Create(tmp)
+	if err != nil {
 		return fmt.Errorf("tracefile: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("tracefile: %w", err)
+	err = fill(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("tracefile: write %s: %w", path, err)
 	}
 	return nil
 }

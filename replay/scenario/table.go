@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // Table is a results table: named, typed columns and rows of values. Cells
@@ -152,23 +154,7 @@ func (t *Table) write(dir string) ([]string, error) {
 
 // writeFile writes path through a temporary file renamed into place.
 func writeFile(path string, fill func(w io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("scenario: %w", err)
-	}
-	err = fill(f)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("scenario: write %s: %w", path, err)
-	}
-	return nil
+	return tracefile.WriteFileAtomic(path, fill)
 }
 
 // series is one line of a plot.
