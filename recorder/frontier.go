@@ -195,6 +195,13 @@ func (f *frontier) sizes() (queued, hosts int) {
 	return f.s.queued, len(f.s.hosts)
 }
 
+// sessionsOpened is the number of connection sessions opened so far.
+func (f *frontier) sessionsOpened() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.opened
+}
+
 // connSlots caps the connections open at once over the nodes of a crawl:
 // a session takes a slot when it opens and frees it when it ends. It is
 // safe for concurrent use.

@@ -19,11 +19,12 @@ import (
 // crawler normalizes links, so they match the URLs it queues. A malformed
 // line, a value that is not a finite non-negative number or a URL listed
 // twice is an error wrapping tracefile.ErrBadInput that names the file
-// and the line.
+// and the line, as is a file that cannot be opened.
 func ReadQuality(path string) (map[string]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("recorder: quality oracle: %w", err)
+		// The user named a file that cannot be opened: bad input.
+		return nil, fmt.Errorf("%w: recorder: quality oracle: %v", tracefile.ErrBadInput, err)
 	}
 	defer f.Close()
 	m, err := ParseQuality(f, path)

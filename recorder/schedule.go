@@ -64,7 +64,8 @@ type scheduler struct {
 	ent     uint64
 	urlSeq  uint64
 	queued  int
-	open    int // sessions open
+	open    int   // sessions open
+	opened  int64 // sessions opened
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
@@ -208,6 +209,7 @@ func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait
 		h = heap.Pop(&s.ready).(*hostState)
 		h.sess = &session{}
 		s.open++
+		s.opened++
 	}
 	if h != nil {
 		h.busy = true

@@ -57,6 +57,10 @@ type Stats struct {
 	Order     string `json:"order"`
 	MaxConns  int    `json:"max_conns"`
 	PeakConns int    `json:"peak_conns"` // most connections open at once
+	// Sessions counts connection sessions: a server's connection from its
+	// opening to its close (a reconnect the transport makes inside a
+	// session, after a silent close, is not counted).
+	Sessions int64 `json:"sessions"`
 	// Progress: pages and quality fetched over the crawl's time.
 	Progress *Progress `json:"progress,omitempty"`
 }
@@ -127,6 +131,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.BatchesReceived += sp.ReceivedBatches
 		s.URLsReceived += sp.Received
 		s.DUEUnique += int64(n.split.due.Len())
+		s.Sessions += n.front.sessionsOpened()
 		dueBytes += int64(n.split.due.Bytes())
 	}
 	s.LinksPerPage = summarize(links)
@@ -170,7 +175,7 @@ func (s *Stats) WriteText(w io.Writer) {
 	if s.SplitterCacheSize > 0 {
 		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
 	}
-	fmt.Fprintf(w, "order:              %s, %d connections at most (cap %d)\n", s.Order, s.PeakConns, s.MaxConns)
+	fmt.Fprintf(w, "order:              %s, %d connection sessions, %d open at most (cap %d)\n", s.Order, s.Sessions, s.PeakConns, s.MaxConns)
 	if p := s.Progress; p != nil && len(p.TimeToPages) > 1 {
 		fmt.Fprintf(w, "progress:           50%% of pages after %.2fs", p.TimeToPages[1].Seconds)
 		if len(p.TimeToQuality) > 1 {

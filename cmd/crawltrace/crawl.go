@@ -22,13 +22,15 @@ func init() {
 
 func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
-	var seedsFile, peers string
+	var seedsFile, peers, qualityFile string
 	var resolve []string
 	cmd := &cobra.Command{
 		Use:   "crawl -o DIR [flags] [SEED_URL...]",
 		Short: "Crawl from seed URLs and record every URL entering the host splitter",
 		Long: `crawl runs a polite crawler (robots.txt, one request per host at a time, a
-delay of max(--min-delay, 10 x the last fetch time) between requests to a host)
+delay of max(--min-delay, 10 x the last fetch time) between requests to a host,
+one persistent connection per host, at most --max-conns open, hosts and URLs
+scheduled by --order)
 and logs every URL that enters its host splitter to DIR/node-NNN/urls-*.arrows,
 every fetch to pages-*.arrows, then writes DIR/manifest.json and DIR/stats.json.
 
@@ -65,6 +67,13 @@ signal exits at once.`,
 			if peers != "" {
 				cfg.Peers = strings.Split(peers, ",")
 			}
+			if qualityFile != "" {
+				q, err := recorder.ReadQuality(qualityFile)
+				if err != nil {
+					return err
+				}
+				cfg.Quality = q
+			}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				cfg.Progress = cmd.ErrOrStderr()
 			}
@@ -99,7 +108,9 @@ signal exits at once.`,
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers per node")
 	f.StringVar(&cfg.Partitioner, "partitioner", cfg.Partitioner, "host splitter partitioner: host, url, domain or consistent")
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas per node of the consistent partitioner")
-	f.StringVar(&cfg.Order, "order", cfg.Order, "per-host crawl order: bfs, dfs or random")
+	f.StringVar(&cfg.Order, "order", cfg.Order, "crawl order: "+strings.Join(recorder.Orders(), ", ")+" (quality and capability need --quality)")
+	f.StringVar(&qualityFile, "quality", "", "page-quality oracle, url<TAB>value lines (logged in the page log; unknown URLs 0)")
+	f.IntVar(&cfg.MaxConns, "max-conns", cfg.MaxConns, "connections open at once (one persistent connection per server)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "random seed of --order random")
 	f.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header (include a contact URL)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "cap on the bytes read per page")
