@@ -30,16 +30,22 @@ type connSample struct {
 	closed                bool          // the server closed it (Connection: close)
 }
 
-// observe adds one request to s.
-func (s *connSample) observe(r *fetchResult) {
+// observe adds one request to s. It reports whether the session should
+// end because the connection is gone: the server announced it closes it,
+// or the request had to open a new connection in the middle of the
+// session (the server closed the old one without saying, often an idle
+// timeout during a politeness delay). Ending there keeps a session to one
+// connection, so sessions do not hold connection slots forever.
+func (s *connSample) observe(r *fetchResult) (end bool) {
 	if !r.gotConn {
-		return
+		return false
 	}
 	if r.reused {
 		s.reused++
 		s.reusedSum += r.took
 		s.served++
 	} else {
+		end = s.firsts+s.reused > 0
 		if r.dialed {
 			s.dials++
 			s.dialSum += r.dial
@@ -50,7 +56,9 @@ func (s *connSample) observe(r *fetchResult) {
 	}
 	if r.closed {
 		s.closed = true
+		end = true
 	}
+	return end
 }
 
 // serverEstimate is a server's smoothed connection time, response time

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -15,16 +16,24 @@ const ms = time.Millisecond
 // served on the connection, closed by the server.
 func TestConnSampleObserve(t *testing.T) {
 	var s connSample
-	s.observe(&fetchResult{gotConn: true, dialed: true, dial: 2 * ms, took: 30 * ms})
-	s.observe(&fetchResult{gotConn: true, reused: true, took: 10 * ms})
-	s.observe(&fetchResult{gotConn: true, reused: true, took: 14 * ms, closed: true})
-	s.observe(&fetchResult{}) // no connection (a refused dial): ignored
+	ends := []bool{
+		s.observe(&fetchResult{gotConn: true, dialed: true, dial: 2 * ms, took: 30 * ms}),
+		s.observe(&fetchResult{gotConn: true, reused: true, took: 10 * ms}),
+		s.observe(&fetchResult{gotConn: true, reused: true, took: 14 * ms, closed: true}),
+		s.observe(&fetchResult{}), // no connection (a refused dial): ignored
+	}
+	if !slices.Equal(ends, []bool{false, false, true, false}) {
+		t.Errorf("session ends %v, want only after Connection: close", ends)
+	}
 	want := connSample{dials: 1, firsts: 1, reused: 2, dialSum: 2 * ms, firstSum: 30 * ms, reusedSum: 24 * ms, served: 3, closed: true}
 	if s != want {
 		t.Errorf("sample %+v, want %+v", s, want)
 	}
-	// A new connection in the middle of a session restarts the count.
-	s.observe(&fetchResult{gotConn: true, took: 5 * ms})
+	// A new connection in the middle of a session restarts the count and
+	// ends the session.
+	if !s.observe(&fetchResult{gotConn: true, took: 5 * ms}) {
+		t.Error("a new connection mid-session does not end it")
+	}
 	if s.served != 1 || s.firsts != 2 || s.dials != 1 {
 		t.Errorf("after a new undialled connection: %+v", s)
 	}

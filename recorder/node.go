@@ -107,11 +107,14 @@ func (n *node) sessionClient(h *hostState) *http.Client {
 	return h.sess.client
 }
 
-// observe records a request's connection facts in h's session.
-func observe(h *hostState, r *fetchResult) {
-	if h.sess != nil {
-		h.sess.sample.observe(r)
+// observe records a request's connection facts in h's session and
+// reports whether the session should end (the connection is gone or the
+// fetch failed).
+func observe(h *hostState, r *fetchResult) (end bool) {
+	if h.sess != nil && h.sess.sample.observe(r) {
+		return true
 	}
+	return r.err != nil
 }
 
 func (n *node) nextPageID() uint64 {
@@ -170,7 +173,7 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *byt
 	u := h.origin + "/robots.txt"
 	start := n.cfg.Now()
 	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf)
-	observe(h, &r)
+	end := observe(h, &r)
 	h.robots = newRobotsRules(r.status, buf.String(), r.err, n.agent)
 	n.st.robotsFetches.Add(1)
 	n.st.status(&n.st.robotsByStatus, r.status)
@@ -179,15 +182,14 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *byt
 		q = n.cfg.Quality[u]
 	}
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
-	n.front.releaseSession(h, true, n.delay(r.dur, h), r.err != nil || r.closed)
+	n.front.releaseSession(h, true, n.delay(r.dur, h), end)
 	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
 }
 
 func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
 	start := n.cfg.Now()
 	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
-	observe(h, &r)
-	n.front.releaseSession(h, true, n.delay(r.dur, h), r.err != nil || r.closed)
+	n.front.releaseSession(h, true, n.delay(r.dur, h), observe(h, &r))
 	end := n.cfg.Now()
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
 	n.st.mu.Lock()

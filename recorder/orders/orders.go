@@ -74,7 +74,7 @@ type Config struct {
 // DefaultConfig returns the experiment's defaults: a web of 100 hosts of
 // 20 pages (about 8,800 fetches per crawl with the resources, redirects
 // and query variants), the four orders, 12 connections, response times
-// around 2ms and connection set-up around 6ms, LRU up to 2^20: about 40
+// around 2ms and connection set-up around 6ms, LRU up to 2^20: about 30
 // seconds on two cores.
 func DefaultConfig() Config {
 	return Config{
