@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -256,3 +257,36 @@ func TestParseQuality(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// BenchmarkScheduler adds URLs of random quality over 1,000 hosts and
+// serves them, one URL per connection session, under each order; it
+// reports URLs scheduled (added and served) per second.
+func BenchmarkScheduler(b *testing.B) {
+	const hosts, urls = 1000, 50_000
+	r := rand.New(rand.NewPCG(3, 4))
+	us := make([]string, urls)
+	qs := make([]float64, urls)
+	for i := range us {
+		us[i] = "http://h" + strconv.Itoa(r.IntN(hosts)) + ".test/p/" + strconv.Itoa(i)
+		qs[i] = r.Float64()
+	}
+	for _, order := range []string{OrderBFS, OrderPerformance, OrderQuality, OrderCapability} {
+		b.Run(order, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := newScheduler(order, 1, nil)
+				for j, u := range us {
+					s.add(u, qs[j], t0)
+				}
+				for s.queued > 0 {
+					h, _, _ := s.pick(t0, nil)
+					h.robots = robotsAllowAll
+					s.popURL(h)
+					s.release(h, t0, true, 0, true)
+				}
+			}
+			b.ReportMetric(float64(b.N)*urls/b.Elapsed().Seconds(), "urls/s")
+		})
+	}
+}
+
+var robotsAllowAll = newRobotsRules(404, "", nil, "x")
