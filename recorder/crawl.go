@@ -309,4 +309,3 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.split = s
 	return n, nil
 }
-

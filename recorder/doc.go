@@ -9,10 +9,18 @@
 //		                                                            |   `-> peer node (batches) -> its DUE -> its frontier
 //		                                                            `-> raw URL log (tracefile)
 //
-//	  - Frontier: one queue per host (origin: scheme://host:port) served FIFO
-//	    ("bfs"), LIFO ("dfs") or in a seeded random order ("random"), and a
-//	    heap of hosts ordered by the time each may next be fetched;
-//	    [Config.Workers] fetch workers take the first ready host.
+//	  - Frontier: a two-level schedule (Cao, Jiang and Singh): a queue of
+//	    servers (origins, scheme://host:port) and per server a queue of URLs,
+//	    both ordered by [Config.Order]: "bfs" (both FIFO), "dfs" (URLs LIFO),
+//	    "random" (seeded), "performance" (servers by P/T, from smoothed
+//	    connection and response times and requests per connection),
+//	    "quality" (URLs by the [Config.Quality] oracle, servers by their best
+//	    URL) or "capability" (servers by the quality of their next P URLs per
+//	    expected time T). A server is fetched over one persistent HTTP/1.1
+//	    connection at a time, kept until the server closes it or its queue
+//	    runs dry, and never preempted; at most [Config.MaxConns] connections
+//	    are open at once. [Config.Workers] fetch workers take the first
+//	    ready server.
 //	  - Politeness: a host leaves the heap while a worker holds it, so a host
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
