@@ -189,16 +189,6 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	return r
 }
 
-// isHTML reports whether a Content-Type names HTML (or is absent, in which
-// case the body is sniffed).
-func isHTML(ct string, body []byte) bool {
-	if ct == "" {
-		ct = http.DetectContentType(body)
-	}
-	ct = strings.ToLower(ct)
-	return strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
-}
-
 func isRedirect(status int) bool {
 	switch status {
 	case 301, 302, 303, 307, 308:

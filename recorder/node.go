@@ -220,7 +220,7 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 			}
 		}
 	}
-	if r.status == http.StatusOK && isHTML(r.contentType, buf.Bytes()) {
+	if r.status == http.StatusOK && extract.IsHTML(r.contentType, buf.Bytes()) {
 		n.st.html.Add(1)
 		if base, err := url.Parse(u); err == nil {
 			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, func(l extract.Link) {

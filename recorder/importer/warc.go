@@ -402,13 +402,8 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		return nil
 	}
 	br.sniff.Reset(io.LimitReader(body, MaxBodyBytes))
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" {
-		head, _ := br.sniff.Peek(512)
-		ct = http.DetectContentType(head)
-	}
-	ct = strings.ToLower(strings.TrimSpace(ct))
-	if !strings.HasPrefix(ct, "text/html") && !strings.HasPrefix(ct, "application/xhtml+xml") {
+	sniffed, _ := br.sniff.Peek(512)
+	if !extract.IsHTML(resp.Header.Get("Content-Type"), sniffed) {
 		return nil
 	}
 	var addErr error
