@@ -35,6 +35,20 @@ func BenchmarkLRUCurve26(b *testing.B) {
 	reportRate(b, len(tr))
 }
 
+// BenchmarkLRUMarkers26 is the one-pass LRU curve at the paper's 26 sizes
+// with markers (what `crawltrace replay` runs for lru).
+func BenchmarkLRUMarkers26(b *testing.B) {
+	tr := benchTrace()
+	b.SetBytes(8 * int64(len(tr)))
+	b.ResetTimer()
+	for b.Loop() {
+		m, _ := NewLRUMarkers(PaperSizes(), 0)
+		m.AccessBatch(tr)
+		b.ReportMetric(m.Curve().MissRate(16), "missrate@64K")
+	}
+	reportRate(b, len(tr))
+}
+
 // BenchmarkMINCurve26 is the one-pass MIN curve at the paper's 26 sizes,
 // next-use pass included.
 func BenchmarkMINCurve26(b *testing.B) {

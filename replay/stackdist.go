@@ -19,6 +19,9 @@ import (
 // 50 bytes per distinct key including the hash map), not to the trace
 // length. It streams: feed it batches with [LRUStack.AccessBatch].
 //
+// `crawltrace replay` uses [LRUMarkers], which is faster when only a list
+// of sizes is wanted; LRUStack gives every stack distance.
+//
 // An LRUStack is not safe for concurrent use.
 type LRUStack struct {
 	hist *distHist
