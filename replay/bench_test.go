@@ -49,6 +49,20 @@ func BenchmarkLRUMarkers26(b *testing.B) {
 	reportRate(b, len(tr))
 }
 
+// BenchmarkMINMarkers26 is the one-pass MIN curve at the paper's 26 sizes
+// with bucket heaps (what `crawltrace replay` runs for min), next-use pass
+// included.
+func BenchmarkMINMarkers26(b *testing.B) {
+	tr := benchTrace()
+	b.SetBytes(8 * int64(len(tr)))
+	b.ResetTimer()
+	for b.Loop() {
+		c, _ := MINMarkers(tr, nil, PaperSizes(), 0)
+		b.ReportMetric(c.MissRate(16), "missrate@64K")
+	}
+	reportRate(b, len(tr))
+}
+
 // BenchmarkMINCurve26 is the one-pass MIN curve at the paper's 26 sizes,
 // next-use pass included.
 func BenchmarkMINCurve26(b *testing.B) {

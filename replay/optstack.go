@@ -24,7 +24,8 @@ func NextUse(trace []uint64) (next []int64, distinct int) {
 	return next, distinct
 }
 
-// MINCurve computes exact hit counts of Belady's MIN (evict the cached key
+// MINCurve computes (by the OPT stack; `crawltrace replay` uses the faster
+// [MINMarkers], which it cross-checks) exact hit counts of Belady's MIN (evict the cached key
 // whose next request is farthest away; every missed key is admitted) for all
 // sizes in one pass over an in-memory trace. next is [NextUse] of trace (nil
 // computes it); the first warmup requests are not counted.

@@ -54,9 +54,9 @@ type Config struct {
 	// OutDir receives the result files; "" writes nothing.
 	OutDir string
 	// MINPerSize runs MIN once per size (policy package, sharing one
-	// next-use array) instead of the one-pass stack of [MINCurve]. Both are
-	// exact; per-size is faster for a few dozen sizes on traces with deep
-	// stacks (see the package benchmarks), one-pass for dense grids.
+	// next-use array) instead of the one pass of [MINMarkers]. Both are
+	// exact; it exists to cross-check and to spread a huge MIN grid over
+	// tasks.
 	MINPerSize bool
 	// Plots draws the figures into OutDir (unsliced runs only).
 	Plots bool
@@ -336,7 +336,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
-		c, err := MINCurve(keys, next, cfg.Sizes, cfg.Warmup)
+		c, err := MINMarkers(keys, next, cfg.Sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/replay/policy"
+)
+
+// MINMarkers equals the one-pass OPT stack and one MIN simulation per size.
+func TestMINMarkersMatchesStackAndPerSize(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		universe := 2 + rng.IntN(200)
+		trace := make([]uint64, 2500)
+		for i := range trace {
+			if rng.IntN(3) == 0 && i > 0 {
+				trace[i] = trace[rng.IntN(i)]
+			} else {
+				trace[i] = uint64(rng.IntN(universe))
+			}
+		}
+		sizes := [][]int{{1}, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 17, 64, 65, 150, 1000}, PaperSizes()[:10], {universe - 1, universe, 2 * universe}}[seed%5]
+		warmup := int64(rng.IntN(300))
+		got, err := MINMarkers(trace, nil, sizes, warmup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := MINCurve(trace, nil, sizes, warmup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Hits, want.Hits) || got.Requests != want.Requests {
+			t.Fatalf("seed %d sizes %v: markers %v, OPT stack %v", seed, sizes, got.Hits, want.Hits)
+		}
+		for i, size := range got.Sizes {
+			p, _ := policy.New("min", size, policy.Options{Trace: trace})
+			var hits int64
+			for j, k := range trace {
+				if p.Access(k) && int64(j) >= warmup {
+					hits++
+				}
+			}
+			if hits != got.Hits[i] {
+				t.Fatalf("seed %d size %d: markers %d hits, MIN simulation %d", seed, size, got.Hits[i], hits)
+			}
+		}
+	}
+	// The textbook Belady example: 9 faults with 3 frames.
+	ref := []uint64{7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1}
+	c, _ := MINMarkers(ref, nil, []int{3}, 0)
+	if c.Misses(0) != 9 {
+		t.Errorf("Belady example: %d misses, want 9", c.Misses(0))
+	}
+}
