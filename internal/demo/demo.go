@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crawltrace/crawltrace/condense"
@@ -75,18 +76,31 @@ type Result struct {
 	StageSecs map[string]float64
 }
 
+// demoOutput reports whether name is something a demo (or its notebooks)
+// writes at the top of its output directory.
+func demoOutput(name string) bool {
+	switch name {
+	case "crawl", "condensed", "replay", "scenario", "SUMMARY.md":
+		return true
+	}
+	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png")
+}
+
 // Run executes the demo.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.OutDir == "" {
 		return nil, fmt.Errorf("%w: demo: no output directory", tracefile.ErrBadInput)
 	}
-	if ents, err := os.ReadDir(cfg.OutDir); err == nil && len(ents) > 0 {
-		if _, err := os.Stat(filepath.Join(cfg.OutDir, "crawl", tracefile.ManifestName)); err != nil {
-			return nil, fmt.Errorf("%w: demo: %s is not empty and is not an earlier demo's output", tracefile.ErrBadInput, cfg.OutDir)
+	// Rerunning into an earlier demo's directory replaces its outputs; any
+	// other non-empty directory is refused, so nothing else is deleted.
+	if ents, err := os.ReadDir(cfg.OutDir); err == nil {
+		for _, e := range ents {
+			if !demoOutput(e.Name()) {
+				return nil, fmt.Errorf("%w: demo: %s holds %s, which a demo did not write; choose an empty or new --out", tracefile.ErrBadInput, cfg.OutDir, e.Name())
+			}
 		}
-		// An earlier demo's output: replace it.
-		for _, d := range []string{"crawl", "condensed", "replay", "scenario", "SUMMARY.md"} {
-			os.RemoveAll(filepath.Join(cfg.OutDir, d))
+		for _, e := range ents {
+			os.RemoveAll(filepath.Join(cfg.OutDir, e.Name()))
 		}
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
@@ -127,7 +141,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rc.MaxPages = cfg.MaxPages
 	rc.Duration = cfg.Duration
 	rc.MinDelay = 0
-	rc.DelayFactor = 0
 	rc.AllowPrivate = true
 	rc.Resolve = map[string]string{"*": srv.Addr()}
 	rc.CrawlID = fmt.Sprintf("demo-seed%d", cfg.Seed)
