@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sort"
 
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
-	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -84,11 +82,9 @@ type LocalityResult struct {
 // One pass per node; memory per distinct URL of a node: the stack's ~50
 // bytes plus 16 for the previous source.
 func Locality(cfg LocalityConfig) (*LocalityResult, error) {
-	sizes := slices.Clone(cfg.Sizes)
-	slices.Sort(sizes)
-	sizes = slices.Compact(sizes)
-	if len(sizes) == 0 || sizes[0] < 1 {
-		return nil, fmt.Errorf("%w: scenario: locality needs cache sizes >= 1", tracefile.ErrBadInput)
+	sizes, err := cacheSizes(cfg.Sizes, "locality")
+	if err != nil {
+		return nil, err
 	}
 	info, err := readCrawlInfo(cfg.Input)
 	if err != nil {
@@ -226,13 +222,9 @@ func (res *LocalityResult) Tables() []*Table {
 }
 
 func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
-	var files []string
-	for _, t := range res.Tables() {
-		f, err := t.write(dir)
-		files = append(files, f...)
-		if err != nil {
-			return files, err
-		}
+	files, err := writeTables(dir, res.Tables())
+	if err != nil {
+		return files, err
 	}
 	if !plots {
 		return files, nil

@@ -297,13 +297,9 @@ func (res *NodeLossResult) Tables() []*Table {
 }
 
 func (res *NodeLossResult) write(dir string, plots bool) ([]string, error) {
-	var files []string
-	for _, t := range res.Tables() {
-		f, err := t.write(dir)
-		files = append(files, f...)
-		if err != nil {
-			return files, err
-		}
+	files, err := writeTables(dir, res.Tables())
+	if err != nil {
+		return files, err
 	}
 	if !plots {
 		return files, nil

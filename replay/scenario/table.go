@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -286,4 +287,29 @@ func balance(loads []int64) (maxLoad int64, mean, bal float64) {
 	}
 	mean = float64(sum) / float64(len(loads))
 	return maxLoad, mean, ratio(float64(maxLoad), mean)
+}
+
+// writeTables writes every table's CSV and Arrow files into dir.
+func writeTables(dir string, tables []*Table) ([]string, error) {
+	var files []string
+	for _, t := range tables {
+		f, err := t.write(dir)
+		files = append(files, f...)
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// cacheSizes sorts and dedupes a question's cache sizes, all of which must
+// be at least 1.
+func cacheSizes(in []int, question string) ([]int, error) {
+	sizes := slices.Clone(in)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	if len(sizes) == 0 || sizes[0] < 1 {
+		return nil, fmt.Errorf("%w: scenario: %s needs cache sizes >= 1", tracefile.ErrBadInput, question)
+	}
+	return sizes, nil
 }

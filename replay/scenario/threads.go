@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"gonum.org/v1/plot/plotter"
@@ -69,11 +68,9 @@ type ThreadsResult struct {
 // Memory: the stacks hold each distinct URL once per worker that logged it,
 // plus 8 bytes per entry of the largest size for the distance histogram.
 func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
-	sizes := slices.Clone(cfg.Sizes)
-	slices.Sort(sizes)
-	sizes = slices.Compact(sizes)
-	if len(sizes) == 0 || sizes[0] < 1 {
-		return nil, fmt.Errorf("%w: scenario: threads needs cache sizes >= 1", tracefile.ErrBadInput)
+	sizes, err := cacheSizes(cfg.Sizes, "threads")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Workers < 0 {
 		return nil, fmt.Errorf("%w: scenario: negative worker count %d", tracefile.ErrBadInput, cfg.Workers)
