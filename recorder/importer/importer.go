@@ -11,8 +11,12 @@
 package importer
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -198,4 +202,64 @@ func (s *Sink) abort() {
 		w.Close()
 	}
 	os.RemoveAll(s.opts.Out)
+}
+
+// importAll runs one file importer over files into a new Sink, removing
+// the output on failure and when nothing was imported. A file that cannot
+// be opened fails the import; a damaged one is counted as bad.
+func importAll(files []string, opts Options, one func(s *Sink, src *sources, path string, r io.Reader) error) (*Stats, error) {
+	s, err := NewSink(opts)
+	if err != nil {
+		return nil, err
+	}
+	src := newSources()
+	for _, path := range files {
+		if err := withInput(s, path, func(r io.Reader) error { return one(s, src, path, r) }); err != nil {
+			s.Abort()
+			return nil, err
+		}
+	}
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	if s.Stats.Rows == 0 {
+		os.RemoveAll(opts.Out)
+		return &s.Stats, fmt.Errorf("%w: import: no URLs in %s (%d bad, %d skipped)", tracefile.ErrBadInput, strings.Join(files, ", "), s.Stats.BadLines, s.Stats.Skipped)
+	}
+	return &s.Stats, nil
+}
+
+// withInput opens path ("-" is standard input), adds it to the Sink's
+// files and calls withReader.
+func withInput(s *Sink, path string, f func(io.Reader) error) error {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		file, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("%w: import: %v", tracefile.ErrBadInput, err)
+		}
+		defer file.Close()
+		r = file
+	}
+	s.Stats.Files = append(s.Stats.Files, path)
+	return withReader(s, path, r, f)
+}
+
+// withReader decompresses r when it starts with the gzip magic
+// (multi-member gzip reads as one stream) and calls f with it. A gzip
+// header that does not parse is counted as a bad line 1.
+func withReader(s *Sink, path string, r io.Reader, f func(io.Reader) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			s.BadLine(path, 1, "gzip: "+err.Error())
+			return nil
+		}
+		defer zr.Close()
+		return f(zr)
+	}
+	return f(br)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -16,41 +15,16 @@ import (
 // are logged at that node; others at node 0. A missing dest is filled by the
 // partitioner. Empty lines and lines starting with '#' are skipped; lines
 // that are not http(s) URLs, or whose columns do not parse, are counted as
-// bad with their line number.
+// bad with their line number. Gzip-compressed files are read as they are;
+// "-" is standard input.
 func URLs(files []string, opts Options) (*Stats, error) {
-	s, err := NewSink(opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		if err := importURLFile(s, f); err != nil {
-			s.Abort()
-			return nil, err
-		}
-	}
-	if err := s.Close(); err != nil {
-		return nil, err
-	}
-	if s.Stats.Rows == 0 {
-		os.RemoveAll(opts.Out)
-		return &s.Stats, fmt.Errorf("%w: import: no URLs in %s (%d bad lines)", tracefile.ErrBadInput, strings.Join(files, ", "), s.Stats.BadLines)
-	}
-	return &s.Stats, nil
+	return importAll(files, opts, func(s *Sink, _ *sources, path string, r io.Reader) error {
+		return importURLs(s, path, r)
+	})
 }
 
-func importURLFile(s *Sink, path string) error {
-	var r io.Reader
-	if path == "-" {
-		r = os.Stdin
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("%w: import: %v", tracefile.ErrBadInput, err)
-		}
-		defer f.Close()
-		r = f
-	}
-	s.Stats.Files = append(s.Stats.Files, path)
+// importURLs imports one URL list.
+func importURLs(s *Sink, path string, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var line int64
