@@ -323,9 +323,11 @@ func FuzzSegmentReader(f *testing.F) {
 	f.Add(good[:len(good)/2])
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Add([]byte("ARROW1"))
+	path := filepath.Join(f.TempDir(), "f.arrows") // one file per fuzz worker process
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "f.arrows")
-		os.WriteFile(path, data, 0o644)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		s, err := OpenSegment(path, KindURLs)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrBadInput) {
