@@ -1,0 +1,265 @@
+package condense
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// verify processes every partition of this shard and adds up the counts.
+func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
+	perNode := map[int]*Counts{}
+	for _, n := range r.nodes {
+		perNode[n] = &Counts{}
+	}
+	var total Counts
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.Workers)
+	limit := r.cfg.MemoryBytes / int64(r.cfg.Workers) / 3
+	if limit < minPartitionBytes {
+		limit = minPartitionBytes
+	}
+	var done atomic.Int64
+	for p := 0; p < r.parts; p++ {
+		g.Go(func() error {
+			var files []string
+			for _, n := range r.nodes {
+				path := r.spillPath(n, p)
+				if _, err := os.Stat(path); err == nil {
+					files = append(files, path)
+				}
+			}
+			res := newPartResult()
+			if err := r.processFiles(gctx, files, limit, 0, res); err != nil {
+				return err
+			}
+			for _, f := range files {
+				os.Remove(f)
+			}
+			mu.Lock()
+			total.add(res.total)
+			for n, c := range res.nodes {
+				perNode[n].add(*c)
+			}
+			mu.Unlock()
+			if d := done.Add(1); d%64 == 0 || d == int64(r.parts) {
+				r.progress("verified %d/%d partitions", d, r.parts)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, Counts{}, err
+	}
+	return perNode, total, nil
+}
+
+type partResult struct {
+	total Counts
+	nodes map[int]*Counts
+}
+
+func newPartResult() *partResult { return &partResult{nodes: map[int]*Counts{}} }
+
+func (p *partResult) node(n int) *Counts {
+	c := p.nodes[n]
+	if c == nil {
+		c = &Counts{}
+		p.nodes[n] = c
+	}
+	return c
+}
+
+// maxSplitDepth bounds recursive re-partitioning of oversized partitions.
+const maxSplitDepth = 4
+
+// processFiles verifies the records in files (all of one fingerprint range).
+// When they exceed limit bytes it splits them by the next 4 bits of the
+// fingerprint below the range and recurses.
+func (r *run) processFiles(ctx context.Context, files []string, limit int64, depth int, res *partResult) error {
+	var size int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		size += st.Size()
+	}
+	if size == 0 {
+		return nil
+	}
+	if size > limit && depth < maxSplitDepth {
+		return r.split(ctx, files, limit, depth, res)
+	}
+	buf := make([]byte, 0, size)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		buf = append(buf, b...)
+	}
+	return countBuffer(buf, res)
+}
+
+// shiftFor is how far the fingerprint is shifted to pick a sub-partition at
+// a given split depth: below the bits that chose the top-level range.
+func (r *run) shiftFor(depth int) uint {
+	used := bits.Len(uint(r.cfg.Shards*r.parts-1)) + 4*depth
+	s := r.cfg.Bits - used - 4
+	if s < 0 {
+		s = 0
+	}
+	return uint(s)
+}
+
+func (r *run) split(ctx context.Context, files []string, limit int64, depth int, res *partResult) error {
+	shift := r.shiftFor(depth)
+	dir, err := os.MkdirTemp(r.cfg.TempDir, "split-")
+	if err != nil {
+		return fmt.Errorf("condense: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	var subs [16]*spillWriter
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := scanSpill(f, func(fp uint64, node uint16, u []byte) error {
+			k := (fp >> shift) & 15
+			if subs[k] == nil {
+				s, err := newSpillWriter(filepath.Join(dir, fmt.Sprintf("s%02d.spill", k)))
+				if err != nil {
+					return err
+				}
+				subs[k] = s
+			}
+			var head [10]byte
+			binary.LittleEndian.PutUint64(head[:8], fp)
+			binary.LittleEndian.PutUint16(head[8:], node)
+			return subs[k].write(head[:], string(u))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range subs {
+		if s != nil {
+			if err := s.close(); err != nil {
+				return err
+			}
+			if err := r.processFiles(ctx, []string{s.path}, limit, depth+1, res); err != nil {
+				return err
+			}
+			os.Remove(s.path)
+		}
+	}
+	return nil
+}
+
+type entry struct {
+	fp   uint64
+	off  uint32 // offset of the URL bytes in the buffer
+	n    uint32 // URL length
+	node uint16
+}
+
+// countBuffer counts distinct URLs and fingerprints in one loaded partition
+// and finds its collisions: sort by fingerprint, then compare the URL
+// strings within each group of equal fingerprints.
+func countBuffer(buf []byte, res *partResult) error {
+	var ents []entry
+	for off := 0; off < len(buf); {
+		fp, node, u, next, err := decodeRec(buf, off)
+		if err != nil {
+			return fmt.Errorf("condense: spill: %w", err)
+		}
+		ents = append(ents, entry{fp: fp, off: uint32(next - len(u)), n: uint32(len(u)), node: node})
+		off = next
+	}
+	slices.SortFunc(ents, func(a, b entry) int { return cmp.Compare(a.fp, b.fp) })
+	type distinctURL struct {
+		u     []byte
+		nodes []uint16
+	}
+	var group []distinctURL
+	var fpNodes []uint16
+	has := func(s []uint16, n uint16) bool { return slices.Contains(s, n) }
+	for i := 0; i < len(ents); {
+		j := i
+		group = group[:0]
+		fpNodes = fpNodes[:0]
+		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
+			e := ents[j]
+			u := buf[e.off : e.off+e.n]
+			if !has(fpNodes, e.node) {
+				fpNodes = append(fpNodes, e.node)
+			}
+			k := slices.IndexFunc(group, func(d distinctURL) bool { return string(d.u) == string(u) })
+			if k < 0 {
+				group = append(group, distinctURL{u: u, nodes: []uint16{e.node}})
+			} else if !has(group[k].nodes, e.node) {
+				group[k].nodes = append(group[k].nodes, e.node)
+			}
+		}
+		fp := ents[i].fp
+		res.total.DistinctFPs++
+		res.total.DistinctURLs += int64(len(group))
+		if len(group) > 1 {
+			res.total.CollidingFPs++
+			for a := 0; a < len(group); a++ {
+				for b := a + 1; b < len(group); b++ {
+					res.total.addCollision(collision(fp, group[a].u, group[b].u))
+				}
+			}
+		}
+		if len(group) == 1 {
+			for _, n := range fpNodes {
+				c := res.node(int(n))
+				c.DistinctFPs++
+				c.DistinctURLs++
+			}
+			i = j
+			continue
+		}
+		for _, n := range fpNodes {
+			c := res.node(int(n))
+			c.DistinctFPs++
+			var mine []int
+			for k, d := range group {
+				if has(d.nodes, n) {
+					mine = append(mine, k)
+				}
+			}
+			c.DistinctURLs += int64(len(mine))
+			if len(mine) > 1 {
+				c.CollidingFPs++
+				for a := 0; a < len(mine); a++ {
+					for b := a + 1; b < len(mine); b++ {
+						c.addCollision(collision(fp, group[mine[a]].u, group[mine[b]].u))
+					}
+				}
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+func collision(fp uint64, a, b []byte) Collision {
+	x, y := string(a), string(b)
+	if y < x {
+		x, y = y, x
+	}
+	return Collision{FP: fp, FPHex: fmt.Sprintf("%016x", fp), A: x, B: y}
+}
