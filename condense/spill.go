@@ -8,6 +8,7 @@ import (
 	"os"
 )
 
+// spillWriter appends records to one partition's spill file.
 type spillWriter struct {
 	f    *os.File
 	w    *bufio.Writer
