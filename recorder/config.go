@@ -93,8 +93,9 @@ type Config struct {
 	DelayFactor float64
 	// Workers is the number of fetch workers per node. Default 64.
 	Workers int
-	// MaxConns caps the connections open at once over all nodes of this
-	// process. A server's requests go over one persistent HTTP/1.1
+	// MaxConns caps the connections one node keeps open at once (each
+	// node, like each crawling process of a distributed crawl, has its own
+	// cap). A server's requests go over one persistent HTTP/1.1
 	// connection (never two at once) for as long as the server keeps it
 	// open and has URLs queued; a server without one waits for a free
 	// slot, and an open connection is never closed for a higher-ranked
@@ -161,9 +162,6 @@ type Config struct {
 	dialHook func(addr string)
 	// listener, when set, is used instead of listening on Listen (tests).
 	listener net.Listener
-	// conns is the connection cap shared by the nodes of a crawl, made by
-	// the first node to start its workers (on the crawl's own copy).
-	conns *connSlots
 }
 
 // DefaultUserAgent identifies the crawler with a contact URL.

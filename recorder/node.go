@@ -27,6 +27,7 @@ type node struct {
 	cfg    *Config
 	c      *crawl
 	front  *frontier
+	conns  *connSlots // this node's connection cap
 	split  *splitter
 	client *http.Client
 	filter *urlfilter.Filter
@@ -62,17 +63,15 @@ func (s *nodeStats) status(m *map[int]int64, code int) {
 	s.mu.Unlock()
 }
 
-// startWorkers starts the fetch workers. Run calls it for one node after
-// another, so the first node makes the connection cap the nodes share.
+// startWorkers starts the fetch workers. Each node has its own connection
+// cap, as each crawling process of a distributed crawler has.
 func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
-	if n.cfg.conns == nil {
-		m := n.cfg.MaxConns
-		if m <= 0 {
-			m = DefaultConfig().MaxConns
-		}
-		n.cfg.conns = newConnSlots(m)
+	m := n.cfg.MaxConns
+	if m <= 0 {
+		m = DefaultConfig().MaxConns
 	}
-	n.front.configure(n.cfg.Quality, n.cfg.conns)
+	n.conns = newConnSlots(m)
+	n.front.configure(n.cfg.Quality, n.conns)
 	n.started = n.cfg.Now()
 	n.running.Store(int64(n.cfg.Workers))
 	for w := 0; w < n.cfg.Workers; w++ {

@@ -55,8 +55,8 @@ type Stats struct {
 	URLsReceived            int64 `json:"urls_received"`
 
 	Order     string `json:"order"`
-	MaxConns  int    `json:"max_conns"`
-	PeakConns int    `json:"peak_conns"` // most connections open at once
+	MaxConns  int    `json:"max_conns"`  // the per-node cap
+	PeakConns int    `json:"peak_conns"` // most connections one node had open at once
 	// Sessions counts connection sessions: a server's connection from its
 	// opening to its close (a reconnect the transport makes inside a
 	// session, after a silent close, is not counted).
@@ -85,8 +85,11 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		}
 	}
 	s.Order = c.cfg.Order
-	if c.cfg.conns != nil {
-		s.MaxConns, s.PeakConns = c.cfg.conns.max, c.cfg.conns.peakOpen()
+	for _, n := range nodes {
+		if n.conns != nil {
+			s.MaxConns = n.conns.max
+			s.PeakConns = max(s.PeakConns, n.conns.peakOpen())
+		}
 	}
 	for _, n := range nodes {
 		st := &n.st
