@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
@@ -130,7 +127,7 @@ func readPages(t *testing.T, dir string, node int) []tracefile.PageRecord {
 		for s.Next() {
 			rec := s.Record()
 			for i := 0; i < int(rec.NumRows()); i++ {
-				out = append(out, pageRow(rec, i))
+				out = append(out, tracefile.PageRow(rec, i))
 			}
 		}
 		s.Close()
@@ -158,31 +155,6 @@ func linkPage(links ...string) http.HandlerFunc {
 		}
 		b.WriteString("</body></html>")
 		w.Write([]byte(b.String()))
-	}
-}
-
-func pageRow(rec arrow.RecordBatch, i int) tracefile.PageRecord {
-	str := func(c int) string {
-		a := rec.Column(c).(*array.String)
-		if a.IsNull(i) {
-			return ""
-		}
-		return strings.Clone(a.Value(i))
-	}
-	return tracefile.PageRecord{
-		ID:          rec.Column(0).(*array.Uint64).Value(i),
-		Time:        int64(rec.Column(1).(*array.Timestamp).Value(i)),
-		URL:         str(2),
-		Status:      rec.Column(3).(*array.Int32).Value(i),
-		ContentType: str(4),
-		Bytes:       rec.Column(5).(*array.Int64).Value(i),
-		Truncated:   rec.Column(6).(*array.Boolean).Value(i),
-		DurationNS:  rec.Column(7).(*array.Int64).Value(i),
-		Links:       rec.Column(8).(*array.Uint32).Value(i),
-		UniqueLinks: rec.Column(9).(*array.Uint32).Value(i),
-		Redirect:    str(10),
-		Error:       str(11),
-		Worker:      rec.Column(12).(*array.Uint16).Value(i),
 	}
 }
 

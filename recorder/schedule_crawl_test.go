@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -222,7 +221,7 @@ func TestOrdersFetchSameSet(t *testing.T) {
 		}
 		var got []string
 		var q float64
-		for _, p := range readPageLog(t, cfg.OutDir) {
+		for _, p := range readPages(t, cfg.OutDir, 0) {
 			if want := oracle[p.URL]; p.Quality != want {
 				t.Errorf("%s: %s logged quality %v, oracle %v", order, p.URL, p.Quality, want)
 			}
@@ -250,31 +249,4 @@ func TestOrdersFetchSameSet(t *testing.T) {
 			t.Errorf("%s: progress at the end %+v, milestones %+v", order, pr.At[len(pr.At)-1], pr.TimeToPages)
 		}
 	}
-}
-
-// readPageLog reads every page-log row of node 0 with tracefile.PageRow.
-func readPageLog(t *testing.T, dir string) []tracefile.PageRecord {
-	t.Helper()
-	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.PageRecord
-	for _, p := range paths {
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				out = append(out, tracefile.PageRow(rec, i))
-			}
-		}
-		if info := s.Info(); !info.Clean {
-			t.Fatalf("%s: %s", p, info.Error)
-		}
-		s.Close()
-	}
-	return out
 }
