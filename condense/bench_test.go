@@ -99,6 +99,10 @@ func peakHeap(f func()) uint64 {
 	return peak.Load()
 }
 
+// benchBudget is the --memory of the benchmark run (CRAWLTRACE_BENCH_MEMORY
+// in MiB overrides it).
+var benchBudget int64 = 32 << 20
+
 // BenchmarkCondense10M condenses a generated 10M-URL raw trace and compares
 // with `LC_ALL=C sort -u | wc -l` over the same URLs as text. Set
 // CRAWLTRACE_BENCH_URLS to change the size.
@@ -106,6 +110,10 @@ func BenchmarkCondense10M(b *testing.B) {
 	n := 10_000_000
 	if s := os.Getenv("CRAWLTRACE_BENCH_URLS"); s != "" {
 		n, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("CRAWLTRACE_BENCH_MEMORY"); s != "" {
+		mib, _ := strconv.Atoi(s)
+		benchBudget = int64(mib) << 20
 	}
 	dir := b.TempDir()
 	text := benchCrawl(b, dir, n)
@@ -117,7 +125,7 @@ func BenchmarkCondense10M(b *testing.B) {
 		out := filepath.Join(dir, fmt.Sprintf("out%d", i))
 		peak = peakHeap(func() {
 			var err error
-			rep, err = Run(context.Background(), Config{Input: filepath.Join(dir, "crawl"), Output: out, MemoryBytes: 64 << 20})
+			rep, err = Run(context.Background(), Config{Input: filepath.Join(dir, "crawl"), Output: out, MemoryBytes: benchBudget, LimitHeap: true})
 			if err != nil {
 				b.Fatal(err)
 			}

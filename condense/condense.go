@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,12 @@ type Config struct {
 	// TempDir is where a private spill directory is made (and removed at
 	// the end); default Output.
 	TempDir string
+	// LimitHeap makes Run set the Go runtime's soft memory limit to
+	// MemoryBytes plus a fixed allowance for buffers while it runs (and
+	// restore it after), so the garbage collector keeps the whole process
+	// near the budget. It changes process-wide state: the CLI sets it, a
+	// library caller decides.
+	LimitHeap bool
 	// Progress, when non-nil, receives progress lines.
 	Progress io.Writer
 }
@@ -86,12 +93,25 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// heapAllowance is what LimitHeap allows beyond the budget: readers'
+// buffers, condensed-trace batches and recent-URL caches.
+const heapAllowance = 48 << 20
+
 // minPartitionBytes keeps partitions from being uselessly small (a
 // variable so tests can force splitting on small inputs).
 var minPartitionBytes int64 = 1 << 20
 
-// spillBufBytes is the write buffer of one partition file.
+// spillBufBytes bounds the write buffer of one partition file; with many
+// partitions the buffers shrink so that all of them stay within an eighth
+// of the memory budget (but not below 4 KiB).
 const spillBufBytes = 32 << 10
+
+// spillBuf is the write buffer size for parts partitions written by
+// workers nodes at once within budget bytes.
+func spillBuf(budget int64, parts, workers int) int {
+	b := budget / 8 / int64(max(parts*workers, 1))
+	return int(min(max(b, 4<<10), spillBufBytes))
+}
 
 // Run condenses cfg.Input into cfg.Output and returns the report (also
 // written to report.json, or the shard's partial report name).
@@ -151,6 +171,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer os.RemoveAll(dir)
 		cfg.TempDir = dir
+	}
+	if cfg.LimitHeap {
+		old := debug.SetMemoryLimit(cfg.MemoryBytes + heapAllowance)
+		defer debug.SetMemoryLimit(old)
 	}
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
 	rep, err := r.do(ctx)
@@ -337,7 +361,7 @@ func (r *run) pass1(ctx context.Context, node int) (NodeReport, tracefile.Meta, 
 			}
 			s := spills[g]
 			if s == nil {
-				if s, err = newSpillWriter(r.spillPath(node, g)); err != nil {
+				if s, err = newSpillWriter(r.spillPath(node, g), spillBuf(r.cfg.MemoryBytes, r.parts, r.cfg.Workers)); err != nil {
 					return nr, meta, err
 				}
 				spills[g] = s

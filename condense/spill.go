@@ -15,12 +15,12 @@ type spillWriter struct {
 	path string
 }
 
-func newSpillWriter(path string) (*spillWriter, error) {
+func newSpillWriter(path string, bufSize int) (*spillWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("condense: spill: %w", err)
 	}
-	return &spillWriter{f: f, w: bufio.NewWriterSize(f, spillBufBytes), path: path}, nil
+	return &spillWriter{f: f, w: bufio.NewWriterSize(f, bufSize), path: path}, nil
 }
 
 // write appends one spill record: fp uint64, node uint16, uvarint length,

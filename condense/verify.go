@@ -138,7 +138,7 @@ func (r *run) split(ctx context.Context, files []string, limit int64, depth int,
 		err := scanSpill(f, func(fp uint64, node uint16, u []byte) error {
 			k := (fp >> shift) & 15
 			if subs[k] == nil {
-				s, err := newSpillWriter(filepath.Join(dir, fmt.Sprintf("s%02d.spill", k)))
+				s, err := newSpillWriter(filepath.Join(dir, fmt.Sprintf("s%02d.spill", k)), spillBufBytes)
 				if err != nil {
 					return err
 				}

@@ -51,6 +51,7 @@ is 0 unless --fail-on-collision.`,
 				}
 			}
 			cfg.Progress = terminalStderr(cmd)
+			cfg.LimitHeap = true
 			rep, err := condense.Run(cmd.Context(), cfg)
 			if rep != nil {
 				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards)))
@@ -62,7 +63,7 @@ is 0 unless --fail-on-collision.`,
 	f.StringVarP(&cfg.Output, "out", "o", "", "output directory for condensed traces and report.json")
 	f.IntVar(&cfg.Bits, "bits", cfg.Bits, "fingerprint width in bits (below 64 only to test the collision check)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "fingerprint hash seed (0 is the trace format's)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check, e.g. 512MiB, 8GiB")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 48MiB), e.g. 512MiB, 8GiB")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers")
 	f.StringVar(&shard, "shard", "", "verify only fingerprint range i of N and write a partial report (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
