@@ -12,11 +12,8 @@ package policy
 // it, the next miss would evict the newcomer at once). It is not safe for
 // concurrent use.
 type CLOCK struct {
-	size  int
-	n     int
+	slots
 	hand  int
-	t     table
-	keys  []uint64
 	marks []bool
 }
 
@@ -25,37 +22,25 @@ var _ Policy = (*CLOCK)(nil)
 // NewCLOCK returns an empty CLOCK cache of size >= 1 keys.
 func NewCLOCK(size int) *CLOCK {
 	mustSize("clock", size)
-	return &CLOCK{size: size, t: newTable(size), keys: make([]uint64, size), marks: make([]bool, size)}
+	return &CLOCK{slots: newSlots(size), marks: make([]bool, size)}
 }
 
 // Access implements [Policy].
 func (c *CLOCK) Access(key uint64) bool {
-	if i, ok := c.t.get(key); ok {
+	if i, ok := c.lookup(key); ok {
 		c.marks[i] = true
 		return true
 	}
-	if c.n < c.size {
-		c.keys[c.n] = key
-		c.t.put(key, c.n)
-		c.n++
+	if c.fill(key) {
 		return false
 	}
 	h := c.hand
 	for c.marks[h] {
 		c.marks[h] = false
-		h++
-		if h == c.size {
-			h = 0
-		}
+		h = c.next(h)
 	}
-	c.t.del(c.keys[h])
-	c.keys[h] = key
-	c.t.put(key, h)
-	h++
-	if h == c.size {
-		h = 0
-	}
-	c.hand = h
+	c.replace(h, key)
+	c.hand = c.next(h)
 	return false
 }
 
@@ -65,4 +50,4 @@ func (c *CLOCK) Name() string { return "clock" }
 // Len implements [Policy].
 func (c *CLOCK) Len() int { return c.n }
 
-func (c *CLOCK) memBytes() int { return c.t.bytes() + cap(c.keys)*8 + cap(c.marks) }
+func (c *CLOCK) memBytes() int { return c.slots.memBytes() + cap(c.marks) }

@@ -4,11 +4,8 @@ package policy
 // live in a ring of k slots; the oldest is at the hand. It is not safe for
 // concurrent use.
 type FIFO struct {
-	size int
-	n    int
+	slots
 	hand int
-	t    table
-	keys []uint64
 }
 
 var _ Policy = (*FIFO)(nil)
@@ -16,29 +13,18 @@ var _ Policy = (*FIFO)(nil)
 // NewFIFO returns an empty FIFO cache of size >= 1 keys.
 func NewFIFO(size int) *FIFO {
 	mustSize("fifo", size)
-	return &FIFO{size: size, t: newTable(size), keys: make([]uint64, size)}
+	return &FIFO{slots: newSlots(size)}
 }
 
 // Access implements [Policy].
 func (c *FIFO) Access(key uint64) bool {
-	if _, ok := c.t.get(key); ok {
+	if _, ok := c.lookup(key); ok {
 		return true
 	}
-	if c.n < c.size {
-		c.keys[c.n] = key
-		c.t.put(key, c.n)
-		c.n++
-		return false
+	if !c.fill(key) {
+		c.replace(c.hand, key)
+		c.hand = c.next(c.hand)
 	}
-	h := c.hand
-	c.t.del(c.keys[h])
-	c.keys[h] = key
-	c.t.put(key, h)
-	h++
-	if h == c.size {
-		h = 0
-	}
-	c.hand = h
 	return false
 }
 
@@ -47,5 +33,3 @@ func (c *FIFO) Name() string { return "fifo" }
 
 // Len implements [Policy].
 func (c *FIFO) Len() int { return c.n }
-
-func (c *FIFO) memBytes() int { return c.t.bytes() + cap(c.keys)*8 }

@@ -6,11 +6,8 @@ package policy
 // victim is slot splitmix64(Seed).intn(k), so a seed fixes the whole run.
 // It is not safe for concurrent use.
 type Random struct {
-	size int
-	n    int
-	t    table
-	keys []uint64
-	rng  splitmix
+	slots
+	rng splitmix
 }
 
 var _ Policy = (*Random)(nil)
@@ -19,24 +16,17 @@ var _ Policy = (*Random)(nil)
 // are drawn from a SplitMix64 generator seeded with seed.
 func NewRandom(size int, seed uint64) *Random {
 	mustSize("random", size)
-	return &Random{size: size, t: newTable(size), keys: make([]uint64, size), rng: splitmix{seed}}
+	return &Random{slots: newSlots(size), rng: splitmix{seed}}
 }
 
 // Access implements [Policy].
 func (c *Random) Access(key uint64) bool {
-	if _, ok := c.t.get(key); ok {
+	if _, ok := c.lookup(key); ok {
 		return true
 	}
-	if c.n < c.size {
-		c.keys[c.n] = key
-		c.t.put(key, c.n)
-		c.n++
-		return false
+	if !c.fill(key) {
+		c.replace(c.rng.intn(c.size), key)
 	}
-	v := c.rng.intn(c.size)
-	c.t.del(c.keys[v])
-	c.keys[v] = key
-	c.t.put(key, v)
 	return false
 }
 
@@ -45,5 +35,3 @@ func (c *Random) Name() string { return "random" }
 
 // Len implements [Policy].
 func (c *Random) Len() int { return c.n }
-
-func (c *Random) memBytes() int { return c.t.bytes() + cap(c.keys)*8 }

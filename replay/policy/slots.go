@@ -1,0 +1,46 @@
+package policy
+
+// slots is the fixed array of k cached keys, with a table from key to slot,
+// that CLOCK, FIFO and RANDOM share: they differ only in which slot a miss
+// replaces once the array is full. Not safe for concurrent use.
+type slots struct {
+	size int
+	n    int // slots filled; the array fills in order before any eviction
+	t    table
+	keys []uint64
+}
+
+func newSlots(size int) slots {
+	return slots{size: size, t: newTable(size), keys: make([]uint64, size)}
+}
+
+// lookup returns the slot of key.
+func (s *slots) lookup(key uint64) (int, bool) { return s.t.get(key) }
+
+// fill puts key in the next free slot and reports whether there was one.
+func (s *slots) fill(key uint64) bool {
+	if s.n >= s.size {
+		return false
+	}
+	s.keys[s.n] = key
+	s.t.put(key, s.n)
+	s.n++
+	return true
+}
+
+// replace evicts the key in slot i and puts key there.
+func (s *slots) replace(i int, key uint64) {
+	s.t.del(s.keys[i])
+	s.keys[i] = key
+	s.t.put(key, i)
+}
+
+// next is the slot after i on the ring.
+func (s *slots) next(i int) int {
+	if i++; i == s.size {
+		return 0
+	}
+	return i
+}
+
+func (s *slots) memBytes() int { return s.t.bytes() + cap(s.keys)*8 }
