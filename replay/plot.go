@@ -35,14 +35,9 @@ func WritePlots(dir string, rows []Row) ([]string, error) {
 		byTrace[r.Trace] = append(byTrace[r.Trace], r)
 	}
 	save := func(p *plot.Plot, base string) error {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, base+ext)
-			if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-				return fmt.Errorf("replay: plot %s: %w", path, err)
-			}
-			files = append(files, path)
-		}
-		return nil
+		f, err := SavePlot(p, dir, base)
+		files = append(files, f...)
+		return err
 	}
 	for _, tr := range traces {
 		stem := traceStem(tr)
@@ -194,4 +189,19 @@ func saveSideBySide(path string, left, right *plot.Plot) error {
 		return fmt.Errorf("replay: plot %s: %w", path, err)
 	}
 	return nil
+}
+
+// SavePlot writes p as dir/base.png and dir/base.svg at the size every
+// crawltrace figure uses, and returns the files written. The replay,
+// scenario and crawl-order figures all go through it.
+func SavePlot(p *plot.Plot, dir, base string) ([]string, error) {
+	var files []string
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, base+ext)
+		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+			return files, fmt.Errorf("plot %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
 }

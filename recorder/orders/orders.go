@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	oracle := web.Quality()
 	rep := &Report{}
 	qpath := filepath.Join(cfg.OutDir, "quality.tsv")
-	if err := writeFile(qpath, web.WriteQuality); err != nil {
+	if err := tracefile.WriteFileAtomic(qpath, web.WriteQuality); err != nil {
 		return nil, err
 	}
 	rep.Files = append(rep.Files, qpath)
@@ -336,19 +336,4 @@ func readCurve(dir string, total float64) ([]Point, error) {
 		}
 	}
 	return out, nil
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("orders: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("orders: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("orders: write %s: %w", path, err)
-	}
-	return nil
 }

@@ -13,6 +13,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
 )
 
 // Milestones of a curve, measured on the fetches themselves: the crawl's
@@ -122,17 +125,15 @@ func WriteCSV(w io.Writer, results []Result) error {
 func writeReport(dir string, results []Result) ([]string, error) {
 	var files []string
 	path := filepath.Join(dir, "orders.csv")
-	if err := writeFile(path, func(w io.Writer) error { return WriteCSV(w, results) }); err != nil {
+	if err := tracefile.WriteFileAtomic(path, func(w io.Writer) error { return WriteCSV(w, results) }); err != nil {
 		return files, err
 	}
 	files = append(files, path)
 	save := func(p *plot.Plot, base string) error {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, base+ext)
-			if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-				return fmt.Errorf("orders: plot %s: %w", path, err)
-			}
-			files = append(files, path)
+		f, err := replay.SavePlot(p, dir, base)
+		files = append(files, f...)
+		if err != nil {
+			return fmt.Errorf("orders: %w", err)
 		}
 		return nil
 	}

@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
 )
 
 // Table is a results table: named, typed columns and rows of values. Cells
@@ -256,13 +257,9 @@ func linePlot(dir, base, title string, x, y axis, lines []series) ([]string, err
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)
 	}
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, base+ext)
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-			return files, fmt.Errorf("scenario: plot %s: %w", path, err)
-		}
-		files = append(files, path)
+	files, err := replay.SavePlot(p, dir, base)
+	if err != nil {
+		return files, fmt.Errorf("scenario: %w", err)
 	}
 	return files, nil
 }
