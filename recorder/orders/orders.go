@@ -165,6 +165,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Workers == 0 {
 		cfg.Workers = cfg.MaxConns
 	}
+	// Each order's crawl goes to OutDir/ORDER; an earlier crawl there would
+	// mix two runs in one trace, so such a directory is refused.
+	for _, o := range cfg.Orders {
+		if ents, err := os.ReadDir(filepath.Join(cfg.OutDir, o)); err == nil && len(ents) > 0 {
+			return nil, fmt.Errorf("%w: %s already holds a %s run; choose a new -o", ErrConfig, filepath.Join(cfg.OutDir, o), o)
+		}
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("orders: %w", err)
 	}
