@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawltrace/crawltrace/recorder/orders"
+	"github.com/crawltrace/crawltrace/internal/study/orders"
 )
 
 func init() {

@@ -3,7 +3,7 @@ package orders_test
 import (
 	"os"
 
-	"github.com/crawltrace/crawltrace/recorder/orders"
+	"github.com/crawltrace/crawltrace/internal/study/orders"
 )
 
 // A crawl of three pages, the second holding most of the quality: half the
