@@ -249,12 +249,13 @@ func (r *refSIEVE) access(k uint64) bool {
 	return false
 }
 
-// refS3FIFO: queues hold oldest first.
+// refS3FIFO follows Algorithm 1 of Yang et al. (SOSP 2023), except that a
+// key promoted from S into a full M waits for the next miss to evict from M
+// (as libCacheSim does); queues hold oldest first.
 type refS3FIFO struct {
 	size, S, M, G      int
 	small, main, ghost []uint64
 	freq               map[uint64]int
-	evicted            bool
 }
 
 func newRefS3FIFO(size int) *refS3FIFO {
@@ -271,12 +272,9 @@ func (r *refS3FIFO) access(k uint64) bool {
 	for len(r.small)+len(r.main) >= r.size {
 		r.evict()
 	}
-	switch {
-	case ghostHit:
+	if ghostHit {
 		r.main = append(r.main, k)
-	case !r.evicted && len(r.small) >= r.S:
-		r.main = append(r.main, k)
-	default:
+	} else {
 		r.small = append(r.small, k)
 	}
 	r.freq[k] = 0
@@ -284,8 +282,7 @@ func (r *refS3FIFO) access(k uint64) bool {
 }
 
 func (r *refS3FIFO) evict() {
-	r.evicted = true
-	if len(r.main) > r.M || len(r.small) == 0 {
+	if len(r.small) < r.S || len(r.small) == 0 {
 		for len(r.main) > 0 {
 			t := r.main[0]
 			r.main = r.main[1:]

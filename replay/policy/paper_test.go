@@ -1,0 +1,51 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+)
+
+// Small traces worked out by hand from the papers' rules. Each pins a rule
+// where crawltrace had to choose between the paper and some libCacheSim
+// version (see the policies' doc comments).
+
+func checkHits(t *testing.T, p Policy, trace []uint64, hits []int) {
+	t.Helper()
+	for i, k := range trace {
+		got, want := p.Access(k), slices.Contains(hits, i)
+		if got != want {
+			t.Fatalf("%s: request %d (key %d): hit=%v, want %v", p.Name(), i, k, got, want)
+		}
+	}
+}
+
+// k = 10: |S| = 1, |M| = 9, |G| = 9.
+func TestS3FIFOByHand(t *testing.T) {
+	trace := []uint64{
+		1, 1, 1, // 1 enters S, two hits: freq 2
+		2, 3, 4, 5, 6, 7, 8, 9, 10, // S = 1..10 (oldest first), M empty
+		11,               // evict from S: 1 (freq 2) moves to M, 2 goes to G; S = 3..11
+		2,                // ghost hit: miss; 3 goes to G; 2 enters M = [1 2]
+		3,                // ghost hit: 4 to G; M = [1 2 3]
+		1,                // hit, freq 1
+		4, 5, 6, 7, 8, 9, // ghost hits; M = [1..9], S = [11]
+		10, // ghost hit: M holds 9 (not more than its share), so 11 goes to G; M = [1..10], S empty
+		12, // M over its share: 1 (freq 1) goes round with 0, 2 is evicted (not to G); S = [12]
+		2,  // miss; 12 goes to G, 2 enters S
+		1,  // hit
+		12, // ghost hit: 2 goes to G; M = [3..10 1 12]
+		13, // M over its share: 3 (freq 0) is evicted; 13 enters S
+		3,  // miss
+	}
+	checkHits(t, NewS3FIFO(10), trace, []int{1, 2, 15, 25})
+}
+
+// The paper's INSERT puts every key that is not in G into S, also while the
+// cache fills. libCacheSim's S3FIFO.c since December 2024 instead puts keys
+// into M once S is full until the first eviction, which would leave 2..10 in
+// M and make the last request a hit.
+func TestS3FIFOWarmupFillsSmall(t *testing.T) {
+	trace := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 2}
+	// 11 evicts 1 from S into G, 12 evicts 2: 2 is a ghost, so a miss.
+	checkHits(t, NewS3FIFO(10), trace, nil)
+}
