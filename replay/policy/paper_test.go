@@ -49,3 +49,26 @@ func TestS3FIFOWarmupFillsSmall(t *testing.T) {
 	// 11 evicts 1 from S into G, 12 evicts 2: 2 is a ghost, so a miss.
 	checkHits(t, NewS3FIFO(10), trace, nil)
 }
+
+// c = 6. Figure 4 of Megiddo & Modha adapts p by |B2|/|B1| or |B1|/|B2|,
+// not by their integer quotients; request 17 is where that shows.
+func TestARCByHand(t *testing.T) {
+	trace := []uint64{
+		1, 10, 8, 7, // T1 = [1 10 8 7] (LRU first)
+		8,      // hit: T2 = [8]
+		11, 12, // T1 = [1 10 7 11 12], six keys cached
+		2,  // IV, total 6: REPLACE with p = 0 moves 1 to B1
+		10, // hit: T2 = [8 10]
+		6,  // REPLACE: 7 to B1 = [1 7]; T1 = [11 12 2 6]
+		1,  // B1 hit: p = 1; REPLACE: 11 to B1; T2 = [8 10 1]
+		4,  // REPLACE: 12 to B1 = [7 11 12]; T1 = [2 6 4]
+		6,  // hit: T2 = [8 10 1 6], T1 = [2 4]
+		7,  // B1 hit: p = 2; |T1| = 2 is not > p: 8 to B2 = [8]
+		5,  // REPLACE: 10 to B2 = [8 10]; T1 = [2 4 5]
+		9,  // REPLACE: |T1| = 3 > 2: 2 to B1 = [11 12 2]
+		8,  // B2 hit: p = 2 - 3/2 = 0.5 (integer steps: 2 - 1 = 1); 4 to B1
+		11, // B1 hit: p = 1.5 (integer: 2); |T1| = 2 > 1.5: 5 to B1 (integer: 1 to B2)
+		1,  // still in T2: hit (integer steps: a miss)
+	}
+	checkHits(t, NewARC(6), trace, []int{4, 8, 12, 18})
+}
