@@ -72,3 +72,28 @@ func TestARCByHand(t *testing.T) {
 	}
 	checkHits(t, NewARC(6), trace, []int{4, 8, 12, 18})
 }
+
+// RANDOM evicts every cached key with the same probability, whatever the
+// order it arrived in (libCacheSim's Random does not; see [Random]).
+func TestRandomVictimUniform(t *testing.T) {
+	const k, runs = 8, 8000
+	var evicted [k]int
+	for seed := uint64(1); seed <= runs; seed++ {
+		p := NewRandom(k, seed)
+		for key := uint64(0); key < k; key++ {
+			p.Access(key)
+		}
+		p.Access(100)
+		for key := uint64(0); key < k; key++ {
+			if !p.Access(key) {
+				evicted[key]++
+				break
+			}
+		}
+	}
+	for key, n := range evicted {
+		if n < runs/k-180 || n > runs/k+180 { // about 6 standard deviations
+			t.Errorf("key %d (inserted %d-th) evicted %d times in %d runs, want about %d", key, key+1, n, runs, runs/k)
+		}
+	}
+}
