@@ -43,12 +43,13 @@ package policy
 //     2^16 and 2^20.
 //   - Counters. libCacheSim counts hits without a cap and caps at 3 when M
 //     reinserts a key (MIN(freq, 3) - 1); that is the same as the paper's
-//     capped counter, since only the tests freq >= 2 and freq >= 1 read it.
+//     capped counter, since the counter is only compared with 2 (in S) and
+//     1 (in M) and M caps it before decrementing.
 //   - Small caches. |S| is at least 1 key; libCacheSim refuses to insert
 //     an object as large as S (obj_size >= S's size), which for unit
 //     objects means caches under 20 keys admit nothing. Sizes use integer
 //     division where libCacheSim multiplies by 0.1 and 0.9 in floating
-//     point; the two agree for every power of two.
+//     point and truncates; the two agree for every size below 2^50.
 //
 // It is not safe for concurrent use.
 type S3FIFO struct {
