@@ -27,11 +27,18 @@ func newRootCmd() *cobra.Command {
 		Long: `crawltrace records the stream of URLs that enters a crawler's host splitter,
 condenses it to 64-bit fingerprints with exact collision checks, and replays
 the condensed traces through cache policies and distributed-crawl scenarios.`,
+		Version:       tracefile.ToolVersion,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
+	// Flag errors name the subcommand ("condense: unknown flag: --x"); the
+	// "crawltrace: " prefix is added once, by runWith, for every error.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr{fmt.Errorf("%s: %w", c.CommandPath(), err)}
+		if c.HasParent() {
+			err = fmt.Errorf("%s: %w", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err)
+		}
+		return usageErr{err}
 	})
 	for _, f := range commands {
 		root.AddCommand(f())
