@@ -210,14 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// 6. Summary.
 	res.Summary = filepath.Join(cfg.OutDir, "SUMMARY.md")
-	f, err := os.Create(res.Summary)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	werr := writeSummary(f, cfg, res)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
+	werr := tracefile.WriteFileAtomic(res.Summary, func(w io.Writer) error { return writeSummary(w, cfg, res) })
 	if werr != nil {
 		return nil, fmt.Errorf("demo: summary: %w", werr)
 	}
