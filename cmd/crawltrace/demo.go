@@ -16,6 +16,7 @@ func newDemoCmd() *cobra.Command {
 	cfg := demo.DefaultConfig()
 	var policies, sizes string
 	var replayNodes []int
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Run the whole study end to end on the local web (no network needed)",
@@ -36,11 +37,20 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 				return badInput("--sizes: %v", err)
 			}
 			cfg.ReplayNodes = replayNodes
+			dir, err := prepareOut(cfg.OutDir, "demo", "", force)
+			if err != nil {
+				return err
+			}
 			cfg.Log = cmd.ErrOrStderr()
 			cfg.Progress = terminalStderr(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := demo.Run(ctx, cfg)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -69,5 +79,6 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")
 	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "run the distributed-crawl scenarios")
 	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "draw figures")
+	addForce(cmd, &force)
 	return cmd
 }

@@ -19,7 +19,7 @@ func init() {
 func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()
 	var policies, sizes, task string
-	var noPlots bool
+	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   "replay TRACE...",
 		Short: "Replay traces through cache policies at many cache sizes",
@@ -54,7 +54,20 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				cfg.Progress = f
 			}
+			unit := ""
+			if cfg.Tasks > 1 {
+				unit = fmt.Sprintf("task-%d-of-%d", cfg.Task, cfg.Tasks)
+			}
+			dir, err := prepareOut(cfg.OutDir, "replay", unit, force)
+			if err != nil {
+				return err
+			}
 			res, err := replay.Run(cmd.Context(), cfg)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -78,13 +91,14 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	addForce(cmd, &force)
 	cmd.AddCommand(newReplayMergeCmd())
 	return cmd
 }
 
 func newReplayMergeCmd() *cobra.Command {
 	var out string
-	var noPlots bool
+	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR|FILE... -o OUT",
 		Short: "Combine the results of a sliced replay (--task i/N)",
@@ -97,7 +111,16 @@ results.arrow, memory.csv and the figures to OUT.`,
 			if out == "" {
 				return badInput("replay merge: -o OUT is required")
 			}
+			dir, err := prepareOut(out, "replay", "merge", force)
+			if err != nil {
+				return err
+			}
 			res, err := replay.Merge(args, out, !noPlots)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -111,6 +134,7 @@ results.arrow, memory.csv and the figures to OUT.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory")
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	addForce(cmd, &force)
 	return cmd
 }
 

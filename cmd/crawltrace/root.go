@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -63,7 +64,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &u), errors.Is(err, tracefile.ErrCorrupt), errors.Is(err, tracefile.ErrBadInput):
+	case errors.As(err, &u), errors.Is(err, tracefile.ErrCorrupt), errors.Is(err, tracefile.ErrBadInput), errors.Is(err, outdir.ErrRefused):
 		return 2
 	default:
 		return 1

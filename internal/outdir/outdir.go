@@ -76,6 +76,9 @@ type Dir struct {
 	opts   Options
 	before map[string]bool
 	own    listing
+	// created: Prepare made the directory (Done removes it if the run
+	// wrote nothing).
+	created bool
 }
 
 // Path returns the directory.
@@ -102,6 +105,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			return nil, fmt.Errorf("%s: output directory: %w", o.Command, err)
 		}
+		d.created = true
 		return d, d.write()
 	case err != nil:
 		if st, serr := os.Stat(path); serr == nil && !st.IsDir() {
@@ -211,6 +215,9 @@ func (d *Dir) Done(files ...string) error {
 	if len(d.own.Files) == 0 {
 		if err := os.Remove(filepath.Join(d.path, d.own.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s: %w", d.opts.Command, err)
+		}
+		if d.created {
+			os.Remove(d.path) // only if empty
 		}
 		return nil
 	}

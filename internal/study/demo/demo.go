@@ -83,7 +83,8 @@ func demoOutput(name string) bool {
 	case "crawl", "condensed", "replay", "scenario", "SUMMARY.md":
 		return true
 	}
-	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png")
+	// .crawltrace-outputs-*: the command's listing of what it wrote.
+	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".crawltrace-outputs-")
 }
 
 // Run executes the demo.
