@@ -59,7 +59,7 @@ is 0 unless --fail-on-collision.`,
 			if err != nil {
 				return err
 			}
-			cfg.Progress = terminalStderr(cmd)
+			cfg.Progress = progressOut(cmd)
 			cfg.LimitHeap = true
 			rep, err := condense.Run(cmd.Context(), cfg)
 			reportPath := filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards))

@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/recorder"
 )
@@ -74,14 +73,13 @@ signal exits at once.`,
 				}
 				cfg.Quality = q
 			}
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
+				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", stopReason(res.Stats))
 			}
 			if errors.Is(err, recorder.ErrConfig) {
 				return badInput("crawl: %v", err)
@@ -119,6 +117,21 @@ signal exits at once.`,
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
 	return cmd
+}
+
+// stopReason says in words why a crawl stopped.
+func stopReason(st *recorder.Stats) string {
+	switch st.StopReason {
+	case recorder.StopDone:
+		return "frontier empty (no URL left to fetch)"
+	case recorder.StopMaxPages:
+		return fmt.Sprintf("max-pages (%d pages fetched)", st.FetchAttempts)
+	case recorder.StopDuration:
+		return fmt.Sprintf("duration (after %.0fs)", st.Seconds)
+	case recorder.StopCanceled:
+		return "signal"
+	}
+	return st.StopReason
 }
 
 // readSeeds reads one URL per line, skipping blank lines and # comments.

@@ -42,10 +42,13 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 				return err
 			}
 			cfg.Log = cmd.ErrOrStderr()
-			cfg.Progress = terminalStderr(cmd)
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := demo.Run(ctx, cfg)
+			if res != nil && res.Crawl != nil && res.Crawl.Stats != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "demo: crawl stopped:", stopReason(res.Crawl.Stats))
+			}
 			if res != nil {
 				err = finishOut(dir, err, res.Files...)
 			} else {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/policy"
@@ -51,9 +49,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 				}
 			}
 			cfg.Plots = !noPlots
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				cfg.Progress = f
-			}
+			cfg.Progress = progressOut(cmd)
 			unit := ""
 			if cfg.Tasks > 1 {
 				unit = fmt.Sprintf("task-%d-of-%d", cfg.Task, cfg.Tasks)

@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
+	"github.com/crawltrace/crawltrace/internal/progress"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -41,6 +43,15 @@ the condensed traces through cache policies and distributed-crawl scenarios.`,
 		}
 		return usageErr{err}
 	})
+	root.PersistentFlags().String("progress", string(progress.Auto),
+		"progress lines on stderr: auto (live on a terminal, else a line every 10s), always (a line every 10s) or never")
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		v, _ := c.Flags().GetString("progress")
+		if _, err := progress.ParseMode(v); err != nil {
+			return usageErr{fmt.Errorf("--progress: %w", err)}
+		}
+		return nil
+	}
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
@@ -92,11 +103,27 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// terminalStderr returns the command's stderr when it is a terminal (for
-// progress lines), and nil otherwise, so redirected runs stay quiet.
-func terminalStderr(cmd *cobra.Command) io.Writer {
-	if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return f
+// progressEvery and progressNow, when set (by tests), replace the batch
+// interval and the clock of progress lines.
+var (
+	progressEvery time.Duration
+	progressNow   func() time.Time
+)
+
+// progressOut returns where cmd's progress lines go under --progress: a
+// *progress.Sink on stderr, or nil for none.
+func progressOut(cmd *cobra.Command) io.Writer {
+	v, _ := cmd.Flags().GetString("progress")
+	m, err := progress.ParseMode(v)
+	if err != nil {
+		m = progress.Auto
 	}
-	return nil
+	stderr := cmd.ErrOrStderr()
+	f, ok := stderr.(*os.File)
+	s := progress.NewSink(m, stderr, ok && term.IsTerminal(int(f.Fd())))
+	if s == nil {
+		return nil // not a typed nil in the interface
+	}
+	s.Every, s.Now = progressEvery, progressNow
+	return s
 }

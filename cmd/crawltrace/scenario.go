@@ -112,7 +112,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			var traces *outdir.Dir
 			if cfg.WriteTraces != "" {
 				force, _ := cmd.Flags().GetBool("force")
@@ -159,7 +159,7 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
 				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.SplitterCache(cfg)
 			if err != nil {
 				return nil, err
@@ -188,7 +188,7 @@ func newScenarioThreadsCmd() *cobra.Command {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
 				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.Threads(cfg)
 			if err != nil {
 				return nil, err
@@ -219,7 +219,7 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.NodeLoss(cfg)
 			if err != nil {
 				return nil, err
@@ -245,7 +245,7 @@ func newScenarioLocalityCmd() *cobra.Command {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
 				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.Locality(cfg)
 			if err != nil {
 				return nil, err
@@ -269,7 +269,7 @@ func newScenarioAllCmd() *cobra.Command {
 			f.StringVar(&order, "order", scenario.OrderTime, "stream order: time or node")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots})
+			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd)})
 			if err != nil {
 				return nil, err
 			}

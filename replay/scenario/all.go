@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,8 @@ type AllConfig struct {
 	Order string
 	// Plots draws every question's plots.
 	Plots bool
+	// Progress, when not nil, receives each question's progress lines.
+	Progress io.Writer
 }
 
 // Summary is scenario-summary.json: a small machine-readable digest of
@@ -129,6 +132,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	pc := DefaultPartitionConfig()
 	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	pc.Progress = cfg.Progress
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
@@ -150,6 +154,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	sc := DefaultSplitterCacheConfig()
 	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	sc.Progress = cfg.Progress
 	scr, err := SplitterCache(sc)
 	if err != nil {
 		return nil, err
@@ -165,6 +170,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	tc := DefaultThreadsConfig()
 	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	tc.Progress = cfg.Progress
 	tr, err := Threads(tc)
 	if err != nil {
 		return nil, err
@@ -180,6 +186,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	nc := DefaultNodeLossConfig()
 	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	nc.Progress = cfg.Progress
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
@@ -198,6 +205,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	lc := DefaultLocalityConfig()
 	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	lc.Progress = cfg.Progress
 	lr, err := Locality(lc)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -20,6 +21,9 @@ import (
 type PartitionConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -227,7 +231,10 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
 	hostIdx := map[uint64]int{}
 	var urls int64
+	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
+	defer rows.finish()
 	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+		rows.row()
 		urls++
 		h := hostKey(rec.URL)
 		hi, ok := hostIdx[h]

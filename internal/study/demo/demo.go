@@ -165,6 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	condDir := filepath.Join(cfg.OutDir, "condensed")
 	cc := condense.DefaultConfig()
 	cc.Input, cc.Output = crawlDir, condDir
+	cc.Progress = cfg.Progress
 	rep, err := condense.Run(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("demo: condense: %w", err)
@@ -201,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Scenarios {
 		t0 = time.Now()
 		logf("running distributed-crawl scenarios")
-		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots})
+		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots, Progress: cfg.Progress})
 		if err != nil {
 			return nil, fmt.Errorf("demo: scenario: %w", err)
 		}
