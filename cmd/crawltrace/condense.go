@@ -61,7 +61,9 @@ is 0 unless --fail-on-collision.`,
 			}
 			cfg.Progress = progressOut(cmd)
 			cfg.LimitHeap = true
-			rep, err := condense.Run(cmd.Context(), cfg)
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			rep, err := condense.Run(ctx, cfg)
 			reportPath := filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards))
 			var files []string
 			if rep != nil {

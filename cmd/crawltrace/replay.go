@@ -58,7 +58,9 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 			if err != nil {
 				return err
 			}
-			res, err := replay.Run(cmd.Context(), cfg)
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			res, err := replay.Run(ctx, cfg)
 			if res != nil {
 				err = finishOut(dir, err, res.Files...)
 			} else {

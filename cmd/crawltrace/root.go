@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -91,17 +92,29 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	caught.Store(0)
 	err := root.Execute()
+	if sig := caught.Load(); sig != 0 {
+		// Interrupted: the outputs are flushed, but the run is incomplete.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "crawltrace: "+oneLine(err.Error()))
+		}
+		fmt.Fprintln(stderr, "crawltrace: interrupted by "+signalName(sig))
+		return 128 + int(sig)
+	}
 	if err != nil {
 		msg := err.Error()
 		if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ") {
 			err = usageErr{err}
 		}
 		// One line, never a stack trace.
-		fmt.Fprintln(stderr, "crawltrace: "+strings.ReplaceAll(strings.TrimSpace(msg), "\n", " "))
+		fmt.Fprintln(stderr, "crawltrace: "+oneLine(msg))
 	}
 	return exitCode(err)
 }
+
+// oneLine folds an error message onto one line.
+func oneLine(msg string) string { return strings.ReplaceAll(strings.TrimSpace(msg), "\n", " ") }
 
 // progressEvery and progressNow, when set (by tests), replace the batch
 // interval and the clock of progress lines.

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +27,7 @@ URLs carry no port: point a crawler at the server for every host, e.g.
   crawltrace crawl --resolve '*:ADDR' --allow-private --seeds SEEDS ...
 Requested by IP address (http://ADDR/) it answers with a root index linking
 every host's home page, and http://ADDR/seeds.txt lists the seed URLs.
-It runs until SIGINT or SIGTERM.`,
+It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range sites {
@@ -56,7 +54,7 @@ It runs until SIGINT or SIGTERM.`,
 					return err
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			srv, err := testweb.ServeWeb(ctx, listen, w)
 			if err != nil {
