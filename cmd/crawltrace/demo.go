@@ -16,7 +16,7 @@ func newDemoCmd() *cobra.Command {
 	cfg := demo.DefaultConfig()
 	var policies, sizes string
 	var replayNodes []int
-	var force bool
+	var force, noPlots, noScenarios bool
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Run the whole study end to end on the local web (no network needed)",
@@ -37,6 +37,12 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 				return badInput("--sizes: %v", err)
 			}
 			cfg.ReplayNodes = replayNodes
+			if cmd.Flags().Changed("no-plots") {
+				cfg.Plots = !noPlots
+			}
+			if cmd.Flags().Changed("no-scenarios") {
+				cfg.Scenarios = !noScenarios
+			}
 			dir, err := prepareOut(cfg.OutDir, "demo", "", force)
 			if err != nil {
 				return err
@@ -80,8 +86,13 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "replay policies")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "replay cache sizes")
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")
-	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "run the distributed-crawl scenarios")
-	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "draw figures")
+	f.BoolVar(&noScenarios, "no-scenarios", !cfg.Scenarios, "skip the distributed-crawl scenarios")
+	f.BoolVar(&noPlots, "no-plots", !cfg.Plots, "do not draw figures")
+	// The positive forms, kept as aliases: every command spells negations --no-X.
+	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "")
+	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "")
+	deprecate(f, "scenarios", "no-scenarios")
+	deprecate(f, "plots", "no-plots")
 	addForce(cmd, &force)
 	return cmd
 }

@@ -81,7 +81,10 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.StringVar(&cfg.Format, "format", cfg.Format, "trace format: "+strings.Join(replay.Formats(), ", "))
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "comma-separated policies (all: "+strings.Join(policy.Names(), ",")+")")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "cache sizes: list and ranges, e.g. 16,1024 or 1k,64k,1m or 2^0..2^25")
-	f.IntVar(&cfg.Seeds, "seeds", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
+	f.IntVar(&cfg.Seeds, "random-runs", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
+	// --seeds is crawl's seed-URL file; replay's old name stays as an alias.
+	f.IntVar(&cfg.Seeds, "seeds", cfg.Seeds, "")
+	deprecate(f, "seeds", "random-runs")
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")

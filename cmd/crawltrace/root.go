@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
@@ -51,13 +52,20 @@ the condensed traces through cache policies and distributed-crawl scenarios.`,
 		if _, err := progress.ParseMode(v); err != nil {
 			return usageErr{fmt.Errorf("--progress: %w", err)}
 		}
+		noteDeprecated(c)
 		return nil
 	}
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	// An error here is a flag table out of step with the commands; the
+	// tests check it, users lose only completion.
+	completionErr = registerCompletions(root)
 	return root
 }
+
+// completionErr is the error of registering the flag completions.
+var completionErr error
 
 // usageErr marks a usage mistake (bad flag, bad argument count).
 type usageErr struct{ error }
@@ -139,4 +147,26 @@ func progressOut(cmd *cobra.Command) io.Writer {
 	}
 	s.Every, s.Now = progressEvery, progressNow
 	return s
+}
+
+// deprecate hides flag old, an alias kept for scripts; using it prints a
+// one-line notice on stderr naming the new flag (pflag's own notice would
+// go to stdout, among a command's results).
+func deprecate(f *pflag.FlagSet, old, replacement string) {
+	if err := f.MarkHidden(old); err != nil {
+		panic(err) // a programming error: no such flag
+	}
+	f.SetAnnotation(old, replacedBy, []string{replacement})
+}
+
+// replacedBy is the annotation deprecate puts on an alias.
+const replacedBy = "crawltrace-replaced-by"
+
+// noteDeprecated prints the notice of every deprecated alias c was given.
+func noteDeprecated(c *cobra.Command) {
+	c.Flags().Visit(func(fl *pflag.Flag) {
+		if r := fl.Annotations[replacedBy]; len(r) > 0 {
+			fmt.Fprintf(c.ErrOrStderr(), "crawltrace: --%s is deprecated, use --%s\n", fl.Name, r[0])
+		}
+	})
 }
