@@ -63,7 +63,7 @@ type PartitionDigest struct {
 	CrossBytes     int64    `json:"cross_bytes"`
 	BalanceURLs    *float64 `json:"balance_urls"`
 	BalanceHosts   *float64 `json:"balance_hosts"`
-	DestMismatches int64    `json:"dest_mismatches"`
+	DestMismatches *int64   `json:"dest_mismatches"` // null when not applicable
 }
 
 // CacheDigest is one (policy, size) of the splitter-cache question, summed
@@ -109,6 +109,14 @@ type LocalityDigest struct {
 	Unknown          int64    `json:"unknown"`
 }
 
+// count turns a count of -1 (not applicable) into a JSON null.
+func count(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
 // num turns NaN into a JSON null.
 func num(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -145,7 +153,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	for _, r := range pr.Rows {
 		s.URLs, s.Hosts = r.URLs, r.Hosts
 		s.Partition = append(s.Partition, PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
-			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: r.DestMismatches})
+			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)})
 	}
 	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
 	if pr.Fallback > 0 {

@@ -84,7 +84,8 @@ type PartitionRow struct {
 	CrossFraction float64
 	CrossBytes    int64
 	// DestMismatches counts rows whose owner differs from the recorded dest
-	// column, for the recorded partitioner and N only (else -1): 0 means the
+	// column, for the recorded partitioner and N only (else -1, written as a
+	// blank CSV cell, an Arrow null and a JSON null): 0 means the
 	// re-partitioning reproduces the recording exactly.
 	DestMismatches int64
 }
@@ -407,8 +408,12 @@ func (res *PartitionResult) Tables() []*Table {
 		intCol("max_urls"), floatCol("mean_urls"), floatCol("balance_urls"), intCol("max_hosts"), floatCol("mean_hosts"),
 		floatCol("balance_hosts"), intCol("cross"), floatCol("cross_fraction"), intCol("cross_bytes"), intCol("dest_mismatches")}}
 	for _, r := range res.Rows {
+		var dest any // not applicable: blank
+		if r.DestMismatches >= 0 {
+			dest = r.DestMismatches
+		}
 		sum.add(r.Partitioner, r.Nodes, r.URLs, r.Hosts, r.MaxURLs, r.MeanURLs, r.BalanceURLs, r.MaxHosts, r.MeanHosts,
-			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, r.DestMismatches)
+			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, dest)
 	}
 	per := &Table{Name: "partition-nodes", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("node"), intCol("urls"),
 		intCol("hosts"), intCol("extracted"), intCol("cross_out"), intCol("cross_bytes")}}
