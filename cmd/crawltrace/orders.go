@@ -37,7 +37,7 @@ DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 			if err != nil {
 				return err
 			}
-			cfg.Progress = cmd.ErrOrStderr()
+			cfg.Progress = progressOut(cmd) // its step lines; none under --progress never
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			rep, err := orders.Run(ctx, cfg)

@@ -191,6 +191,9 @@ func (d *Dir) Done(files ...string) error {
 		return fmt.Errorf("%s: output directory: %w", d.opts.Command, err)
 	}
 	for _, f := range files {
+		if f == "" {
+			continue
+		}
 		abs, err := filepath.Abs(f)
 		if err != nil {
 			continue
