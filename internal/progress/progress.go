@@ -187,7 +187,7 @@ func (r *Reporter) maybePrint() {
 	r.last = now
 	line := Line(r.name, r.unit, now.Sub(r.start), r.done, r.total, r.extra)
 	if r.s.Live {
-		fmt.Fprintf(r.s.W, "\r%s   ", line)
+		fmt.Fprintf(r.s.W, "\r%s\x1b[K", line) // erase what a longer line left
 	} else {
 		fmt.Fprintln(r.s.W, line)
 	}

@@ -97,7 +97,7 @@ func TestLiveLine(t *testing.T) {
 	c.advance(100 * time.Millisecond) // too soon for another update
 	r.Update(11, "queued 4")
 	r.Finish()
-	if want := "\rcrawl: 1s 10 pages, 10 pages/s; queued 4   \n"; w.String() != want {
+	if want := "\rcrawl: 1s 10 pages, 10 pages/s; queued 4\x1b[K\n"; w.String() != want {
 		t.Errorf("live output %q, want %q", w.String(), want)
 	}
 }
