@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -95,18 +97,13 @@ It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 	return cmd
 }
 
-// createTestwebFile creates path and fills it with write.
+// createTestwebFile writes path with write, through a temporary file.
 func createTestwebFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return badInput("testweb: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := tracefile.WriteFileAtomic(path, write); err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return badInput("testweb: %v", err)
+		}
+		return err
 	}
 	return nil
 }
