@@ -14,7 +14,10 @@
 // again by [Dir.Done]. Commands whose slices share one directory (replay
 // --task i/N, condense --shard i/N, the scenario questions) give each slice
 // its own unit: slices of one command sit side by side, and only the slice
-// being rerun, or a whole run, counts as an earlier output.
+// being rerun, or a whole run, counts as an earlier output. A whole run
+// killed before Done (SIGKILL at a batch job's time limit) is recognised by
+// its listing: what appeared in the directory after it started is its
+// output.
 package outdir
 
 import (
@@ -66,7 +69,11 @@ type listing struct {
 	Done    bool      `json:"done"`
 	// Files are the top-level names the run wrote in the directory.
 	Files []string `json:"files"`
-	name  string
+	// Before lists, for a whole run, what the directory held when the run
+	// started: if the run never reaches Done (killed), everything else is
+	// taken to be its output.
+	Before []string `json:"before,omitempty"`
+	name   string
 }
 
 // Dir is an output directory prepared for one run. It is not safe for
@@ -114,10 +121,14 @@ func Prepare(path string, o Options) (*Dir, error) {
 		return nil, fmt.Errorf("%s: output directory: %w", o.Command, err)
 	}
 	var mine []listing
-	others := 0
+	var others []string
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), listingPrefix) {
-			others++
+			others = append(others, e.Name())
+		}
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), listingPrefix) {
 			continue
 		}
 		l, err := readListing(filepath.Join(path, e.Name()))
@@ -125,10 +136,19 @@ func Prepare(path string, o Options) (*Dir, error) {
 			continue // an unreadable listing claims nothing
 		}
 		if l.Command == o.Command {
+			if !l.Done && l.Unit == "" {
+				// A whole run that was killed: what appeared since it
+				// started is its output.
+				for _, n := range others {
+					if !slices.Contains(l.Before, n) && !slices.Contains(l.Files, n) {
+						l.Files = append(l.Files, n)
+					}
+				}
+			}
 			mine = append(mine, l)
 		}
 	}
-	if others > 0 && len(mine) == 0 && !o.Force {
+	if len(others) > 0 && len(mine) == 0 && !o.Force {
 		return nil, refused{fmt.Sprintf("%s: output directory %s is not empty and was not written by crawltrace %s; use --force to write into it anyway, or another directory",
 			o.Command, path, o.Command)}
 	}
@@ -172,6 +192,9 @@ func Prepare(path string, o Options) (*Dir, error) {
 	}
 	for _, e := range ents {
 		d.before[e.Name()] = true
+		if o.Unit == "" && !strings.HasPrefix(e.Name(), listingPrefix) {
+			d.own.Before = append(d.own.Before, e.Name())
+		}
 	}
 	return d, d.write()
 }
@@ -214,7 +237,7 @@ func (d *Dir) Done(files ...string) error {
 		}
 	}
 	slices.Sort(d.own.Files)
-	d.own.Done = true
+	d.own.Done, d.own.Before = true, nil
 	if len(d.own.Files) == 0 {
 		if err := os.Remove(filepath.Join(d.path, d.own.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%s: %w", d.opts.Command, err)

@@ -205,3 +205,26 @@ func TestPrepareFile(t *testing.T) {
 		t.Fatalf("directory: %v", err)
 	}
 }
+
+// A whole run killed before Done left outputs its listing does not name:
+// what appeared after it started counts as its output.
+func TestKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, filepath.Join(dir, "notes.txt"))
+	if _, err := Prepare(dir, Options{Command: "demo", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(dir, "crawl", "node-000", "urls-000001.arrows")) // then killed: no Done
+	_, err := Prepare(dir, Options{Command: "demo"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "crawl") {
+		t.Fatalf("rerun after a killed run: %v", err)
+	}
+	d, err := Prepare(dir, Options{Command: "demo", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"notes.txt"}) {
+		t.Fatalf("forced rerun after a killed run kept %v", got)
+	}
+	d.Done(touch(t, filepath.Join(dir, "SUMMARY.md")))
+}
