@@ -3,8 +3,8 @@ package replay
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // WritePlots draws the paper-style figures for rows into dir and returns the
@@ -177,15 +179,11 @@ func saveSideBySide(path string, left, right *plot.Plot) error {
 	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
 	left.Draw(canvases[0][0])
 	right.Draw(canvases[0][1])
-	f, err := os.Create(path)
+	err := tracefile.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("replay: plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("replay: plot %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("replay: plot %s: %w", path, err)
 	}
 	return nil
@@ -198,7 +196,15 @@ func SavePlot(p *plot.Plot, dir, base string) ([]string, error) {
 	var files []string
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, base+ext)
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+		wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, ext[1:])
+		if err == nil {
+			// Through a temporary file, so a figure is whole or absent.
+			err = tracefile.WriteFileAtomic(path, func(w io.Writer) error {
+				_, err := wt.WriteTo(w)
+				return err
+			})
+		}
+		if err != nil {
 			return files, fmt.Errorf("plot %s: %w", path, err)
 		}
 		files = append(files, path)
