@@ -36,9 +36,12 @@
 //	    MaxBodyBytes after decompression (truncation is recorded in the page
 //	    log); redirects are not followed: the Location is resolved,
 //	    normalized and filtered and enters the host splitter as
-//	    kind=redirect. By default the dialer refuses loopback, private,
-//	    link-local, multicast and unspecified addresses, checked on the
-//	    address actually dialled (so a public name resolving to 127.0.0.1 is
+//	    kind=redirect. By default the dialer refuses every address the
+//	    IANA special-purpose registries do not mark globally reachable
+//	    (loopback, private, link-local, CGN, benchmarking, documentation,
+//	    reserved, multicast...) and IPv6 forms embedding such an IPv4
+//	    address (NAT64, 6to4, Teredo, IPv4-compatible; see ssrf.go),
+//	    checked on the address actually dialled (so a public name resolving to 127.0.0.1 is
 //	    refused too); AllowPrivate lifts this. Resolve maps host names to
 //	    dial addresses, like curl --resolve.
 //	  - Extraction (recorder/extract) emits every URL-bearing attribute

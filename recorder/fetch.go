@@ -20,18 +20,6 @@ import (
 // crawler refuses without [Config.AllowPrivate].
 var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// forbiddenIP reports whether ip is loopback, private, link-local,
-// multicast, unspecified or otherwise not a public unicast address.
-func forbiddenIP(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() || cgnat.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0) ||
-		ip == netip.AddrFrom4([4]byte{255, 255, 255, 255})
-}
-
 // newHTTPClient builds the fetch client: keep-alive, timeouts, redirects
 // not followed, --resolve applied and private addresses refused at dial
 // time, on the address actually dialled.
