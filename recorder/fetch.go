@@ -104,7 +104,7 @@ type fetchResult struct {
 // fetch GETs u into buf (reset first), reading at most limit bytes of the
 // (decompressed) body. Go's transport decompresses gzip transparently, so
 // the cap applies to the decompressed size.
-func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer) fetchResult {
+func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetchResult {
 	buf.Reset()
 	start := time.Now()
 	var r fetchResult
