@@ -38,9 +38,11 @@
 //	    up to RobotsRetries times, before its URLs are excluded until the
 //	    TTL. Exclusion applies at fetch time; excluded URLs were logged at
 //	    the splitter like any other.
-//	  - Fetch: net/http with keep-alive and timeouts; the body is capped at
-//	    MaxBodyBytes after decompression (truncation is recorded in the page
-//	    log); redirects are not followed: the Location is resolved,
+//	  - Fetch: net/http with keep-alive and timeouts. A page whose declared
+//	    Content-Type is not HTML is logged without reading its body. Bodies
+//	    in gzip, deflate or br are decoded (requested or not; another
+//	    coding is an error), capped at MaxBodyBytes after decoding
+//	    (truncation is recorded in the page log); redirects are not followed: the Location is resolved,
 //	    normalized and filtered and enters the host splitter as
 //	    kind=redirect, unless its chain already took MaxRedirects hops. By default the dialer refuses every address the
 //	    IANA special-purpose registries do not mark globally reachable

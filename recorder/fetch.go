@@ -88,6 +88,7 @@ type fetchResult struct {
 	contentType string
 	location    string
 	truncated   bool
+	skipped     bool // the body was not read: not HTML (page fetches only)
 	dur         time.Duration
 	err         error
 
@@ -102,8 +103,9 @@ type fetchResult struct {
 }
 
 // fetch GETs u into buf (reset first), reading at most limit bytes of the
-// (decompressed) body. Go's transport decompresses gzip transparently, so
-// the cap applies to the decompressed size.
+// decoded body (gzip, deflate and br are decoded here, see body.go, so
+// the cap applies to the decoded size). For a page (page set) whose
+// Content-Type is declared and not HTML, the body is not read at all.
 func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetchResult {
 	buf.Reset()
 	start := time.Now()
@@ -147,6 +149,7 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	}
 	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := c.Do(req)
 	if err != nil {
 		r.err = err
@@ -157,15 +160,28 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	r.closed = resp.Close
 	r.contentType = resp.Header.Get("Content-Type")
 	r.location = resp.Header.Get("Location")
-	n, err := io.Copy(buf, io.LimitReader(resp.Body, limit+1))
-	if n > limit {
-		buf.Truncate(int(limit))
-		r.truncated = true
-		err = nil
-	}
-	resp.Body.Close()
-	if err != nil {
+	if page && skipBody(resp) {
+		// Decided on the headers: no link in a non-HTML body.
+		r.skipped = true
+		r.closed = discardBody(resp) || r.closed
+	} else if body, err := decodeBody(resp.Header, resp.Body); err != nil {
 		r.err = err
+		r.closed = discardBody(resp) || r.closed
+	} else {
+		n, err := io.Copy(buf, io.LimitReader(body, limit+1))
+		if n > limit {
+			buf.Truncate(int(limit))
+			r.truncated = true
+			err = nil
+		}
+		if r.truncated || err != nil {
+			// The rest of the body is not read: the connection goes.
+			r.closed = true
+		}
+		resp.Body.Close()
+		if err != nil {
+			r.err = decodeErr(resp.Header, err)
+		}
 	}
 	r.dur = time.Since(start)
 	mu.Lock()

@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -185,6 +186,12 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 	}
 	if r.err != nil {
 		n.st.fetchErrors.Add(1)
+		if errors.Is(r.err, errEncoding) {
+			n.st.encodingErrors.Add(1)
+		}
+	}
+	if r.skipped {
+		n.st.notHTML.Add(1)
 	}
 	n.st.status(&n.st.byStatus, r.status)
 	var urls []splitURL
