@@ -36,11 +36,11 @@ func TestHostileWeb(t *testing.T) {
 
 	cfg := localConfig(t, srv.Addr(), hw.Seeds()...)
 	cfg.Workers = 8
-	cfg.MinDelay = 30 * time.Millisecond
+	cfg.MinDelay = 100 * time.Millisecond
 	cfg.Timeout = time.Second
 	cfg.MaxRedirects = 5
 	cfg.MaxBodyBytes = 1 << 20
-	cfg.MaxPages = 250
+	cfg.MaxPages = 100
 	cfg.Duration = 30 * time.Second
 
 	var peak uint64

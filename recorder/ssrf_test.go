@@ -56,7 +56,10 @@ func TestRefuseEmbeddedIPv4(t *testing.T) {
 	for _, ip := range []string{"64:ff9b::7f00:1", "::7f00:1", "2002:7f00:1::1", "::ffff:127.0.0.1", "198.18.0.1"} {
 		cfg := localConfig(t, net.JoinHostPort(ip, port), "http://a.test/")
 		cfg.AllowPrivate = false
-		runCrawl(t, cfg)
+		res := runCrawl(t, cfg)
+		if res.Stats.RobotsRetries != 0 {
+			t.Errorf("%s: a refused address was retried %d times", ip, res.Stats.RobotsRetries)
+		}
 		pages := readPages(t, cfg.OutDir, 0)
 		if len(pages) == 0 || !strings.Contains(pages[0].Error, "refusing") {
 			t.Errorf("%s: page log %+v, want a refused robots.txt fetch", ip, pages)
