@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -179,6 +180,9 @@ type Config struct {
 
 	// dialHook, when set, is called with every dial address (tests).
 	dialHook func(addr string)
+	// tlsConfig, when set, is the client's TLS configuration (tests trust
+	// an httptest server's certificate with it).
+	tlsConfig *tls.Config
 	// listener, when set, is used instead of listening on Listen (tests).
 	listener net.Listener
 }

@@ -51,6 +51,7 @@ func newHTTPClient(cfg *Config) *http.Client {
 		ResponseHeaderTimeout: cfg.Timeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
+		TLSClientConfig:       cfg.tlsConfig,
 	}
 	return &http.Client{
 		Transport: tr,
