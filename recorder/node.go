@@ -46,15 +46,16 @@ type nodeStats struct {
 	attempts, robotsFetches, robotsExcluded atomic.Int64
 	html, bytes, truncated, redirects       atomic.Int64
 	filtered, badLinks, fetchErrors         atomic.Int64
+	mu                                      sync.Mutex
+	byStatus                                map[int]int64
+	robotsByStatus                          map[int]int64
+	filterReasons                           map[string]int64
+	links, unique                           []uint32
+	timeline                                []fetchPoint
+
 	// politeness and caps (robots_fetch.go, redirect.go, fetch.go)
 	robotsRedirects, robotsRefetches, robotsRetries atomic.Int64
 	redirectsCut, notHTML, encodingErrors           atomic.Int64
-	mu                                              sync.Mutex
-	byStatus                                        map[int]int64
-	robotsByStatus                                  map[int]int64
-	filterReasons                                   map[string]int64
-	links, unique                                   []uint32
-	timeline                                        []fetchPoint
 }
 
 func (s *nodeStats) status(m *map[int]int64, code int) {

@@ -12,14 +12,16 @@ import (
 // inside a [scheduler]. A server is keyed by its politeness key (the
 // host name, or its IP address; see [Config.PolitenessKey]), so every
 // origin of a host shares one queue, one request in flight and one delay.
+// robots holds the rules of each origin (robotsRules.forOrigin); origins
+// lists the origins queued so far, whose robots.txt applies.
 type hostState struct {
 	origin  string // the politeness key
 	urls    urlQueue
-	nextAt  time.Time    // earliest start of the next request
-	busy    bool         // a worker holds the host (a request is in flight)
-	robots  *robotsRules // per origin (see robotsRules.forOrigin)
-	origins []string     // origins queued so far, whose robots.txt applies
-	heapIdx int          // index in the heap holding the host, -1 when in none
+	nextAt  time.Time // earliest start of the next request
+	busy    bool      // a worker holds the host (a request is in flight)
+	robots  *robotsRules
+	origins []string
+	heapIdx int // index in the heap holding the host, -1 when in none
 	seq     uint64
 	ent     uint64  // when the host last entered the server queue (FIFO)
 	key     float64 // rank in the server queue, higher first
