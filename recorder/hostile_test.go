@@ -40,7 +40,7 @@ func TestHostileWeb(t *testing.T) {
 	cfg.Timeout = time.Second
 	cfg.MaxRedirects = 5
 	cfg.MaxBodyBytes = 1 << 20
-	cfg.MaxPages = 100
+	cfg.MaxPages = 120
 	cfg.Duration = 30 * time.Second
 
 	var peak uint64
