@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -130,6 +131,25 @@ type Config struct {
 	// Timeout bounds one fetch (connect, headers and body). Default 30s.
 	Timeout time.Duration
 
+	// PolitenessKey is what one queue, one request in flight and one delay
+	// apply to: PolitenessHost (default; every origin of a host name) or
+	// PolitenessIP (every host name resolving to one address).
+	PolitenessKey string
+	// RobotsTTL is how long a robots.txt is used before it is fetched
+	// again (RFC 9309: at most 24 hours). Default 24h.
+	RobotsTTL time.Duration
+	// RobotsRetry is the wait before fetching again a robots.txt that
+	// answered 5xx or could not be fetched; it doubles on each failure,
+	// up to RobotsRetries retries. The origin is disallowed meanwhile, and
+	// after the last retry until RobotsTTL. Default 1m and 4.
+	RobotsRetry   time.Duration
+	RobotsRetries int
+	// MaxRedirects caps a redirect chain: the redirects followed from the
+	// first URL, counted over the redirect URLs logged. The redirect that
+	// would exceed it is not followed (Stats.RedirectsCut). Default 20;
+	// 0 follows none.
+	MaxRedirects int
+
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.
 	Filter urlfilter.Config
@@ -164,6 +184,9 @@ type Config struct {
 
 	// dialHook, when set, is called with every dial address (tests).
 	dialHook func(addr string)
+	// tlsConfig, when set, is the client's TLS configuration (tests trust
+	// an httptest server's certificate with it).
+	tlsConfig *tls.Config
 	// listener, when set, is used instead of listening on Listen (tests).
 	listener net.Listener
 }
@@ -187,6 +210,11 @@ func DefaultConfig() Config {
 		UserAgent:     DefaultUserAgent,
 		MaxBodyBytes:  16 << 20,
 		Timeout:       30 * time.Second,
+		PolitenessKey: PolitenessHost,
+		RobotsTTL:     24 * time.Hour,
+		RobotsRetry:   time.Minute,
+		RobotsRetries: 4,
+		MaxRedirects:  20,
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
 		Writer:        tracefile.DefaultWriterConfig(),
@@ -245,6 +273,17 @@ func (c *Config) validate() error {
 	}
 	if c.SplitterCache < 0 {
 		return bad("splitter cache size must not be negative")
+	}
+	switch c.PolitenessKey {
+	case "", PolitenessHost, PolitenessIP:
+	default:
+		return bad("unknown politeness key %q (want %s or %s)", c.PolitenessKey, PolitenessHost, PolitenessIP)
+	}
+	if c.RobotsTTL < 0 || c.RobotsRetry < 0 || c.RobotsRetries < 0 {
+		return bad("robots.txt TTL and retries must not be negative")
+	}
+	if c.MaxRedirects < 0 {
+		return bad("max redirects must not be negative, not %d", c.MaxRedirects)
 	}
 	if c.UserAgent == "" {
 		return bad("empty user agent")

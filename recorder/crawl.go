@@ -40,6 +40,8 @@ type crawl struct {
 	reason   string
 	errMu    sync.Mutex
 	err      error
+	keys     *politenessKeys // politeness.go
+	redirs   redirectChains  // redirect.go
 }
 
 func (c *crawl) stop(reason string) {
@@ -124,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: start}
 
-	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{})}
+	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{}), keys: newPolitenessKeys(&cfg)}
 	client := newHTTPClient(&cfg)
 	defer client.CloseIdleConnections()
 
@@ -281,6 +283,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	cfg := c.cfg
 	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
+	n.front.s.keyOf = c.keys.key
 	s := &splitter{node: id, part: part, in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,

@@ -10,7 +10,9 @@
 //		                                                            `-> raw URL log (tracefile)
 //
 //	  - Frontier: a two-level schedule (Cao, Jiang and Singh): a queue of
-//	    servers (origins, scheme://host:port) and per server a queue of URLs,
+//	    servers (by politeness key: the host name, every origin of it
+//	    together, or with PolitenessKey "ip" the resolved address) and per
+//	    server a queue of URLs,
 //	    both ordered by [Config.Order]: "bfs" (both FIFO), "dfs" (URLs LIFO),
 //	    "random" (seeded), "performance" (servers by P/T, from smoothed
 //	    connection and response times and requests per connection),
@@ -25,20 +27,29 @@
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
 //	    robots.txt Crawl-delay), capped at MaxDelay.
-//	  - robots.txt is fetched before a host's first page, through the same
-//	    politeness, and cached for the crawl. It is matched with grobotstxt
-//	    (Google's matcher) against the User-Agent's product token. Per RFC
-//	    9309, 4xx means allow all; 5xx or no answer means disallow all, and
-//	    the crawler does not retry: the host is excluded for this crawl.
-//	    Exclusion applies at fetch time; excluded URLs were logged at the
-//	    splitter like any other.
-//	  - Fetch: net/http with keep-alive and timeouts; the body is capped at
-//	    MaxBodyBytes after decompression (truncation is recorded in the page
-//	    log); redirects are not followed: the Location is resolved,
+//	  - robots.txt is fetched per origin before its first page, through
+//	    the same politeness, following up to five redirects (each hop in
+//	    the page log), and fetched again after RobotsTTL (24h). It is
+//	    matched with grobotstxt (Google's matcher) against the
+//	    User-Agent's product token; Crawl-delay is taken from the groups
+//	    grobotstxt would select. Per RFC 9309, 4xx (or a longer redirect
+//	    chain) means allow all; 5xx or no answer means disallow all: the
+//	    host waits RobotsRetry (doubling) and robots.txt is fetched again,
+//	    up to RobotsRetries times, before its URLs are excluded until the
+//	    TTL. Exclusion applies at fetch time; excluded URLs were logged at
+//	    the splitter like any other.
+//	  - Fetch: net/http with keep-alive and timeouts. A page whose declared
+//	    Content-Type is not HTML is logged without reading its body. Bodies
+//	    in gzip, deflate or br are decoded (requested or not; another
+//	    coding is an error), capped at MaxBodyBytes after decoding
+//	    (truncation is recorded in the page log); redirects are not followed: the Location is resolved,
 //	    normalized and filtered and enters the host splitter as
-//	    kind=redirect. By default the dialer refuses loopback, private,
-//	    link-local, multicast and unspecified addresses, checked on the
-//	    address actually dialled (so a public name resolving to 127.0.0.1 is
+//	    kind=redirect, unless its chain already took MaxRedirects hops. By default the dialer refuses every address the
+//	    IANA special-purpose registries do not mark globally reachable
+//	    (loopback, private, link-local, CGN, benchmarking, documentation,
+//	    reserved, multicast...) and IPv6 forms embedding such an IPv4
+//	    address (NAT64, 6to4, Teredo, IPv4-compatible; see ssrf.go),
+//	    checked on the address actually dialled (so a public name resolving to 127.0.0.1 is
 //	    refused too); AllowPrivate lifts this. Resolve maps host names to
 //	    dial addresses, like curl --resolve.
 //	  - Extraction (recorder/extract) emits every URL-bearing attribute

@@ -32,6 +32,18 @@ type Stats struct {
 	RobotsExcluded int64            `json:"robots_excluded"`
 	PagesPerSecond float64          `json:"pages_per_second"`
 
+	// Politeness and caps: robots.txt redirects followed, robots.txt
+	// fetched again after RobotsTTL, robots.txt retries scheduled after a
+	// 5xx or network error, redirects not followed past MaxRedirects,
+	// non-HTML bodies not read, bodies whose Content-Encoding could not
+	// be decoded.
+	RobotsRedirects int64 `json:"robots_redirects"`
+	RobotsRefetches int64 `json:"robots_refetches"`
+	RobotsRetries   int64 `json:"robots_retries"`
+	RedirectsCut    int64 `json:"redirects_cut"`
+	NotHTMLSkipped  int64 `json:"not_html_skipped"`
+	EncodingErrors  int64 `json:"encoding_errors"`
+
 	LinksPerPage         summary          `json:"links_per_page"`        // over HTML pages, duplicates included
 	UniqueLinksPerPage   summary          `json:"unique_links_per_page"` // distinct links on a page
 	OnPageDuplicateShare float64          `json:"on_page_duplicate_fraction"`
@@ -106,6 +118,12 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.RobotsExcluded += st.robotsExcluded.Load()
 		s.Filtered += st.filtered.Load()
 		s.BadLinks += st.badLinks.Load()
+		s.RobotsRedirects += st.robotsRedirects.Load()
+		s.RobotsRefetches += st.robotsRefetches.Load()
+		s.RobotsRetries += st.robotsRetries.Load()
+		s.RedirectsCut += st.redirectsCut.Load()
+		s.NotHTMLSkipped += st.notHTML.Load()
+		s.EncodingErrors += st.encodingErrors.Load()
 		st.mu.Lock()
 		for k, v := range st.byStatus {
 			s.ByStatus[codeKey(k)] += v
@@ -175,6 +193,8 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "redirects:          %d\n", s.Redirects)
 	fmt.Fprintf(w, "robots.txt:         %d fetched (%s), %d URLs excluded\n", s.RobotsFetches, fmtCounts(s.RobotsByStatus), s.RobotsExcluded)
 	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
+	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
+		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.SplitterCacheSize > 0 {
