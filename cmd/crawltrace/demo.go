@@ -24,10 +24,12 @@ host splitters log every URL, condenses the logs with the exact collision
 check, replays node 0's full and cross traces through INFINITE, MIN, LRU,
 CLOCK, RANDOM, STATIC, SIEVE and S3-FIFO at cache sizes 2^0..2^25, runs the
 distributed-crawl scenarios, and writes figures, tables and SUMMARY.md to DIR.
-The default budget takes about two minutes on a 2-core machine; --max-pages,
---hosts and --pages-per-host scale it.`,
+The default budget of 50,000 pages takes under a minute on an idle 2-core
+machine; --max-pages, --hosts and --pages-per-host scale it. The crawl has no
+time limit unless --duration sets one: it stops at --max-pages or when the
+local web is exhausted, and SUMMARY.md says which.`,
 		Example: `  crawltrace demo
-  crawltrace demo --out big --max-pages 200000 --hosts 2000 --duration 0`,
+  crawltrace demo --out big --max-pages 200000 --hosts 2000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -63,10 +65,11 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers per node")
 	f.Int64Var(&cfg.MaxPages, "max-pages", cfg.MaxPages, "crawl budget in fetch attempts")
-	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "crawl time limit (0: none)")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "crawl time limit (0: none; the crawl stops at --max-pages or when the web is exhausted)")
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "replay policies")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "replay cache sizes")
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")
+	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "run the distributed-crawl scenarios")
 	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "draw figures")
 	return cmd
