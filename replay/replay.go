@@ -200,7 +200,9 @@ type offlineData struct {
 
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
 // trace is processed in turn, its units in parallel. lru streams the trace
-// through [LRUStack]; the other online policies stream it once per size.
+// once through [LRUMarkers] for every size; min runs [MINMarkers] on the
+// trace in memory (or, with Config.MINPerSize, the policy package's MIN once
+// per size); the other online policies stream it once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
 // 8 per request for MIN's next-use times), loaded once per trace and
 // dropped when the trace is done.
