@@ -24,7 +24,7 @@ host splitters log every URL, condenses the logs with the exact collision
 check, replays node 0's full and cross traces through INFINITE, MIN, LRU,
 CLOCK, RANDOM, STATIC, SIEVE and S3-FIFO at cache sizes 2^0..2^25, runs the
 distributed-crawl scenarios, and writes figures, tables and SUMMARY.md to DIR.
-The default budget of 50,000 pages takes under a minute on an idle 2-core
+The default budget of 50,000 pages takes one to two minutes on a 2-core
 machine; --max-pages, --hosts and --pages-per-host scale it. The crawl has no
 time limit unless --duration sets one: it stops at --max-pages or when the
 local web is exhausted, and SUMMARY.md says which.`,

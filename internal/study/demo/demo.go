@@ -62,8 +62,8 @@ type Config struct {
 	Log, Progress io.Writer
 }
 
-// DefaultConfig is the README's demo: 50,000 pages, under a minute on an
-// idle 2-core machine, with no time limit on the crawl.
+// DefaultConfig is the README's demo: 50,000 pages, one to two minutes on a
+// 2-core machine, with no time limit on the crawl.
 func DefaultConfig() Config {
 	return Config{
 		Hosts: 400, PagesPerHost: 200, Seed: 1, Nodes: 4, Workers: 16, MaxPages: 50000,

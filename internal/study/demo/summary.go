@@ -67,9 +67,6 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	for _, tr := range names {
 		p("## Miss rate, %s\n\n", tr)
 		writeMissTable(w, rows, tr, cfg.Policies)
-		if slices.Contains(cfg.Policies, "static") {
-			p("\n%s\n", staticNote(cfg.ChargeStatic))
-		}
 		cp, ok := criticalPoint(rows, tr)
 		if ok {
 			p("\nCritical point (LRU): the steepest drop of the miss rate per doubling of the cache is from %d to %d entries (%.3f -> %.3f). ",
@@ -85,13 +82,16 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 			p("\n\n")
 		}
 	}
+	if slices.Contains(cfg.Policies, "static") && len(names) > 0 {
+		p("**STATIC.** %s\n\n", staticNote(cfg.ChargeStatic))
+	}
 	if res.Scenario != nil {
 		writeScenario(w, res.Scenario)
 	}
 	p("## Files\n\n")
 	p("- `crawl/`: raw URL and page logs per node, `manifest.json`, `stats.json`\n")
 	p("- `condensed/`: `node-NNN.full.arrow`, `node-NNN.cross.arrow`, `report.json`\n")
-	p("- `replay/`: `results.csv`, `results.arrow`, `memory.csv`, figures (miss rate vs size, relative to MIN, full vs cross)\n")
+	p("- `replay/`: `results.csv`, `results.arrow`, `memory.csv`, figures as PNG and SVG (miss rate vs size, relative to MIN, full vs cross)\n")
 	if res.Scenario != nil {
 		p("- `scenario/`: distributed-crawl what-ifs (partitioning, splitter cache, per-thread caches, node loss, host locality)\n")
 	}
