@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 )
@@ -98,6 +99,25 @@ func TestDemoTiny(t *testing.T) {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("SUMMARY.md lacks %q", want)
 		}
+	}
+	// inspect opens every Arrow file the demo wrote; the results tables
+	// name the demo's crawl.
+	var arrows int
+	filepath.WalkDir(cfg.OutDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".arrow") {
+			return err
+		}
+		arrows++
+		var out strings.Builder
+		if err := tracefile.Inspect(&out, p, 1); err != nil {
+			t.Errorf("inspect %s: %v", p, err)
+		} else if !strings.Contains(out.String(), `crawl "demo-seed1"`) {
+			t.Errorf("inspect %s does not name the crawl:\n%s", p, out.String())
+		}
+		return nil
+	})
+	if arrows < 10 {
+		t.Errorf("only %d Arrow files under %s", arrows, cfg.OutDir)
 	}
 	// A second run into the same directory replaces the earlier output.
 	if _, err := Run(context.Background(), cfg); err != nil {
