@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/progress"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -58,7 +59,9 @@ type Config struct {
 	// near the budget. It changes process-wide state: the CLI sets it, a
 	// library caller decides.
 	LimitHeap bool
-	// Progress, when non-nil, receives progress lines.
+	// Progress, when non-nil, receives stage lines and the progress of
+	// reading (rows of the manifest's count) and of verifying (partitions);
+	// a *progress.Sink picks live or batch lines.
 	Progress io.Writer
 }
 
@@ -177,6 +180,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer debug.SetMemoryLimit(old)
 	}
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
+	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", manifestRows(cfg.Input))
 	rep, err := r.do(ctx)
 	if err != nil {
 		r.cleanup()
@@ -202,6 +206,8 @@ type run struct {
 	mu      sync.Mutex
 	written map[string]bool
 	rowsIn  atomic.Int64
+	// reading reports rowsIn against the manifest's row count.
+	reading *progress.Reporter
 }
 
 // cleanup removes the outputs of a failed run, so nothing half-written looks
@@ -240,7 +246,9 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	r.reading.Finish()
+	if err != nil {
 		return nil, err
 	}
 	r.progress("read %d rows from %d nodes", r.rowsIn.Load(), len(r.nodes))
@@ -276,6 +284,17 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	rep.Total = total
 	rep.PerNode = nodeReps
 	return rep, nil
+}
+
+// manifestRows is the number of URL rows in the crawl in dir (every shard
+// reads them all) from its manifest; 0 when there is none (a crawl cut
+// short).
+func manifestRows(dir string) int64 {
+	m, err := tracefile.ReadManifest(dir)
+	if err != nil {
+		return 0
+	}
+	return m.URLRows()
 }
 
 func (r *run) progress(format string, args ...any) {
@@ -373,7 +392,7 @@ func (r *run) pass1(ctx context.Context, node int) (NodeReport, tracefile.Meta, 
 			}
 		}
 		rows += int64(n)
-		r.rowsIn.Add(int64(n))
+		r.reading.Set(r.rowsIn.Add(int64(n)))
 	}
 	if err := rd.Err(); err != nil {
 		return nr, meta, err

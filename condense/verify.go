@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
 // verify processes every partition of this shard and adds up the counts.
@@ -30,6 +32,8 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 		limit = minPartitionBytes
 	}
 	var done atomic.Int64
+	prog := progress.New(r.cfg.Progress, "condense: verifying", "partitions", int64(r.parts))
+	defer prog.Finish()
 	for p := 0; p < r.parts; p++ {
 		g.Go(func() error {
 			var files []string
@@ -52,9 +56,7 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 				perNode[n].add(*c)
 			}
 			mu.Unlock()
-			if d := done.Add(1); d%64 == 0 || d == int64(r.parts) {
-				r.progress("verified %d/%d partitions", d, r.parts)
-			}
+			prog.Set(done.Add(1))
 			return nil
 		})
 	}

@@ -152,10 +152,14 @@ type Config struct {
 	// Now returns the current time; default time.Now. Inject it to make
 	// log timestamps deterministic in tests.
 	Now func() time.Time
-	// Progress receives a live progress line (carriage-return updated)
-	// when non-nil; the CLI sets it to stderr when that is a terminal.
+	// Progress receives progress lines when non-nil: pages fetched, rate,
+	// and percentage and ETA when MaxPages is set. A *progress.Sink (what
+	// the CLI passes under --progress) chooses between a live line and a
+	// line every 10 s; any other writer gets a live, carriage-return
+	// updated line.
 	Progress io.Writer
-	// ProgressEvery is the progress update interval. Default 1s.
+	// ProgressEvery is how often the counts are sampled for Progress.
+	// Default 1s.
 	ProgressEvery time.Duration
 
 	// dialHook, when set, is called with every dial address (tests).

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
 // Stats summarizes a crawl; it is written to OutDir/stats.json and returned
@@ -208,17 +210,18 @@ func fmtCounts(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// progress writes a live status line to cfg.Progress until done closes.
-func (c *crawl) progress(nodes []*node, start time.Time, done chan struct{}) {
+// progress reports the crawl's progress to cfg.Progress until done closes.
+func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 	if c.cfg.Progress == nil {
 		return
 	}
+	rep := progress.New(c.cfg.Progress, "crawl", "pages", c.cfg.MaxPages)
 	t := time.NewTicker(c.cfg.ProgressEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-done:
-			fmt.Fprintln(c.cfg.Progress)
+			rep.Finish()
 			return
 		case <-t.C:
 		}
@@ -231,8 +234,6 @@ func (c *crawl) progress(nodes []*node, start time.Time, done chan struct{}) {
 			queued += q
 			hosts += h
 		}
-		el := time.Since(start).Seconds()
-		fmt.Fprintf(c.cfg.Progress, "\r%6.0fs  pages %d (%.0f/s)  queued %d  hosts %d  robots-excluded %d   ",
-			el, pages, float64(pages)/max(el, 1e-9), queued, hosts, excl)
+		rep.Update(pages, fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl))
 	}
 }

@@ -17,6 +17,7 @@ func init() { register(newCondenseCmd) }
 func newCondenseCmd() *cobra.Command {
 	cfg := condense.DefaultConfig()
 	var memory, shard string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "condense RAW_DIR -o OUT_DIR",
 		Short: "Condense raw URL logs to fingerprint traces and verify collisions exactly",
@@ -50,13 +51,29 @@ is 0 unless --fail-on-collision.`,
 					return badInput("--shard %q: want i/N with 0 <= i < N", shard)
 				}
 			}
-			cfg.Progress = terminalStderr(cmd)
-			cfg.LimitHeap = true
-			rep, err := condense.Run(cmd.Context(), cfg)
-			if rep != nil {
-				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards)))
+			unit := ""
+			if cfg.Shards > 1 {
+				unit = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
 			}
-			return err
+			dir, err := prepareOut(cfg.Output, "condense", unit, force)
+			if err != nil {
+				return err
+			}
+			cfg.Progress = progressOut(cmd)
+			cfg.LimitHeap = true
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			rep, err := condense.Run(ctx, cfg)
+			reportPath := filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards))
+			var files []string
+			if rep != nil {
+				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
+				files = append(files, reportPath)
+				for _, n := range rep.PerNode {
+					files = append(files, n.Full, n.Cross)
+				}
+			}
+			return finishOut(dir, err, files...)
 		},
 	}
 	f := cmd.Flags()
@@ -69,13 +86,15 @@ is 0 unless --fail-on-collision.`,
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to put the spill directory (default OUT_DIR; only the spill directory is removed)")
+	addForce(cmd, &force)
 	cmd.AddCommand(newCondenseMergeCmd())
 	return cmd
 }
 
 func newCondenseMergeCmd() *cobra.Command {
 	var out string
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "merge DIR_OR_REPORT... -o OUT_DIR",
 		Short: "Combine the partial reports of a sharded condense into report.json",
 		Args:  cobra.MinimumNArgs(1),
@@ -107,14 +126,21 @@ func newCondenseMergeCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Dir(paths[0])
 			}
+			dir, err := prepareOut(out, "condense", "merge", force)
+			if err != nil {
+				return err
+			}
 			dst := filepath.Join(out, condense.ReportName(0, 1))
-			if err := tracefile.WriteJSON(dst, rep); err != nil {
+			if err := finishOut(dir, tracefile.WriteJSON(dst, rep), dst); err != nil {
 				return err
 			}
 			printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, dst)
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default: the first report's)")
+	addForce(cmd, &force)
+	return cmd
 }
 
 func printCondenseReport(out, errw io.Writer, rep *condense.Report, path string) {

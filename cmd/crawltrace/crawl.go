@@ -2,16 +2,12 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/recorder"
 )
@@ -37,8 +33,9 @@ every fetch to pages-*.arrows, then writes DIR/manifest.json and DIR/stats.json.
 --nodes N runs N nodes in this process; --node-id I --peers A,B,... --listen
 ADDR --token T runs node I of a crawl whose nodes exchange URL batches over
 HTTP. Connections to private and loopback addresses are refused unless
---allow-private is given. SIGINT/SIGTERM stop the crawl cleanly; a second
-signal exits at once.`,
+--allow-private is given. SIGINT/SIGTERM stop the crawl cleanly (the trace
+is flushed and readable; exit status 130 or 143); a second signal exits at
+once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Seeds = append(cfg.Seeds, args...)
 			if seedsFile != "" {
@@ -74,14 +71,13 @@ signal exits at once.`,
 				}
 				cfg.Quality = q
 			}
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
+				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", stopReason(res.Stats))
 			}
 			if errors.Is(err, recorder.ErrConfig) {
 				return badInput("crawl: %v", err)
@@ -121,6 +117,21 @@ signal exits at once.`,
 	return cmd
 }
 
+// stopReason says in words why a crawl stopped.
+func stopReason(st *recorder.Stats) string {
+	switch st.StopReason {
+	case recorder.StopDone:
+		return "frontier empty (no URL left to fetch)"
+	case recorder.StopMaxPages:
+		return fmt.Sprintf("max-pages (%d pages fetched)", st.FetchAttempts)
+	case recorder.StopDuration:
+		return fmt.Sprintf("duration (after %.0fs)", st.Seconds)
+	case recorder.StopCanceled:
+		return "signal"
+	}
+	return st.StopReason
+}
+
 // readSeeds reads one URL per line, skipping blank lines and # comments.
 func readSeeds(path string) ([]string, error) {
 	f, err := os.Open(path)
@@ -141,36 +152,4 @@ func readSeeds(path string) ([]string, error) {
 		return nil, fmt.Errorf("crawl: seeds file %s: %w", path, err)
 	}
 	return out, nil
-}
-
-// signalContext is canceled by the first SIGINT or SIGTERM; a second one
-// exits the process at once (segments already flushed stay readable).
-func signalContext(parent context.Context) (context.Context, func()) {
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "crawltrace: stopping (signal again to abort)")
-			cancel()
-		case <-done:
-			return
-		}
-		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "crawltrace: aborted")
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
-		cancel()
-	}
 }

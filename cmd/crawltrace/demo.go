@@ -16,6 +16,7 @@ func newDemoCmd() *cobra.Command {
 	cfg := demo.DefaultConfig()
 	var policies, sizes string
 	var replayNodes []int
+	var force, noPlots, noScenarios bool
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Run the whole study end to end on the local web (no network needed)",
@@ -38,11 +39,27 @@ local web is exhausted, and SUMMARY.md says which.`,
 				return badInput("--sizes: %v", err)
 			}
 			cfg.ReplayNodes = replayNodes
+			if cmd.Flags().Changed("no-plots") {
+				cfg.Plots = !noPlots
+			}
+			if cmd.Flags().Changed("no-scenarios") {
+				cfg.Scenarios = !noScenarios
+			}
+			dir, err := prepareOut(cfg.OutDir, "demo", "", force)
+			if err != nil {
+				return err
+			}
 			cfg.Log = cmd.ErrOrStderr()
-			cfg.Progress = terminalStderr(cmd)
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
+			// demo.Run logs the crawl's stop reason and puts it in SUMMARY.md.
 			res, err := demo.Run(ctx, cfg)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -70,7 +87,13 @@ local web is exhausted, and SUMMARY.md says which.`,
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "replay cache sizes")
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
-	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "run the distributed-crawl scenarios")
-	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "draw figures")
+	f.BoolVar(&noScenarios, "no-scenarios", !cfg.Scenarios, "skip the distributed-crawl scenarios")
+	f.BoolVar(&noPlots, "no-plots", !cfg.Plots, "do not draw figures")
+	// The positive forms, kept as aliases: every command spells negations --no-X.
+	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "")
+	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "")
+	deprecate(f, "scenarios", "no-scenarios")
+	deprecate(f, "plots", "no-plots")
+	addForce(cmd, &force)
 	return cmd
 }

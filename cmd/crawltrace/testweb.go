@@ -1,15 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -29,7 +29,7 @@ URLs carry no port: point a crawler at the server for every host, e.g.
   crawltrace crawl --resolve '*:ADDR' --allow-private --seeds SEEDS ...
 Requested by IP address (http://ADDR/) it answers with a root index linking
 every host's home page, and http://ADDR/seeds.txt lists the seed URLs.
-It runs until SIGINT or SIGTERM.`,
+It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range sites {
@@ -56,7 +56,7 @@ It runs until SIGINT or SIGTERM.`,
 					return err
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			srv, err := testweb.ServeWeb(ctx, listen, w)
 			if err != nil {
@@ -97,18 +97,13 @@ It runs until SIGINT or SIGTERM.`,
 	return cmd
 }
 
-// createTestwebFile creates path and fills it with write.
+// createTestwebFile writes path with write, through a temporary file.
 func createTestwebFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return badInput("testweb: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := tracefile.WriteFileAtomic(path, write); err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return badInput("testweb: %v", err)
+		}
+		return err
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"sort"
@@ -18,6 +19,9 @@ import (
 type LocalityConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -102,6 +106,8 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	var totalBuckets [64][numClasses]int64
 	maxSize := int64(sizes[len(sizes)-1])
 	type prev struct{ source, host uint64 }
+	rows := newRowCounter(cfg.Progress, "scenario locality", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		stack, err := replay.NewLRUStack([]int{1}, 0)
 		if err != nil {
@@ -112,6 +118,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		var buckets [64][numClasses]int64
 		var requests int64
 		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			cur := prev{source: rec.Source}

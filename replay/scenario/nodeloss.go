@@ -3,6 +3,7 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -24,6 +25,9 @@ const (
 type NodeLossConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
 	// the plot; "" writes nothing.
 	OutDir string
@@ -203,7 +207,10 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	flags := map[uint64]uint32{}
 	hosts := map[uint64]struct{}{}
 	var urls int64
+	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
+	defer rows.finish()
 	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+		rows.row()
 		urls++
 		h := hostKey(rec.URL)
 		_, oldHost := hosts[h]

@@ -479,7 +479,7 @@ func TestAll(t *testing.T) {
 			rec = &back.Partition[i]
 		}
 	}
-	if rec == nil || *rec.CrossFraction != 0.5 || rec.DestMismatches != 0 {
+	if rec == nil || *rec.CrossFraction != 0.5 || rec.DestMismatches == nil || *rec.DestMismatches != 0 {
 		t.Errorf("summary partition host/2: %+v", rec)
 	}
 	if len(back.Locality) != 21 || *back.Locality[1].SameHostFraction != 0.8 {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"gonum.org/v1/plot/plotter"
@@ -16,6 +17,9 @@ import (
 type SplitterCacheConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
 	// nothing.
 	OutDir string
@@ -128,6 +132,8 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 	res := &SplitterCacheResult{}
 	total := map[[2]any]*SplitterCacheRow{}
 	var order [][2]any
+	rows := newRowCounter(cfg.Progress, "scenario splitter-cache", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		runs := []*cacheRun{{name: "none", pending: make([]int, dests)}}
 		for _, name := range cfg.Policies {
@@ -140,6 +146,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 			}
 		}
 		err := EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			dest := int(rec.Dest)
 			if dest == rec.Node {
 				return nil

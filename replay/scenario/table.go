@@ -42,7 +42,8 @@ func intCol(name string) Column   { return Column{name, arrow.PrimitiveTypes.Int
 func floatCol(name string) Column { return Column{name, arrow.PrimitiveTypes.Float64} }
 func strCol(name string) Column   { return Column{name, arrow.BinaryTypes.String} }
 
-// add appends a row; ints of any width are stored as int64.
+// add appends a row; ints of any width are stored as int64, and nil is a
+// value that does not apply (blank in CSV, null in Arrow).
 func (t *Table) add(vals ...any) {
 	if len(vals) != len(t.Columns) {
 		panic(fmt.Sprintf("scenario: table %s: row of %d values for %d columns", t.Name, len(vals), len(t.Columns)))
@@ -63,6 +64,8 @@ func (t *Table) add(vals ...any) {
 
 func cellString(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return ""
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
@@ -101,13 +104,21 @@ func (t *Table) WriteCSV(w io.Writer) error {
 func (t *Table) WriteArrow(w io.Writer, meta tracefile.TableMeta, mem memory.Allocator) error {
 	fields := make([]arrow.Field, len(t.Columns))
 	for i, c := range t.Columns {
-		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Type.ID() == arrow.FLOAT64}
+		nullable := c.Type.ID() == arrow.FLOAT64
+		for _, r := range t.Rows {
+			nullable = nullable || r[i] == nil
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: nullable}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for _, r := range t.Rows {
 		for i, v := range r {
+			if v == nil {
+				b.Field(i).AppendNull()
+				continue
+			}
 			switch fb := b.Field(i).(type) {
 			case *array.Int64Builder:
 				fb.Append(v.(int64))

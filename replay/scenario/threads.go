@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 
@@ -17,6 +18,9 @@ import (
 type ThreadsConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
 	OutDir string
 	// Sizes are the total cache sizes k per node.
@@ -86,6 +90,8 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		totals[i] = ThreadsRow{Node: -1, Size: sizes[i]}
 	}
 	threadHist := make([]int64, maxSize+1) // per-worker stack distance -> count
+	rows := newRowCounter(cfg.Progress, "scenario threads", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		clear(threadHist)
 		global, err := replay.NewLRUStack([]int{1}, 0)
@@ -96,6 +102,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		workers := map[uint16]*replay.LRUStack{}
 		var requests int64
 		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			if d := global.Access(fp); d > 0 {

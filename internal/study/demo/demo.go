@@ -90,7 +90,8 @@ func demoOutput(name string) bool {
 	case "crawl", "condensed", "replay", "scenario", "SUMMARY.md":
 		return true
 	}
-	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png")
+	// .crawltrace-outputs-*: the command's listing of what it wrote.
+	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".crawltrace-outputs-")
 }
 
 // Run executes the demo.
@@ -175,6 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	condDir := filepath.Join(cfg.OutDir, "condensed")
 	cc := condense.DefaultConfig()
 	cc.Input, cc.Output = crawlDir, condDir
+	cc.Progress = cfg.Progress
 	rep, err := condense.Run(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("demo: condense: %w", err)
@@ -212,7 +214,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Scenarios {
 		t0 = time.Now()
 		logf("running distributed-crawl scenarios")
-		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots})
+		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots, Progress: cfg.Progress})
 		if err != nil {
 			return nil, fmt.Errorf("demo: scenario: %w", err)
 		}
@@ -222,14 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// 6. Summary.
 	res.Summary = filepath.Join(cfg.OutDir, "SUMMARY.md")
-	f, err := os.Create(res.Summary)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	werr := writeSummary(f, cfg, res)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
+	werr := tracefile.WriteFileAtomic(res.Summary, func(w io.Writer) error { return writeSummary(w, cfg, res) })
 	if werr != nil {
 		return nil, fmt.Errorf("demo: summary: %w", werr)
 	}
