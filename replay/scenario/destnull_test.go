@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // dest_mismatches applies only to the recorded partitioner and N: other
@@ -30,7 +32,7 @@ func TestDestMismatchesBlankWhenNotApplicable(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	if err := tb.WriteArrow(&buf, mem); err != nil {
+	if err := tb.WriteArrow(&buf, tracefile.TableMeta{}, mem); err != nil {
 		t.Fatal(err)
 	}
 	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()), ipc.WithAllocator(mem))

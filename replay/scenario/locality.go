@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -174,7 +175,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	}
 	res.Buckets = append(res.Buckets, bucketRows(-1, &totalBuckets)...)
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -228,8 +229,8 @@ func (res *LocalityResult) Tables() []*Table {
 	return []*Table{t, b}
 }
 
-func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -244,7 +245,7 @@ func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
 			same.xys = append(same.xys, plotter.XY{X: x, Y: r.SameHostFraction})
 		}
 	}
-	f, err := linePlot(dir, "locality", "host locality of LRU hits (all nodes)",
+	f, err := linePlot(meta, dir, "locality", "host locality of LRU hits (all nodes)",
 		axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same})
 	files = append(files, f...)
 	if err != nil {
@@ -268,7 +269,7 @@ func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
 			}
 		}
 	}
-	f, err = linePlot(dir, "locality-reuse", "LRU stack distance of re-references by source (all nodes)",
+	f, err = linePlot(meta, dir, "locality-reuse", "LRU stack distance of re-references by source (all nodes)",
 		axis{label: "stack distance (log2 bucket)", log2: true}, axis{label: "fraction of re-references"}, lines)
 	return append(files, f...), err
 }

@@ -276,7 +276,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -303,8 +303,8 @@ func (res *NodeLossResult) Tables() []*Table {
 	return []*Table{t, per}
 }
 
-func (res *NodeLossResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -331,6 +331,6 @@ func (res *NodeLossResult) write(dir string, plots bool) ([]string, error) {
 	if len(res.Rows) > 0 {
 		title = fmt.Sprintf("hosts per node after %s node %d", map[string]string{EventRemove: "removing", EventAdd: "adding"}[res.Rows[0].Event], res.Rows[0].Node)
 	}
-	f, err := linePlot(dir, "node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines)
+	f, err := linePlot(meta, dir, "node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines)
 	return append(files, f...), err
 }

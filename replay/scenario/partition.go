@@ -318,7 +318,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 		}
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -423,8 +423,8 @@ func (res *PartitionResult) Tables() []*Table {
 	return []*Table{sum, per}
 }
 
-func (res *PartitionResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -441,13 +441,13 @@ func (res *PartitionResult) write(dir string, plots bool) ([]string, error) {
 		crossLines[len(crossLines)-1].xys = append(crossLines[len(crossLines)-1].xys, plotter.XY{X: x, Y: r.CrossFraction})
 		balLines[len(balLines)-1].xys = append(balLines[len(balLines)-1].xys, plotter.XY{X: x, Y: r.BalanceURLs})
 	}
-	f, err := linePlot(dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
+	f, err := linePlot(meta, dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
 		axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines)
 	files = append(files, f...)
 	if err != nil {
 		return files, err
 	}
-	f, err = linePlot(dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
+	f, err = linePlot(meta, dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
 		axis{label: "max / mean URLs per node", legendLow: true}, balLines)
 	return append(files, f...), err
 }

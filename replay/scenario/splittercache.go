@@ -202,7 +202,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 		res.Rows = append(res.Rows, *t)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -222,8 +222,8 @@ func (res *SplitterCacheResult) Tables() []*Table {
 	return []*Table{t}
 }
 
-func (res *SplitterCacheResult) write(dir string, plots bool) ([]string, error) {
-	files, err := res.Tables()[0].write(dir)
+func (res *SplitterCacheResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := res.Tables()[0].write(dir, meta)
 	if err != nil || !plots {
 		return files, err
 	}
@@ -237,7 +237,7 @@ func (res *SplitterCacheResult) write(dir string, plots bool) ([]string, error) 
 		}
 		lines[len(lines)-1].xys = append(lines[len(lines)-1].xys, plotter.XY{X: math.Log2(float64(r.Size)), Y: r.SentFraction})
 	}
-	f, err := linePlot(dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
+	f, err := linePlot(meta, dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
 		axis{label: "cache size per node (entries, log2 scale)", log2: true}, axis{label: "fraction of cross URLs sent", lo: 0, hi: 1}, lines)
 	return append(files, f...), err
 }

@@ -167,7 +167,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		res.Rows = append(res.Rows, t)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -186,8 +186,8 @@ func (res *ThreadsResult) Tables() []*Table {
 	return []*Table{t}
 }
 
-func (res *ThreadsResult) write(dir string, plots bool) ([]string, error) {
-	files, err := res.Tables()[0].write(dir)
+func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := res.Tables()[0].write(dir, meta)
 	if err != nil || !plots {
 		return files, err
 	}
@@ -199,7 +199,7 @@ func (res *ThreadsResult) write(dir string, plots bool) ([]string, error) {
 			th.xys = append(th.xys, plotter.XY{X: x, Y: r.ThreadMissRate})
 		}
 	}
-	f, err := linePlot(dir, "threads", "per-thread vs global URL cache (all nodes)",
+	f, err := linePlot(meta, dir, "threads", "per-thread vs global URL cache (all nodes)",
 		axis{label: "total cache size k per node (entries, log2 scale)", log2: true}, axis{label: "miss rate", lo: 0, hi: 1}, []series{g, th})
 	return append(files, f...), err
 }
