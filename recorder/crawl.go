@@ -43,9 +43,9 @@ type crawl struct {
 	tcp         bool
 	exhausted   atomic.Bool
 	stopWorkers func()
-	reason   string
-	errMu    sync.Mutex
-	err      error
+	reason      string
+	errMu       sync.Mutex
+	err         error
 }
 
 func (c *crawl) stop(reason string) {

@@ -87,34 +87,34 @@ const spillURLs = 1 << 20
 // loads its outbox and resends what was not acknowledged. Receivers
 // process each (from, epoch, seq) once, so resends are harmless.
 type httpTransport struct {
-	self      int
-	epoch     uint64
-	token     string
-	peers     []string
-	tr        *tracker
-	recv      *splitter
-	client    *http.Client
-	hbClient  *http.Client
-	srv       *http.Server
-	ln        net.Listener
-	queues    []*peerQueue
-	outbox    string
-	stop      chan struct{}
-	stopOnce  sync.Once
-	wg        sync.WaitGroup
-	sent      atomic.Uint64
-	received  atomic.Uint64
-	resent    atomic.Uint64
-	loaded    int
-	finished  chan struct{}
-	finOnce   sync.Once
-	poll      time.Duration
-	grace     time.Duration
-	decided   atomic.Bool
-	refusing  atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
-	idleFn    func() bool
-	events    *eventLog
-	logf      func(format string, args ...any)
+	self     int
+	epoch    uint64
+	token    string
+	peers    []string
+	tr       *tracker
+	recv     *splitter
+	client   *http.Client
+	hbClient *http.Client
+	srv      *http.Server
+	ln       net.Listener
+	queues   []*peerQueue
+	outbox   string
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	sent     atomic.Uint64
+	received atomic.Uint64
+	resent   atomic.Uint64
+	loaded   int
+	finished chan struct{}
+	finOnce  sync.Once
+	poll     time.Duration
+	grace    time.Duration
+	decided  atomic.Bool
+	refusing atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
+	idleFn   func() bool
+	events   *eventLog
+	logf     func(format string, args ...any)
 
 	// Failure detector: peers are polled every hb; one not heard from
 	// (status or acknowledgement) for timeout is declared dead. With

@@ -48,18 +48,18 @@ type splitStats struct {
 // channel. Every URL is assigned a node by the partitioner and appended to
 // the raw URL log before any cache or duplicate check.
 type splitter struct {
-	node      int
-	epoch     uint64 // this node's incarnation, carried in batch ids
-	part      partition.Partitioner
+	node  int
+	epoch uint64 // this node's incarnation, carried in batch ids
+	part  partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
-	ring  *partition.Consistent
-	live  []bool
-	owner atomic.Pointer[partition.Consistent] // the live ring, read by workers
-	seeds []string
-	hosts map[string]struct{} // hosts seen, to report those a fail-over moves
-	events *eventLog
-	log    *batchLog
+	ring      *partition.Consistent
+	live      []bool
+	owner     atomic.Pointer[partition.Consistent] // the live ring, read by workers
+	seeds     []string
+	hosts     map[string]struct{} // hosts seen, to report those a fail-over moves
+	events    *eventLog
+	log       *batchLog
 	in        chan *splitMsg
 	tr        *tracker
 	transport Transport
