@@ -81,6 +81,7 @@ func TestBatchEndpoint(t *testing.T) {
 		{"no token", "", "1", batch(1, 1, 1, "http://h/a"), 401, false, 0},
 		{"wrong token", "Bearer wrong", "1", batch(1, 1, 1, "http://h/a"), 401, false, 0},
 		{"garbage", "Bearer T", "1", []byte("definitely not arrow"), 400, false, 0},
+		{"garbage with a length prefix", "Bearer T", "1", []byte("\xff\xff\xff\xffgarbage"), 400, false, 0},
 		{"no epoch header", "Bearer T", "", batch(1, 1, 1, "http://h/a"), 400, false, 0},
 		{"from self", "Bearer T", "1", batch(0, 1, 1, "http://h/a"), 400, false, 0},
 		{"from unknown node", "Bearer T", "1", batch(7, 1, 1, "http://h/a"), 400, false, 0},

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // BatchContentType is the media type of a [Batch] on the wire: one Arrow
@@ -68,14 +70,23 @@ func encodeBatchBytes(b *Batch) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// DecodeBatch reads a batch written by [EncodeBatch].
+// DecodeBatch reads a batch written by [EncodeBatch]. The stream's framing
+// is checked before Arrow decodes it (tracefile.CheckStream), so a corrupt
+// or hostile body is an error, never a huge allocation.
 func DecodeBatch(r io.Reader) (b *Batch, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("recorder: decode batch: corrupt stream (%v)", p)
 		}
 	}()
-	ir, err := ipc.NewReader(r, ipc.WithAllocator(memory.DefaultAllocator))
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("recorder: decode batch: %w", err)
+	}
+	if err := tracefile.CheckStream(data); err != nil {
+		return nil, fmt.Errorf("recorder: decode batch: %w", err)
+	}
+	ir, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
 		return nil, fmt.Errorf("recorder: decode batch: %w", err)
 	}
