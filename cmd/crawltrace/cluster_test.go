@@ -476,15 +476,23 @@ func TestClusterFailover(t *testing.T) {
 			t.Errorf("never fetched: %s", u)
 		}
 	}
+	taken := 0
 	for h, nodes := range byHost {
 		u := "http://" + h + "/"
 		own := ring.Node(u)
+		if own == 2 && nodes[after.Node(u)] {
+			taken++
+		}
 		for n := range nodes {
 			if n != own && !(own == 2 && n == after.Node(u)) {
 				t.Errorf("host %s (node %d's) fetched by node %d", h, own, n)
 			}
 		}
 	}
+	if taken == 0 {
+		t.Error("no host of node 2 was crawled by its new owner")
+	}
+	hostsIn := 0
 	for i := range 2 {
 		var re []eventLine
 		for _, e := range readEvents(t, c.dir, i) {
@@ -495,6 +503,7 @@ func TestClusterFailover(t *testing.T) {
 		if len(re) != 1 || !slices.Equal(re[0].Left, []int{2}) || !slices.Equal(re[0].Live, []int{0, 1}) || re[0].HostsMovedOther != 0 {
 			t.Fatalf("node %d reassign events: %+v", i, re)
 		}
+		hostsIn += len(re[0].HostsIn)
 		for _, h := range re[0].HostsIn {
 			u := "http://" + h + "/"
 			if ring.Node(u) != 2 || after.Node(u) != i {
@@ -505,6 +514,10 @@ func TestClusterFailover(t *testing.T) {
 			t.Errorf("node %d stopped: %s", i, s.StopReason)
 		}
 	}
+	if hostsIn == 0 {
+		t.Error("the reassign events name no host taken over")
+	}
+	t.Logf("%d hosts of node 2 crawled by their new owners; events name %d", taken, hostsIn)
 }
 
 // TestClusterRefusesURLPartitioner: a live crawl never splits a host over
