@@ -445,9 +445,10 @@ func TestClusterFailover(t *testing.T) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
-	waitUntil(t, "node 2 to exchange batches", 30*time.Second, func() bool {
+	waitUntil(t, "node 2 to exchange batches and log URLs", 30*time.Second, func() bool {
 		s, err := c.status(2)
-		return err == nil && s.Sent > 0 && s.Received > 0
+		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 2), tracefile.SegmentName(tracefile.PrefixURLs, 1)))
+		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
 	})
 	c.procs[2].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[2].done
@@ -518,6 +519,12 @@ func TestClusterFailover(t *testing.T) {
 		t.Error("the reassign events name no host taken over")
 	}
 	t.Logf("%d hosts of node 2 crawled by their new owners; events name %d", taken, hostsIn)
+	// scenario node-loss simulates the same loss and shows the live one.
+	code, out, stderr := runCLI(t, "scenario", "node-loss", c.dir, "-o", t.TempDir(), "--node", "2", "--no-plots")
+	if code != 0 || !strings.Contains(out, "live reassignments") || !strings.Contains(out, "left [2] joined []") {
+		t.Errorf("scenario node-loss: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Logf("scenario node-loss:\n%s", out)
 }
 
 // TestClusterRefusesURLPartitioner: a live crawl never splits a host over
