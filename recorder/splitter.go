@@ -209,9 +209,19 @@ func (s *splitter) process(m *splitMsg) {
 			s.log.record(b.From, b.Epoch, b.Seq)
 			s.stats.ReceivedBatches++
 			s.stats.Received += int64(len(b.URLs))
-			for _, u := range b.URLs {
+			for i, u := range b.URLs {
 				if s.hosts != nil {
 					s.seeHost(u)
+				}
+				if i < len(b.Kinds) && b.Kinds[i] == kindForward {
+					// Handed over from a peer's frontier: queued even if
+					// the DUE knows it, since while views of the live set
+					// disagree a URL may come back to a node that admitted
+					// it and gave it away.
+					s.due.Add(xxhash.Sum64String(u))
+					s.tr.add(1)
+					s.front.add(u)
+					continue
 				}
 				s.admit(u)
 			}
@@ -245,7 +255,11 @@ func (s *splitter) route(urls []string, popped bool) {
 			continue
 		}
 		s.rerouted++
-		s.appendOut(dest, u, tracefile.URLLink, 0)
+		kind := tracefile.URLLink
+		if popped {
+			kind = kindForward
+		}
+		s.appendOut(dest, u, kind, 0)
 	}
 }
 
@@ -319,6 +333,11 @@ func (s *splitter) closeWriters() {
 		}
 	}
 }
+
+// kindForward marks, on the wire only, a URL a node took from its own
+// frontier and hands to the host's new owner (fail-over): the receiver
+// queues it even if its DUE has seen it.
+const kindForward = "forward"
 
 // seeHost remembers u's host, to report the hosts a fail-over moves.
 func (s *splitter) seeHost(u string) {

@@ -535,3 +535,68 @@ func TestClusterRefusesURLPartitioner(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestClusterRejoin: with the consistent partitioner node 2 is killed,
+// declared dead and its hosts taken over; restarted with --resume, it
+// rejoins, its hosts go back to it, and the crawl finishes with every page
+// fetched.
+func TestClusterRejoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "1s")
+	waitUntil(t, "node 2 to exchange batches", 30*time.Second, func() bool {
+		s, err := c.status(2)
+		return err == nil && s.Sent > 0 && s.Received > 0
+	})
+	c.procs[2].cmd.Process.Signal(syscall.SIGKILL)
+	<-c.procs[2].done
+	waitUntil(t, "nodes 0 and 1 to declare node 2 dead", 30*time.Second, func() bool {
+		for i := range 2 {
+			s, err := c.status(i)
+			if err != nil || !slices.Equal(s.Dead, []int{2}) {
+				return false
+			}
+		}
+		return true
+	})
+	c.procs[2] = c.start(t, 2, "--resume")
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	got := map[string]bool{}
+	for i := range 3 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	for i := range 2 {
+		var left, joined bool
+		for _, e := range readEvents(t, c.dir, i) {
+			if e.Event != "reassign" {
+				continue
+			}
+			if e.HostsMovedOther != 0 {
+				t.Errorf("node %d: a reassignment moved %d hosts of other nodes", i, e.HostsMovedOther)
+			}
+			left = left || slices.Equal(e.Left, []int{2})
+			joined = joined || (slices.Equal(e.Joined, []int{2}) && slices.Equal(e.Live, []int{0, 1, 2}))
+		}
+		if !left || !joined {
+			t.Errorf("node %d: reassign events: left %v, joined %v", i, left, joined)
+		}
+	}
+	if s := readStats(t, c.dir, 2); s.Epoch != 2 || s.StopReason != recorder.StopDone {
+		t.Errorf("node 2: epoch %d, stop %s", s.Epoch, s.StopReason)
+	}
+}
