@@ -600,3 +600,58 @@ func TestClusterRejoin(t *testing.T) {
 		t.Errorf("node 2: epoch %d, stop %s", s.Epoch, s.StopReason)
 	}
 }
+
+// TestClusterStopKeepsOutbox: node 0 crawls while node 1 is down and stops
+// on --duration; the batches for node 1 cannot be delivered, so they stay
+// in its outbox and are reported. Restarted with --resume beside node 1,
+// node 0 resends them and the crawl finishes with every page fetched.
+func TestClusterStopKeepsOutbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms"}}
+	c.procs = make([]*proc, 2)
+	c.procs[0] = c.start(t, 0, "--duration", "3s")
+	if err := c.procs[0].wait(t, "node 0", 60*time.Second); err != nil {
+		t.Fatalf("node 0: %v", err)
+	}
+	st := readStats(t, c.dir, 0)
+	files, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox", "*.arrows"))
+	if st.StopReason != recorder.StopDuration || st.OutboxLeft == 0 || len(files) != st.OutboxLeft {
+		t.Fatalf("stop %s, outbox left %d, %d outbox files", st.StopReason, st.OutboxLeft, len(files))
+	}
+	var stopped bool
+	for _, e := range readEvents(t, c.dir, 0) {
+		stopped = stopped || e.Event == "stop"
+	}
+	if !stopped {
+		t.Error("no stop event")
+	}
+	c.procs[0] = c.start(t, 0, "--resume")
+	c.procs[1] = c.start(t, 1)
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	if s := readStats(t, c.dir, 0); s.BatchesResent < int64(st.OutboxLeft) || s.OutboxLeft != 0 || s.Epoch != 2 {
+		t.Errorf("resumed node 0: epoch %d, resent %d (outbox held %d), left %d", s.Epoch, s.BatchesResent, st.OutboxLeft, s.OutboxLeft)
+	}
+	got := map[string]bool{}
+	for i := range 2 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox")); err == nil {
+		t.Error("outbox kept after the crawl ended")
+	}
+}
