@@ -137,3 +137,23 @@ func (l *batchLog) loadCheckpoint(r io.Reader) error {
 	}
 	return nil
 }
+
+// DurableMark says that every batch of sending incarnation (From, Epoch)
+// with seq <= Through is covered by the receiver's last checkpoint, so its
+// sender may delete them from its outbox.
+type DurableMark struct {
+	From    int    `json:"from"`
+	Epoch   uint64 `json:"epoch"`
+	Through uint64 `json:"through"`
+}
+
+// marks returns the watermarks of l, one per sending incarnation.
+func (l *batchLog) marks() []DurableMark {
+	out := make([]DurableMark, 0, len(l.m))
+	for k, s := range l.m {
+		if s.low > 0 {
+			out = append(out, DurableMark{From: k.From, Epoch: k.Epoch, Through: s.low})
+		}
+	}
+	return out
+}

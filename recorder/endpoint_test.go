@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -135,5 +136,28 @@ func TestBatchLogCheckpoint(t *testing.T) {
 	}
 	if !m.seen(2, 1, 1) || m.through(1, 2) != 3 {
 		t.Error("reload lost entries")
+	}
+}
+
+// TestDurableMarksDeleteOutbox: once a receiver's status reports a batch
+// durable (its checkpoint covers it), the sender deletes it from its
+// outbox; batches not covered stay.
+func TestDurableMarksDeleteOutbox(t *testing.T) {
+	dir := t.TempDir()
+	ht := &httpTransport{self: 0, epoch: 3, queues: []*peerQueue{{}, {}}}
+	for seq := uint64(1); seq <= 3; seq++ {
+		p := dir + "/" + outboxName(1, 3, seq)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ht.queues[1].acked = append(ht.queues[1].acked, &outItem{path: p, epoch: 3, seq: seq, ackedBy: 1})
+	}
+	ht.forgetDurable(1, []DurableMark{{From: 0, Epoch: 3, Through: 2}, {From: 2, Epoch: 3, Through: 9}})
+	if len(ht.queues[1].acked) != 1 || ht.queues[1].acked[0].seq != 3 {
+		t.Fatalf("kept %d batches", len(ht.queues[1].acked))
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 {
+		t.Errorf("%d outbox files left, want 1", len(left))
 	}
 }

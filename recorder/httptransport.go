@@ -46,11 +46,13 @@ type BatchAck struct {
 	Node  int    `json:"node"`
 	Epoch uint64 `json:"epoch"` // the receiver's incarnation
 	New   bool   `json:"new"`   // false: the batch id was processed before
-	// Durable: the receiver's checkpoint covers the batch, so the sender
-	// may delete it from its outbox. Until checkpoints exist it is always
-	// false and senders keep acknowledged batches until the crawl ends,
-	// to resend them to a new incarnation of the receiver (a restart with
-	// empty state re-crawls from what it is sent).
+	// Durable: the receiver's checkpoint already covers the batch, so the
+	// sender may delete it from its outbox at once. Receivers answer false
+	// (a batch just processed is never in a checkpoint yet); senders keep
+	// acknowledged batches until the receiver's status lists them in
+	// NodeStatus.Durable (after its next checkpoint) or the crawl ends,
+	// and resend them to a new incarnation of the receiver, which lost
+	// what it admitted after its last checkpoint.
 	Durable bool `json:"durable"`
 }
 
@@ -68,6 +70,10 @@ type NodeStatus struct {
 	Peers  []uint64 `json:"peers"`
 	Dead   []int    `json:"dead,omitempty"`
 	Outbox int      `json:"outbox"` // batches queued for peers, not yet acknowledged
+	// Durable lists, per sending incarnation, the batches this node's last
+	// checkpoint covers; senders delete those from their outboxes. Empty
+	// until the node has written a checkpoint.
+	Durable []DurableMark `json:"durable,omitempty"`
 }
 
 // spillURLs is how many URLs of unacknowledged batches a peer queue keeps
@@ -418,6 +424,9 @@ func (t *httpTransport) status() NodeStatus {
 	}
 	s := NodeStatus{Node: t.self, Epoch: t.epoch, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
 		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending()}
+	if d := t.recv.durable.Load(); d != nil {
+		s.Durable = *d
+	}
 	t.peerMu.Lock()
 	s.Peers = slices.Clone(t.known)
 	for i, d := range t.dead {
@@ -518,6 +527,37 @@ func (t *httpTransport) take(dest int) ([]*Batch, int) {
 		}
 	}
 	return out, len(items)
+}
+
+// forgetDurable deletes the acknowledged batches for peer that its
+// checkpoint covers (marks from its status).
+func (t *httpTransport) forgetDurable(peer int, marks []DurableMark) {
+	through := map[uint64]uint64{}
+	for _, m := range marks {
+		if m.From == t.self {
+			through[m.Epoch] = m.Through
+		}
+	}
+	if len(through) == 0 {
+		return
+	}
+	q := t.queues[peer]
+	q.mu.Lock()
+	var keep, gone []*outItem
+	for _, it := range q.acked {
+		if it.seq <= through[it.epoch] {
+			gone = append(gone, it)
+		} else {
+			keep = append(keep, it)
+		}
+	}
+	q.acked = keep
+	q.mu.Unlock()
+	for _, it := range gone {
+		if it.path != "" {
+			os.Remove(it.path)
+		}
+	}
 }
 
 func (t *httpTransport) isDead(i int) bool {
@@ -676,6 +716,7 @@ func (t *httpTransport) detect() {
 			}
 			if s, err := t.peerStatus(t.hbClient, i); err == nil {
 				t.observe(i, s.Epoch)
+				t.forgetDurable(i, s.Durable)
 				continue
 			}
 			t.peerMu.Lock()

@@ -53,13 +53,16 @@ type splitter struct {
 	part  partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
-	ring      *partition.Consistent
-	live      []bool
-	owner     atomic.Pointer[partition.Consistent] // the live ring, read by workers
-	seeds     []string
-	hosts     map[string]struct{} // hosts seen, to report those a fail-over moves
-	events    *eventLog
-	log       *batchLog
+	ring   *partition.Consistent
+	live   []bool
+	owner  atomic.Pointer[partition.Consistent] // the live ring, read by workers
+	seeds  []string
+	hosts  map[string]struct{} // hosts seen, to report those a fail-over moves
+	events *eventLog
+	log    *batchLog
+	// durable holds the batch log's watermarks as of the last complete
+	// checkpoint (nil: none yet), published by checkpointed.
+	durable   atomic.Pointer[[]DurableMark]
 	in        chan *splitMsg
 	tr        *tracker
 	transport Transport
@@ -332,6 +335,16 @@ func (s *splitter) closeWriters() {
 			s.fail(err)
 		}
 	}
+}
+
+// checkpointed publishes the batch log's watermarks as durable. Call it
+// on the splitter goroutine once a checkpoint holding s.log is complete
+// (renamed into place): receivers report the marks in their status and
+// senders then delete the covered batches from their outboxes instead of
+// keeping them for a restart of this node.
+func (s *splitter) checkpointed() {
+	m := s.log.marks()
+	s.durable.Store(&m)
 }
 
 // kindForward marks, on the wire only, a URL a node took from its own

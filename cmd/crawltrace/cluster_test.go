@@ -325,9 +325,10 @@ func TestClusterRestart(t *testing.T) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "150ms")
-	waitUntil(t, "node 1 to exchange batches", 30*time.Second, func() bool {
+	waitUntil(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
 		s, err := c.status(1)
-		return err == nil && s.Sent > 0 && s.Received > 0
+		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), tracefile.SegmentName(tracefile.PrefixPages, 1)))
+		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
 	})
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[1].done
