@@ -769,6 +769,7 @@ func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 			case <-ctx.Done():
 				return
 			case <-t.finished:
+				t.decided.Store(true)
 				close(out)
 				return
 			case <-tick.C:
