@@ -400,6 +400,10 @@ func TestClusterRestart(t *testing.T) {
 	if st.Epoch != 2 {
 		t.Errorf("restarted node 1 has epoch %d, want 2", st.Epoch)
 	}
+	// The trace of a crawl with a restart condenses like any other.
+	if code, out, stderr := runCLI(t, "condense", c.dir, "-o", t.TempDir()); code != 0 {
+		t.Errorf("condense: exit %d\n%s%s", code, out, stderr)
+	}
 }
 
 // TestClusterMaxPages: --max-pages is shared by the processes, and a
