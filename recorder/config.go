@@ -65,8 +65,19 @@ type Config struct {
 	// Token is the bearer token every peer request must carry (TCP mode).
 	Token string
 	// IdleGrace is how long, in TCP mode, all nodes must report idle with
-	// balanced batch counters before the crawl ends. Default 5s.
+	// unchanged batch counters before the crawl ends. Default 5s.
 	IdleGrace time.Duration
+	// PeerTimeout is how long a peer may go without answering a heartbeat
+	// or acknowledging a batch before the failure detector declares it
+	// dead (TCP mode). With Partitioner "consistent" its hosts then go to
+	// the live nodes by the ring, and come back when it answers again;
+	// with the other partitioners there is no fail-over: batches for it
+	// wait until it is back. Default 30s.
+	PeerTimeout time.Duration
+	// Resume continues the crawl in OutDir (TCP mode): the node keeps its
+	// crawl id, writes new segments after its old ones and resends the
+	// batches its outbox holds. Every start is a new incarnation (epoch).
+	Resume bool
 
 	// Resolve maps host names to dial addresses, like curl --resolve:
 	// "example.com" -> "127.0.0.1:8080"; the key "*" matches every host.
@@ -77,8 +88,14 @@ type Config struct {
 	// the resolved IP at dial time).
 	AllowPrivate bool
 
-	// MaxPages stops the crawl after this many fetch attempts (robots.txt
-	// excluded) over all nodes of this process; 0 = no limit.
+	// MaxPages is the crawl's budget of fetch attempts (robots.txt
+	// excluded); 0 = no limit. In one process it is shared by all its
+	// nodes and the crawl stops when it is used. In TCP mode (Peers) it is
+	// the budget of the whole crawl, split evenly: node i may fetch
+	// MaxPages/N pages, one more when i < MaxPages mod N; a node that has
+	// used its share stops fetching but keeps exchanging batches, and the
+	// crawl ends (reason max-pages) when every node has used its share or
+	// has nothing left to fetch, with every batch delivered.
 	MaxPages int64
 	// Duration stops the crawl after this long; 0 = no limit.
 	Duration time.Duration
@@ -199,6 +216,7 @@ func DefaultConfig() Config {
 	return Config{
 		Nodes:         1,
 		IdleGrace:     5 * time.Second,
+		PeerTimeout:   30 * time.Second,
 		MinDelay:      time.Second,
 		MaxDelay:      30 * time.Second,
 		DelayFactor:   10,
@@ -239,6 +257,9 @@ func (c *Config) validate() error {
 		if c.Token == "" {
 			return bad("TCP mode needs a token")
 		}
+		if c.PeerTimeout < 0 {
+			return bad("peer timeout must not be negative")
+		}
 		for i, p := range c.Peers {
 			if _, _, err := net.SplitHostPort(p); err != nil {
 				return bad("peer %d %q is not host:port", i, p)
@@ -246,6 +267,9 @@ func (c *Config) validate() error {
 		}
 	} else if c.Nodes < 1 || c.Nodes > 1<<15 {
 		return bad("nodes must be between 1 and 32768, not %d", c.Nodes)
+	}
+	if c.Partitioner == "url" && (len(c.Peers) > 1 || (len(c.Peers) == 0 && c.Nodes > 1)) {
+		return bad(`partitioner "url" splits a host's URLs over several nodes, so two nodes would fetch one host; a live crawl needs "host", "domain" or "consistent" (use "url" with crawltrace scenario)`)
 	}
 	if c.Workers < 1 {
 		return bad("workers must be at least 1, not %d", c.Workers)

@@ -78,12 +78,36 @@
 // each process runs one node and batches travel as Arrow IPC streams
 // ([BatchContentType], one small record batch of url, kind and source per
 // request) over HTTP POST to [PathBatch], authenticated with a bearer
-// token (401 without it). A batch for a peer that is down stays in a
-// per-peer queue (spilled to disk when large) and is retried with backoff;
-// receivers drop batches they already accepted, so resends are harmless.
-// A TCP crawl ends when every node reports idle, with equal sums of batches
-// sent and received, over IdleGrace (see watchTermination), or on a
-// budget, a duration or a signal.
+// token (401 without it).
+//
+// # Restarts and fail-over (TCP mode)
+//
+// Every start of a node is a new incarnation: state/epoch is bumped, and a
+// batch id is (from, epoch, seq). The splitter records the ids it
+// processed per sending incarnation ([batchLog]) and admits each id once.
+// Every batch is written to the node's outbox (state/outbox) before it is
+// queued, sent in order and retried with backoff until the receiver
+// acknowledges it; an acknowledged batch is kept until the receiver reports
+// it durable (its checkpoint covers it) and is sent again when the receiver
+// restarts, since a restarted receiver lost what it had admitted. A node
+// restarted with Resume resends the unacknowledged batches of its outbox.
+// A TCP crawl ends when two polls IdleGrace apart find every live node
+// idle, agreeing on each other's incarnations and the live set, with
+// unchanged per-incarnation counters (see watchTermination), or on a
+// budget, a duration or a signal. At a stop the node refuses further
+// batches (their senders keep them), delivers its queues for a while, and
+// leaves what is unacknowledged in its outbox for Resume (Stats.OutboxLeft).
+//
+// A failure detector polls every peer's status; a peer silent for
+// PeerTimeout is declared dead. With the "consistent" partitioner its hosts
+// go to the live nodes by the ring restricted to them, so only its hosts
+// move (UbiCrawler's contravariance), the URLs queued for it are routed to
+// the new owners, and its seeds are taken up by theirs; when it answers
+// again its hosts go back (workers hand URLs of hosts they no longer own to
+// the owner instead of fetching them). Each change is an event in
+// node-NNN/events.jsonl. Other partitioners have no fail-over: batches for
+// a dead peer wait until it is back. Partitioners that split a host over
+// nodes ("url") are refused for live crawls.
 //
 // # Output
 //
@@ -91,6 +115,8 @@
 //	OutDir/node-NNN/pages-*.arrows  page log: every fetch attempt, robots.txt included
 //	OutDir/manifest.json            written when the crawl stops
 //	OutDir/stats.json               [Stats]
+//	OutDir/node-NNN/events.jsonl    membership events (TCP mode)
+//	OutDir/node-NNN/state/          epoch, crawl-id, outbox/ (TCP mode)
 //
 // Page ids are node<<40 | n (n from 1), so they are unique over the crawl;
 // seeds have source 0. In TCP mode every process merges its node into

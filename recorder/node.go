@@ -144,6 +144,13 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.fetchRobots(fetchCtx, h, t.url, w, &buf)
 			continue
 		}
+		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
+			// Fail-over moved the host: its owner fetches it.
+			n.front.release(h, false, 0)
+			n.split.send(&splitMsg{forward: []string{t.url}})
+			n.c.tr.add(-1)
+			continue
+		}
 		if !h.robots.forOrigin(originOf(t.url)).allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
 			n.front.release(h, false, 0)

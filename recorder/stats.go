@@ -67,6 +67,14 @@ type Stats struct {
 	URLsSent                int64 `json:"urls_sent"`
 	BatchesReceived         int64 `json:"batches_received"`
 	URLsReceived            int64 `json:"urls_received"`
+	// TCP mode: this node's incarnation; batches acknowledged by peers;
+	// batches sent again (loaded from the outbox at a restart, or queued
+	// again for a restarted peer); batches left unacknowledged in the
+	// outbox at the stop (kept for --resume).
+	Epoch         uint64 `json:"epoch,omitempty"`
+	BatchesAcked  int64  `json:"batches_acked"`
+	BatchesResent int64  `json:"batches_resent"`
+	OutboxLeft    int    `json:"outbox_left"`
 
 	Order     string `json:"order"`
 	MaxConns  int    `json:"max_conns"`  // the per-node cap
@@ -177,6 +185,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	if elapsed > 0 {
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
+	if ht != nil {
+		s.BatchesAcked = int64(ht.sent.Load())
+		s.BatchesResent = int64(ht.resent.Load())
+	}
 	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
 	return s
 }
@@ -211,6 +223,9 @@ func (s *Stats) WriteText(w io.Writer) {
 	}
 	if s.BatchesSent > 0 || s.BatchesReceived > 0 {
 		fmt.Fprintf(w, "peer batches:       %d sent (%d URLs), %d received (%d URLs)\n", s.BatchesSent, s.URLsSent, s.BatchesReceived, s.URLsReceived)
+	}
+	if s.Epoch > 0 {
+		fmt.Fprintf(w, "incarnation:        epoch %d: %d batches acknowledged, %d resent, %d left in the outbox\n", s.Epoch, s.BatchesAcked, s.BatchesResent, s.OutboxLeft)
 	}
 }
 

@@ -35,7 +35,22 @@ ADDR --token T runs node I of a crawl whose nodes exchange URL batches over
 HTTP. Connections to private and loopback addresses are refused unless
 --allow-private is given. SIGINT/SIGTERM stop the crawl cleanly (the trace
 is flushed and readable; exit status 130 or 143); a second signal exits at
-once.`,
+once.
+
+In a crawl over --peers, every batch for a peer is kept in
+DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
+node restarted with --resume (a new incarnation) resends what it holds and
+the crawl goes on. A peer silent for --peer-timeout is declared dead; with
+--partitioner consistent its hosts go to the live nodes by the ring
+(UbiCrawler's fail-over) and come back when it answers again, logged in
+DIR/node-NNN/events.jsonl. Other partitioners have no fail-over: batches wait
+for the node to return. --partitioner url is refused for live crawls (it
+would fetch one host from several nodes).
+
+--max-pages is a budget for the whole crawl. With --peers it is split
+evenly: node I may fetch MAX/N pages (one more when I < MAX mod N); a node
+that has used its share stops fetching but keeps exchanging batches, and the
+crawl ends when every node has used its share or run out of URLs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Seeds = append(cfg.Seeds, args...)
 			if seedsFile != "" {
@@ -94,9 +109,11 @@ once.`,
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
 	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
+	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
+	f.BoolVar(&cfg.Resume, "resume", false, "continue the crawl in OutDir")
 	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), like curl; repeatable")
 	f.BoolVar(&cfg.AllowPrivate, "allow-private", false, "allow connections to private, loopback and link-local addresses")
-	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "stop after this many fetches (0 = no limit)")
+	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "crawl-wide budget of fetches (0 = no limit); with --peers each node gets an even share")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (0 = no limit)")
 	f.DurationVar(&cfg.MinDelay, "min-delay", cfg.MinDelay, "least delay between requests to one host")
 	f.DurationVar(&cfg.MaxDelay, "max-delay", cfg.MaxDelay, "cap on the delay between requests to one host")

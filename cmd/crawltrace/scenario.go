@@ -229,6 +229,13 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			for _, r := range res.Rows {
 				fmt.Fprintf(w, "%-11s %12s %12d %12d %10.3f\n", r.Partitioner, scenarioPct(r.HostsMovedFraction), r.HostsMovedOther, r.Refetched, r.BalanceHosts)
 			}
+			if len(res.Live) > 0 {
+				fmt.Fprintln(w, "live reassignments logged by the crawl (events.jsonl):")
+				for _, r := range res.Live {
+					fmt.Fprintf(w, "  node %d at %s: left %v joined %v: %d hosts moved, %d not of those nodes, %d taken over\n",
+						r.Node, r.Time.UTC().Format("15:04:05.000"), r.Left, r.Joined, r.HostsMoved, r.HostsMovedOther, r.HostsIn)
+				}
+			}
 			scenarioPrintFiles(w, res.Files)
 			return res.Files, nil
 		})

@@ -22,14 +22,6 @@ import (
 // binDir holds the binary built by buildBinary; TestMain removes it.
 var binDir string
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
 // buildBinary builds crawltrace once per test binary run.
 var buildBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "crawltrace-bin-")

@@ -107,6 +107,10 @@ type NodeLossNodeRow struct {
 type NodeLossResult struct {
 	Rows  []NodeLossRow
 	Nodes []NodeLossNodeRow
+	// Live are the reassignments the crawl itself logged when it was run
+	// over --peers with fail-over (see [ReadLiveReassigns]); empty for a
+	// crawl that lost no node.
+	Live  []LiveReassign
 	Files []string
 }
 
@@ -260,6 +264,9 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		return nil, err
 	}
 	res := &NodeLossResult{}
+	if res.Live, err = ReadLiveReassigns(cfg.Input); err != nil {
+		return nil, err
+	}
 	for _, r := range runs {
 		row := &r.row
 		row.URLs, row.Distinct, row.Hosts = urls, int64(len(flags)), int64(len(hosts))
@@ -299,6 +306,9 @@ func (res *NodeLossResult) Tables() []*Table {
 	per := &Table{Name: "node-loss-nodes", Columns: []Column{strCol("partitioner"), intCol("node"), intCol("urls_after"), intCol("hosts")}}
 	for _, r := range res.Nodes {
 		per.add(r.Partitioner, r.Node, r.URLsAfter, r.Hosts)
+	}
+	if len(res.Live) > 0 {
+		return []*Table{t, per, liveTable(res.Live)}
 	}
 	return []*Table{t, per}
 }
