@@ -429,7 +429,8 @@ func (s *SegmentReader) openIPC() (err error) {
 		}
 	}()
 	if s.size == 0 {
-		return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
+		// Created, then killed before the schema reached the disk.
+		return fmt.Errorf("%w: %s: 0-byte file", errCutSchema, s.path)
 	}
 	s.scan = scanFrames(s.f, s.size)
 	if s.scan.messages == 0 && s.scan.truncated {
