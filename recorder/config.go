@@ -108,8 +108,13 @@ type Config struct {
 	// Quality is the page-quality oracle, URL (normalized) to value, for
 	// OrderQuality and OrderCapability and the page log's quality column
 	// (see [ReadQuality]); URLs it does not list have quality 0. Nil means
-	// no oracle: the quality column is null. Read, never written.
-	Quality map[string]float64
+	// no oracle: the quality column is null. Read, never written. It is not
+	// saved with the crawl's configuration; QualityFile is.
+	Quality map[string]float64 `json:"-"`
+	// QualityFile is the file Quality was read from, saved with the
+	// crawl's configuration so that a resumed crawl reads it again. The
+	// crawler itself does not read it.
+	QualityFile string
 	// Seed seeds OrderRandom (combined with the node id).
 	Seed uint64
 
@@ -141,8 +146,20 @@ type Config struct {
 	// Default 1024.
 	SplitterBatch int
 
-	// CrawlID is written into every file's metadata; default the start time.
+	// CrawlID is written into every file's metadata; default the start
+	// time. A resumed crawl keeps its saved id.
 	CrawlID string
+
+	// Resume continues the crawl in OutDir from its nodes' last complete
+	// checkpoints (see checkpoint.go): same crawl id, segments numbered
+	// and rows sequenced after the ones already there. Without Resume, an
+	// OutDir that already holds a crawl is refused. The caller merges the
+	// saved configuration ([LoadConfig]) with what it changes.
+	Resume bool `json:"-"`
+	// CheckpointEvery is the interval between checkpoints of the crawl's
+	// state (one is also taken at every clean stop). Default 60s; a
+	// negative value takes only the final one.
+	CheckpointEvery time.Duration
 	// Writer configures the trace segment writers.
 	Writer tracefile.WriterConfig
 	// NoTrace turns the URL and page logs off (for measuring their cost);
@@ -151,10 +168,10 @@ type Config struct {
 
 	// Now returns the current time; default time.Now. Inject it to make
 	// log timestamps deterministic in tests.
-	Now func() time.Time
+	Now func() time.Time `json:"-"`
 	// Progress receives a live progress line (carriage-return updated)
 	// when non-nil; the CLI sets it to stderr when that is a terminal.
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// ProgressEvery is the progress update interval. Default 1s.
 	ProgressEvery time.Duration
 
@@ -187,6 +204,8 @@ func DefaultConfig() Config {
 		SplitterBatch: 1024,
 		Writer:        tracefile.DefaultWriterConfig(),
 		ProgressEvery: time.Second,
+
+		CheckpointEvery: time.Minute,
 	}
 }
 

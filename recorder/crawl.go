@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,42 @@ func (c *crawl) fail(err error) {
 	c.stop(StopError)
 }
 
+func (c *crawl) failed() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// resumeNodes, for a resumed crawl, loads every node's state from the
+// newest checkpoint all of them have and reports true; with no
+// checkpoint (the crawl was killed before its first) it moves the logs
+// aside and opens new ones, and the crawl starts again from its seeds.
+// It also returns the checkpoint generation loaded.
+func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen uint64, err error) {
+	if !cfg.Resume {
+		return false, 0, nil
+	}
+	dirs, gen, err := findCheckpoints(cfg.OutDir, local)
+	if err != nil {
+		return false, 0, err
+	}
+	for _, n := range nodes {
+		if dirs != nil {
+			err = n.loadCheckpoint(dirs[n.id])
+		} else {
+			err = n.discardAll()
+		}
+		if err == nil && n.split.urlw == nil {
+			err = n.openWriters()
+		}
+		if err != nil {
+			return false, 0, err
+		}
+		n.resume.Resumes++
+	}
+	return dirs != nil, gen, nil
+}
+
 // reserve takes one page from the budget.
 func (c *crawl) reserve() bool {
 	if c.cfg.MaxPages <= 0 {
@@ -92,6 +129,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	start := cfg.Now()
+	tcp := len(cfg.Peers) > 0
+	total := cfg.Nodes
+	local := make([]int, 0, total)
+	if tcp {
+		total = len(cfg.Peers)
+		local = append(local, cfg.NodeID)
+	} else {
+		for i := 0; i < total; i++ {
+			local = append(local, i)
+		}
+	}
+	created := start
+	if cfg.Resume {
+		sc, err := readSavedConfig(cfg.OutDir, local[0])
+		if err != nil {
+			return nil, err
+		}
+		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
+			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
+		}
+		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+	} else if crawlIn(cfg.OutDir, local, tcp) {
+		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
+	}
 	if cfg.CrawlID == "" {
 		cfg.CrawlID = start.UTC().Format("20060102T150405Z")
 	}
@@ -107,22 +168,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	tcp := len(cfg.Peers) > 0
-	total := cfg.Nodes
-	local := make([]int, 0, total)
-	if tcp {
-		total = len(cfg.Peers)
-		local = append(local, cfg.NodeID)
-	} else {
-		for i := 0; i < total; i++ {
-			local = append(local, i)
-		}
-	}
 	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: start}
+	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
+	for _, id := range local {
+		if err := writeSavedConfig(&cfg, id, created); err != nil {
+			return nil, err
+		}
+	}
 
 	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{})}
 	client := newHTTPClient(&cfg)
@@ -130,7 +185,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	nodes := make([]*node, 0, len(local))
 	for _, id := range local {
-		n, err := newNode(c, id, total, part, filter, client, meta)
+		n, err := newNode(c, id, total, part, filter, client, meta, start)
 		if err != nil {
 			for _, m := range nodes {
 				m.split.closeWriters()
@@ -138,6 +193,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		nodes = append(nodes, n)
+	}
+
+	restored, gen, err := resumeNodes(&cfg, local, nodes)
+	if err != nil {
+		for _, m := range nodes {
+			m.split.closeWriters()
+		}
+		return nil, err
 	}
 
 	var transport Transport
@@ -168,6 +231,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// Seeds: each node logs and enqueues the seeds it owns.
 	for _, n := range nodes {
+		if restored {
+			// Batches in transit at the checkpoint's cut go first.
+			for _, b := range n.pending.batches {
+				transport.Send(n.id, b)
+			}
+			n.pending.batches = nil
+			continue
+		}
 		var own []splitURL
 		for _, s := range seeds {
 			if part.Node(s) == n.id {
@@ -181,6 +252,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, n := range nodes {
 		n.startWorkers(stopCtx, fetchCtx)
 	}
+	ckpt := &checkpointer{c: c, nodes: nodes, transport: transport, gen: gen, stop: make(chan struct{}), done: make(chan struct{})}
+	go ckpt.run(cfg.CheckpointEvery)
 	progressDone := make(chan struct{})
 	go c.progress(nodes, start, progressDone)
 
@@ -217,6 +290,8 @@ wait:
 	// Shut down: workers finish (or abort) their fetch and hand its URLs to
 	// the splitter; then the transport stops and each splitter drains its
 	// channel and closes its segments.
+	close(ckpt.stop)
+	<-ckpt.done
 	cancelStop()
 	for _, n := range nodes {
 		n.front.close()
@@ -233,6 +308,11 @@ wait:
 		<-n.split.done
 	}
 	close(progressDone)
+	if c.failed() == nil && !cfg.NoTrace {
+		if err := ckpt.final(); err != nil {
+			c.fail(err)
+		}
+	}
 	end := cfg.Now()
 
 	man := tracefile.NewManifest(meta)
@@ -248,6 +328,7 @@ wait:
 		man.AddNode(n.id, us, ps)
 	}
 	stats := c.collect(nodes, end.Sub(start), ht)
+	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	var werr error
 	if !cfg.NoTrace {
 		if tcp {
@@ -277,35 +358,56 @@ wait:
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
 
-func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta) (*node, error) {
+func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
 	cfg := c.cfg
 	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
+	n.meta = meta
+	n.meta.Node = id
+	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
 	s := &splitter{node: id, part: part, in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), owner: n}
 	if s.flushTick <= 0 {
 		s.flushTick = 200 * time.Millisecond
 	}
 	if cfg.SplitterCache > 0 {
 		s.cache = newClockCache(cfg.SplitterCache)
 	}
-	if !cfg.NoTrace {
-		dir := tracefile.NodeDir(cfg.OutDir, id)
-		m := meta
-		m.Node = id
-		uw, err := tracefile.CreateURLWriter(dir, m, cfg.Writer)
-		if err != nil {
-			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
-		}
-		pw, err := tracefile.CreatePageWriter(dir, m, cfg.Writer)
-		if err != nil {
-			uw.Close()
-			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
-		}
-		s.urlw, s.pagew = uw, pw
-	}
 	n.split = s
+	n.pending = &pendingPart{}
+	// The segments part comes first: loading it restores the logs and
+	// opens their writers.
+	n.addCheckpointPart(segmentsPart{n})
+	n.addCheckpointPart(duePart{n})
+	n.addCheckpointPart(frontierPart{n})
+	n.addCheckpointPart(countersPart{n})
+	n.addCheckpointPart(n.pending)
+	if !cfg.Resume {
+		if err := n.openWriters(); err != nil {
+			return nil, err
+		}
+	}
 	return n, nil
+}
+
+// openWriters starts the node's URL and page logs (after the segments
+// already in its directory, when resuming).
+func (n *node) openWriters() error {
+	if n.cfg.NoTrace {
+		return nil
+	}
+	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
+	uw, err := tracefile.CreateURLWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	pw, err := tracefile.CreatePageWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		uw.Close()
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	n.split.urlw, n.split.pagew = uw, pw
+	return nil
 }

@@ -86,8 +86,29 @@
 // OutDir/manifest.json under a file lock and writes its stats to
 // OutDir/node-NNN/stats.json.
 //
+//	OutDir/node-NNN/state/          the node's durable state (see state.go):
+//	    config.json                 the crawl's configuration and crawl id
+//	    checkpoint/                 the last complete checkpoint (checkpoint.go)
+//	    discarded/run-T/            log rows cut by a resume at time T
+//
 // Stopping: MaxPages, Duration or ctx cancellation stop the workers, flush
-// and close every segment, and write the manifest and the stats. A crawl
-// killed outright leaves every flushed batch readable (tracefile reports the
-// last segment as cut).
+// and close every segment, take a final checkpoint, and write the manifest
+// and the stats. A crawl killed outright leaves every flushed batch
+// readable (tracefile reports the last segment as cut).
+//
+// # Checkpoints and resuming
+//
+// Every [Config.CheckpointEvery] the crawl's state is saved at a
+// consistent cut: frontier (queued URLs, and URLs workers hold), DUE,
+// robots.txt and politeness state per server, counters, the log writers'
+// positions, and batches in transit between in-process nodes. A crawl
+// started with [Config.Resume] in the same OutDir, after a clean stop or
+// kill -9, loads the newest checkpoint, cuts the logs back to it (rows
+// after it are kept under state/discarded/ and counted in [Stats]), and
+// goes on as the same crawl: same crawl id, segments numbered and URL
+// rows sequenced after the existing ones, one manifest listing every
+// run's segments. No URL logged before the checkpoint is lost; pages
+// fetched after it may be fetched again. Without Resume, an OutDir that
+// already holds a crawl is refused. Other parts of a node's state join
+// checkpoints as a checkpointPart (node.addCheckpointPart).
 package recorder

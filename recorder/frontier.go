@@ -15,6 +15,15 @@ type task struct {
 	url    string
 	q      float64
 	robots bool
+	id     uint64 // the URL's in-flight number (0 for robots.txt)
+}
+
+// inflightURL is a URL a worker took from the frontier whose page the
+// splitter has not yet logged: a checkpoint queues it again, so a crash
+// before its page reaches the log loses no URL.
+type inflightURL struct {
+	origin, url string
+	q           float64
 }
 
 // frontier holds the URLs a node has yet to fetch in a [scheduler]: a
@@ -30,6 +39,9 @@ type frontier struct {
 	wake   chan struct{} // closed (and replaced) when a host may be ready
 	closed bool
 	oracle bool
+	// inflight holds the URLs taken by workers until [frontier.finish].
+	inflight map[uint64]inflightURL
+	nextID   uint64
 }
 
 func newFrontier(order string, seed uint64) *frontier {
@@ -39,7 +51,8 @@ func newFrontier(order string, seed uint64) *frontier {
 // newFrontierWith makes a frontier whose URLs take their quality from
 // oracle (nil: none) and whose sessions take slots (nil: no cap).
 func newFrontierWith(order string, seed uint64, oracle map[string]float64, slots *connSlots) *frontier {
-	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil}
+	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil,
+		inflight: make(map[uint64]inflightURL)}
 }
 
 // originOf returns scheme://authority of an absolute URL.
@@ -112,6 +125,9 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 			} else {
 				x := f.s.popURL(h)
 				t.url, t.q = x.url, x.q
+				f.nextID++
+				t.id = f.nextID
+				f.inflight[t.id] = inflightURL{origin: h.origin, url: x.url, q: x.q}
 				if !f.oracle {
 					t.q = math.NaN()
 				}
@@ -141,6 +157,17 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		case <-slotFreed:
 		}
 	}
+}
+
+// finish ends in-flight URL id: its page was logged, or it will never be
+// fetched (robots.txt excludes it).
+func (f *frontier) finish(id uint64) {
+	if id == 0 {
+		return
+	}
+	f.mu.Lock()
+	delete(f.inflight, id)
+	f.mu.Unlock()
 }
 
 // release returns a held host. When requested is true a request was made

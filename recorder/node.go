@@ -39,6 +39,15 @@ type node struct {
 	// last to stop closes the frontier's connection sessions.
 	started time.Time
 	running atomic.Int64
+
+	// meta is the metadata of this node's log segments.
+	meta tracefile.Meta
+	// parts are saved in every checkpoint (see addCheckpointPart).
+	parts   []checkpointPart
+	pending *pendingPart
+	// resume counts restarts; discardDir receives log rows a resume cuts.
+	resume     resumeCounters
+	discardDir string
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.
@@ -144,16 +153,19 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 		}
 		if !h.robots.allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
+			n.front.finish(t.id)
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
 		if !n.c.reserve() {
+			// Not fetched: the URL stays in flight, so the final
+			// checkpoint queues it again for a resumed crawl.
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
-		n.fetchPage(fetchCtx, t.url, t.q, h, w, ex, &buf)
+		n.fetchPage(fetchCtx, t, w, ex, &buf)
 		n.c.tr.add(-1)
 	}
 }
@@ -185,7 +197,8 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *byt
 	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
 }
 
-func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+	u, q, h := t.url, t.q, t.host
 	start := n.cfg.Now()
 	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
 	n.front.releaseSession(h, true, n.delay(r.dur, h), observe(h, &r))
@@ -237,7 +250,13 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 			n.st.mu.Unlock()
 		}
 	}
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w, urls: urls})
+	id := t.id
+	if r.err != nil && ctx.Err() != nil {
+		// Aborted by the stop: the URL stays in flight, so the final
+		// checkpoint queues it again for a resumed crawl.
+		id = 0
+	}
+	n.split.send(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
 }
 
 func (n *node) filtered(reason string) {

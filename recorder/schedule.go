@@ -120,14 +120,7 @@ func (s *scheduler) quality(u string) float64 {
 // became ready or the earliest waiting time moved, so waiting workers
 // should look again.
 func (s *scheduler) add(u string, q float64, now time.Time) bool {
-	o := originOf(u)
-	h := s.hosts[o]
-	if h == nil {
-		s.seq++
-		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
-		h.urls.byQuality = s.byQuality()
-		s.hosts[o] = h
-	}
+	h := s.host(originOf(u))
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
 	s.queued++
@@ -142,6 +135,18 @@ func (s *scheduler) add(u string, q float64, now time.Time) bool {
 		heap.Fix(&s.ready, h.heapIdx)
 	}
 	return false
+}
+
+// host returns the server keyed o, made on first use.
+func (s *scheduler) host(o string) *hostState {
+	h := s.hosts[o]
+	if h == nil {
+		s.seq++
+		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
+		h.urls.byQuality = s.byQuality()
+		s.hosts[o] = h
+	}
+	return h
 }
 
 // schedule puts an idle host with URLs into the heap it belongs in. It

@@ -6,6 +6,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -24,6 +25,7 @@ type splitMsg struct {
 	worker uint16
 	urls   []splitURL
 	remote *Batch
+	task   uint64 // the page's in-flight URL, finished once logged
 }
 
 // splitStats are the splitter's counters, owned by its goroutine and read
@@ -48,7 +50,7 @@ type splitter struct {
 	transport Transport
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
-	due       *DUE
+	due       due.Set
 	cache     *clockCache
 	front     *frontier
 	out       []*Batch
@@ -61,6 +63,10 @@ type splitter struct {
 	stop      chan struct{}
 	done      chan struct{}
 	err       error
+	// ckpt delivers checkpoint cuts; owner is the node whose state the
+	// splitter saves at one.
+	ckpt  chan *barrier
+	owner *node
 }
 
 func (s *splitter) fail(err error) {
@@ -99,6 +105,8 @@ func (s *splitter) run() {
 			s.handle(m)
 		case <-tick.C:
 			s.flushDue()
+		case b := <-s.ckpt:
+			b.park(s.owner)
 		case <-s.stop:
 			for {
 				select {
@@ -167,11 +175,17 @@ func (s *splitter) process(m *splitMsg) {
 			}
 		}
 	}
+	if m.task != 0 {
+		s.front.finish(m.task)
+	}
 	if m.remote != nil {
 		s.stats.ReceivedBatches++
 		s.stats.Received += int64(len(m.remote.URLs))
 		for _, u := range m.remote.URLs {
 			s.admit(u)
+		}
+		if a, ok := s.transport.(batchAcker); ok {
+			a.processed(s.node, m.remote)
 		}
 	}
 }

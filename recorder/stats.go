@@ -61,6 +61,19 @@ type Stats struct {
 	// opening to its close (a reconnect the transport makes inside a
 	// session, after a silent close, is not counted).
 	Sessions int64 `json:"sessions"`
+	// Checkpoints taken by this run (periodic and final) and how long the
+	// last periodic one took.
+	Checkpoints       int     `json:"checkpoints"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// Resumes counts the restarts of the crawl (--resume). A restart after
+	// a crash cuts the logs back to the last checkpoint: DiscardedPages and
+	// DiscardedURLs count the rows cut (kept under
+	// node-NNN/state/discarded/); those pages may have been fetched again.
+	// Counters above cover the whole crawl, restarts included; a page
+	// fetched again is counted again.
+	Resumes        int64 `json:"resumes"`
+	DiscardedPages int64 `json:"discarded_pages"`
+	DiscardedURLs  int64 `json:"discarded_urls"`
 	// Progress: pages and quality fetched over the crawl's time.
 	Progress *Progress `json:"progress,omitempty"`
 }
@@ -123,6 +136,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 			timeline = append(timeline, fetchPoint{at: p.at + n.started.Sub(t0), q: p.q})
 		}
 		st.mu.Unlock()
+		s.Resumes = max(s.Resumes, n.resume.Resumes)
+		s.DiscardedPages += n.resume.DiscardedPages
+		s.DiscardedURLs += n.resume.DiscardedURLs
 		sp := &n.split.stats
 		s.URLsLogged += sp.Logged
 		s.Local += sp.Local

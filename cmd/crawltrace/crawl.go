@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/recorder"
@@ -24,6 +25,7 @@ func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
 	var seedsFile, peers, qualityFile string
 	var resolve []string
+	var resume bool
 	cmd := &cobra.Command{
 		Use:   "crawl -o DIR [flags] [SEED_URL...]",
 		Short: "Crawl from seed URLs and record every URL entering the host splitter",
@@ -38,8 +40,32 @@ every fetch to pages-*.arrows, then writes DIR/manifest.json and DIR/stats.json.
 ADDR --token T runs node I of a crawl whose nodes exchange URL batches over
 HTTP. Connections to private and loopback addresses are refused unless
 --allow-private is given. SIGINT/SIGTERM stop the crawl cleanly; a second
-signal exits at once.`,
+signal exits at once.
+
+The crawl's state (frontier, DUE, robots.txt and politeness state, counters,
+log positions) is checkpointed under DIR/node-NNN/state/ every
+--checkpoint-every and at a clean stop. crawl -o DIR --resume continues the
+crawl in DIR after a clean stop or kill -9, as the same crawl (same crawl id,
+segments and rows numbered on); flags not given again keep their saved
+values. Rows logged after the last checkpoint of a killed crawl are moved to
+DIR/node-NNN/state/discarded/ and their pages may be fetched again. A
+directory that already holds a crawl is refused without --resume.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if resume {
+				if cfg.OutDir == "" {
+					return badInput("crawl: --resume needs the crawl directory (-o DIR)")
+				}
+				if err := mergeSavedConfig(cmd, &cfg); err != nil {
+					return err
+				}
+				if len(args) > 0 || seedsFile != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "crawl: resuming: seed URLs come from the saved crawl; the ones given are ignored")
+					args, seedsFile = nil, ""
+				}
+				if qualityFile == "" {
+					qualityFile = cfg.QualityFile
+				}
+			}
 			cfg.Seeds = append(cfg.Seeds, args...)
 			if seedsFile != "" {
 				s, err := readSeeds(seedsFile)
@@ -53,6 +79,9 @@ signal exits at once.`,
 			}
 			if cfg.OutDir == "" {
 				return badInput("crawl: no output directory (-o DIR)")
+			}
+			if resume && len(resolve) > 0 {
+				cfg.Resolve = nil // given again: replaces the saved entries
 			}
 			for _, r := range resolve {
 				h, a, err := recorder.ParseResolve(r)
@@ -73,6 +102,7 @@ signal exits at once.`,
 					return err
 				}
 				cfg.Quality = q
+				cfg.QualityFile = qualityFile
 			}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				cfg.Progress = cmd.ErrOrStderr()
@@ -118,7 +148,37 @@ signal exits at once.`,
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
+	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
+	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")
 	return cmd
+}
+
+// mergeSavedConfig replaces cfg with the configuration saved by the crawl
+// in cfg.OutDir, then applies again the flags given on this command line
+// that bind into cfg. Flags bound elsewhere (seeds, peers, resolve,
+// quality) are handled by the caller.
+func mergeSavedConfig(cmd *cobra.Command, cfg *recorder.Config) error {
+	saved, err := recorder.LoadConfig(cfg.OutDir, cfg.NodeID)
+	if err != nil {
+		if errors.Is(err, recorder.ErrConfig) {
+			return badInput("crawl: %v", err)
+		}
+		return err
+	}
+	given := map[string]string{}
+	cmd.Flags().Visit(func(fl *pflag.Flag) { given[fl.Name] = fl.Value.String() })
+	*cfg = saved
+	cfg.Resume = true
+	for name, v := range given {
+		switch name {
+		case "seeds", "peers", "resolve", "quality", "resume":
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return badInput("crawl: --%s: %v", name, err)
+		}
+	}
+	return nil
 }
 
 // readSeeds reads one URL per line, skipping blank lines and # comments.
