@@ -56,7 +56,8 @@ func head(s []string) []string {
 
 // An in-process crawl of three nodes, stopped mid-crawl after a few
 // periodic checkpoints and resumed, fetches the same pages and logs the
-// same distinct URLs as one run without a stop; the URLs in transit
+// same distinct URLs as one run without a stop (with the in-memory DUE);
+// the URLs in transit
 // between nodes at the stop are not lost.
 func TestResumeMultiNode(t *testing.T) {
 	if testing.Short() {
@@ -79,7 +80,10 @@ func TestResumeMultiNode(t *testing.T) {
 	whole := mk()
 	runCrawl(t, whole)
 
+	// The stopped and resumed crawl uses the disk DUE, whose state is
+	// saved and loaded too.
 	cfg := mk()
+	cfg.DUE, cfg.DUEBuffer, cfg.DUECache = DUEDisk, 200, 64
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpointDirName, checkpointMetaName)

@@ -33,6 +33,12 @@ const (
 	OrderCapability = "capability"
 )
 
+// Duplicate URL eliminators ([Config.DUE]).
+const (
+	DUEMemory = "memory" // an in-memory fingerprint table
+	DUEDisk   = "disk"   // Mercator's disk-based DUE: sorted file, buffer, cache
+)
+
 // Orders lists the crawl orders.
 func Orders() []string {
 	return []string{OrderBFS, OrderDFS, OrderRandom, OrderPerformance, OrderQuality, OrderCapability}
@@ -142,6 +148,20 @@ type Config struct {
 	// SplitterCache is the number of entries of the CLOCK cache in front of
 	// the peer sends (URLs found in it are not sent again); 0 = off.
 	SplitterCache int
+	// DUE selects the duplicate URL eliminator (recorder/due): DUEMemory
+	// (default), an in-memory table of fingerprints, or DUEDisk,
+	// Mercator's disk-based DUE (a sorted fingerprint file under
+	// node-NNN/state/due/, a buffer of DUEBuffer new fingerprints merged
+	// into it when full, and a CLOCK cache of DUECache fingerprints in
+	// front).
+	DUE string
+	// DUECache is the number of entries of the disk DUE's CLOCK cache
+	// (0 = no cache). Default 1<<16.
+	DUECache int
+	// DUEBuffer is the number of new fingerprints the disk DUE buffers
+	// before merging them into its file. Default 1<<20.
+	DUEBuffer int
+
 	// SplitterBatch is the number of URLs per batch sent to a peer.
 	// Default 1024.
 	SplitterBatch int
@@ -202,6 +222,9 @@ func DefaultConfig() Config {
 		Timeout:       30 * time.Second,
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
+		DUE:           DUEMemory,
+		DUECache:      1 << 16,
+		DUEBuffer:     1 << 20,
 		Writer:        tracefile.DefaultWriterConfig(),
 		ProgressEvery: time.Second,
 
@@ -257,6 +280,14 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout <= 0 {
 		return bad("timeout must be positive")
+	}
+	switch c.DUE {
+	case "", DUEMemory, DUEDisk:
+	default:
+		return bad("unknown DUE %q (want %s or %s)", c.DUE, DUEMemory, DUEDisk)
+	}
+	if c.DUECache < 0 || c.DUEBuffer < 0 {
+		return bad("DUE cache and buffer sizes must not be negative")
 	}
 	if c.SplitterCache < 0 {
 		return bad("splitter cache size must not be negative")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -307,6 +308,11 @@ wait:
 		close(n.split.stop)
 		<-n.split.done
 	}
+	defer func() {
+		for _, n := range nodes {
+			n.split.due.Close()
+		}
+	}()
 	close(progressDone)
 	if c.failed() == nil && !cfg.NoTrace {
 		if err := ckpt.final(); err != nil {
@@ -374,6 +380,14 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	}
 	if cfg.SplitterCache > 0 {
 		s.cache = newClockCache(cfg.SplitterCache)
+	}
+	if cfg.DUE == DUEDisk {
+		d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
+			CacheSize: cfg.DUECache, BufferSize: cfg.DUEBuffer})
+		if err != nil {
+			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+		}
+		s.due = d
 	}
 	n.split = s
 	n.pending = &pendingPart{}

@@ -56,8 +56,14 @@
 //	    splitter cache (hits are not sent again; counts in [Stats]) and are
 //	    sent to their owner in batches. URLs received from peers are not
 //	    logged again: each URL is logged once, by the node that found it.
-//	  - DUE: [DUE], an open-addressing table of 64-bit xxHash fingerprints,
-//	    about 10 bytes per URL.
+//	  - DUE (recorder/due): [Config.DUE] "memory" is [DUE], an
+//	    open-addressing table of 64-bit xxHash fingerprints, about 10 bytes
+//	    per URL; "disk" is Mercator's disk-based DUE: a sorted fingerprint
+//	    file, a buffer of new fingerprints merged into it when full, and a
+//	    CLOCK cache of popular fingerprints in front, whose hit rate
+//	    stats.json reports. On one node the URLs reaching the DUE are the
+//	    node's full trace, in order, so that hit rate is what a replay of
+//	    the condensed trace through CLOCK of the same size computes.
 //
 // # Nodes and transports
 //

@@ -219,6 +219,9 @@ func (s *splitter) flushPeers() {
 }
 
 func (s *splitter) flushDue() {
+	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
+		s.fail(e.Err())
+	}
 	now := time.Now()
 	if s.urlw != nil {
 		if err := s.urlw.FlushIfDue(now); err != nil {

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"fmt"
+
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"io"
 	"sort"
 	"strconv"
@@ -45,6 +47,19 @@ type Stats struct {
 
 	DUEUnique      int64   `json:"due_unique"`
 	DUEBytesPerURL float64 `json:"due_bytes_per_url"`
+	// DUE is the duplicate URL eliminator, "memory" or "disk". For the
+	// disk DUE: its cache's size, accesses (every URL reaching the DUE),
+	// hits and hit rate (hits/accesses), the blocks read from its file,
+	// the merges of its buffer into the file and the bytes they read and
+	// wrote.
+	DUE              string  `json:"due"`
+	DUECacheSize     int     `json:"due_cache_size,omitempty"`
+	DUECacheAccesses int64   `json:"due_cache_accesses,omitempty"`
+	DUECacheHits     int64   `json:"due_cache_hits,omitempty"`
+	DUECacheHitRate  float64 `json:"due_cache_hit_rate,omitempty"`
+	DUEDiskLookups   int64   `json:"due_disk_lookups,omitempty"`
+	DUEMerges        int64   `json:"due_merges,omitempty"`
+	DUEMergeBytes    int64   `json:"due_merge_bytes,omitempty"`
 
 	SplitterCacheSize       int   `json:"splitter_cache_size"`
 	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
@@ -152,6 +167,15 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.DUEUnique += int64(n.split.due.Len())
 		s.Sessions += n.front.sessionsOpened()
 		dueBytes += int64(n.split.due.Bytes())
+		if d, ok := n.split.due.(*due.Disk); ok {
+			ds := d.Stats()
+			s.DUECacheSize = d.CacheSize()
+			s.DUECacheAccesses += ds.CacheAccesses
+			s.DUECacheHits += ds.CacheHits
+			s.DUEDiskLookups += ds.DiskLookups
+			s.DUEMerges += ds.Merges
+			s.DUEMergeBytes += ds.MergeBytes
+		}
 	}
 	s.LinksPerPage = summarize(links)
 	s.UniqueLinksPerPage = summarize(unique)
@@ -166,6 +190,13 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	if s.URLsLogged > 0 {
 		s.LocalFraction = float64(s.Local) / float64(s.URLsLogged)
 		s.CrossFraction = float64(s.Cross) / float64(s.URLsLogged)
+	}
+	s.DUE = DUEMemory
+	if c.cfg.DUE == DUEDisk {
+		s.DUE = DUEDisk
+	}
+	if s.DUECacheAccesses > 0 {
+		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)
 	}
 	if s.DUEUnique > 0 {
 		s.DUEBytesPerURL = float64(dueBytes) / float64(s.DUEUnique)
@@ -191,6 +222,10 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
+	if s.DUE == DUEDisk {
+		fmt.Fprintf(w, "disk due:           cache %d entries, hit rate %.4f (%d/%d), %d merges moving %d bytes, %d block reads\n",
+			s.DUECacheSize, s.DUECacheHitRate, s.DUECacheHits, s.DUECacheAccesses, s.DUEMerges, s.DUEMergeBytes, s.DUEDiskLookups)
+	}
 	if s.SplitterCacheSize > 0 {
 		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
 	}

@@ -148,6 +148,9 @@ directory that already holds a crawl is refused without --resume.`,
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
+	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table) or disk (Mercator's: sorted file, buffer, CLOCK cache)")
+	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
+	f.IntVar(&cfg.DUEBuffer, "due-buffer", cfg.DUEBuffer, "new fingerprints the disk DUE buffers before merging them into its file")
 	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
 	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")
 	return cmd

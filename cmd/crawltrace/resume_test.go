@@ -33,6 +33,13 @@ func resumeWeb(t *testing.T) (*testweb.Server, []string) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 24, 60, 0
 	wc.Latency = true
+	srv := serveWeb(t, wc)
+	return srv, srv.Web().Seeds()
+}
+
+// serveWeb serves the test web wc on loopback until the test ends.
+func serveWeb(t *testing.T, wc testweb.Config) *testweb.Server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
@@ -40,7 +47,7 @@ func resumeWeb(t *testing.T) (*testweb.Server, []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv, srv.Web().Seeds()
+	return srv
 }
 
 func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
