@@ -286,6 +286,7 @@ type savedCounters struct {
 	Attempts, RobotsFetches, RobotsExcluded int64
 	HTML, Bytes, Truncated, Redirects       int64
 	Filtered, BadLinks, FetchErrors         int64
+	LinksDropped                            int64
 	ByStatus, RobotsByStatus                map[int]int64
 	FilterReasons                           map[string]int64
 	Split                                   splitStats
@@ -301,7 +302,7 @@ func (p countersPart) saveCheckpoint(w io.Writer) error {
 	v := savedCounters{Attempts: st.attempts.Load(), RobotsFetches: st.robotsFetches.Load(),
 		RobotsExcluded: st.robotsExcluded.Load(), HTML: st.html.Load(), Bytes: st.bytes.Load(),
 		Truncated: st.truncated.Load(), Redirects: st.redirects.Load(), Filtered: st.filtered.Load(),
-		BadLinks: st.badLinks.Load(), FetchErrors: st.fetchErrors.Load(),
+		BadLinks: st.badLinks.Load(), FetchErrors: st.fetchErrors.Load(), LinksDropped: st.linksDropped.Load(),
 		Split: n.split.stats, PageID: n.pageID.Load(), BatchSeq: n.split.seq, Resume: n.resume}
 	st.mu.Lock()
 	v.ByStatus = copyMap(st.byStatus)
@@ -328,6 +329,7 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 	st.filtered.Store(v.Filtered)
 	st.badLinks.Store(v.BadLinks)
 	st.fetchErrors.Store(v.FetchErrors)
+	st.linksDropped.Store(v.LinksDropped)
 	st.byStatus, st.robotsByStatus, st.filterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
 	n.split.stats = v.Split
 	n.pageID.Store(v.PageID)

@@ -141,6 +141,19 @@ type Config struct {
 	// Timeout bounds one fetch (connect, headers and body). Default 30s.
 	Timeout time.Duration
 
+	// MaxLinksPerPage caps the links taken from one page (the redirect
+	// target aside); the rest are counted in [Stats] (links_dropped) and
+	// neither logged nor followed. 0 = no cap.
+	MaxLinksPerPage int
+	// QueueBytes bounds the bytes of extracted URLs waiting for the host
+	// splitter, per node: workers wait (fetching slows) while it is full.
+	// Default 64 MiB; with Memory set, at most Memory/8.
+	QueueBytes int64
+	// Memory is the memory budget of the crawler's growing state, in
+	// bytes: it caps QueueBytes and sizes the in-memory part of the
+	// frontier. 0 = no budget.
+	Memory int64
+
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.
 	Filter urlfilter.Config
@@ -222,6 +235,7 @@ func DefaultConfig() Config {
 		Timeout:       30 * time.Second,
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
+		QueueBytes:    64 << 20,
 		DUE:           DUEMemory,
 		DUECache:      1 << 16,
 		DUEBuffer:     1 << 20,
@@ -289,6 +303,9 @@ func (c *Config) validate() error {
 	if c.DUECache < 0 || c.DUEBuffer < 0 {
 		return bad("DUE cache and buffer sizes must not be negative")
 	}
+	if c.MaxLinksPerPage < 0 || c.QueueBytes < 0 || c.Memory < 0 {
+		return bad("max links per page, queue bytes and memory must not be negative")
+	}
 	if c.SplitterCache < 0 {
 		return bad("splitter cache size must not be negative")
 	}
@@ -301,6 +318,15 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// queueBytes is the splitter queue's byte budget (0: none).
+func (c *Config) queueBytes() int64 {
+	q := c.QueueBytes
+	if c.Memory > 0 && (q <= 0 || q > c.Memory/8) {
+		q = c.Memory / 8
+	}
+	return q
 }
 
 // ParseResolve parses one curl-style --resolve entry "HOST:ADDR" (or

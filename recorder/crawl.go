@@ -381,6 +381,9 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	if cfg.SplitterCache > 0 {
 		s.cache = newClockCache(cfg.SplitterCache)
 	}
+	if qb := cfg.queueBytes(); qb > 0 {
+		s.budget = newByteBudget(qb)
+	}
 	if cfg.DUE == DUEDisk {
 		d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
 			CacheSize: cfg.DUECache, BufferSize: cfg.DUEBuffer})

@@ -55,6 +55,7 @@ type nodeStats struct {
 	attempts, robotsFetches, robotsExcluded atomic.Int64
 	html, bytes, truncated, redirects       atomic.Int64
 	filtered, badLinks, fetchErrors         atomic.Int64
+	linksDropped                            atomic.Int64
 	mu                                      sync.Mutex
 	byStatus                                map[int]int64
 	robotsByStatus                          map[int]int64
@@ -235,9 +236,21 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 	if r.status == http.StatusOK && extract.IsHTML(r.contentType, buf.Bytes()) {
 		n.st.html.Add(1)
 		if base, err := url.Parse(u); err == nil {
+			taken := 0
 			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, func(l extract.Link) {
 				if ok, reason := n.filter.Allow(l.URL); ok {
+					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
+						n.st.linksDropped.Add(1)
+						return
+					}
+					taken++
 					urls = append(urls, splitURL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
+					if len(urls) >= sendChunk {
+						// A page of many links goes to the splitter in
+						// parts, each within the queue's byte budget.
+						n.sendURLs(&splitMsg{source: p.ID, worker: w, urls: urls})
+						urls = nil
+					}
 				} else {
 					n.filtered(reason)
 				}
@@ -256,7 +269,20 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
+	n.sendURLs(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
+}
+
+// sendChunk is the most URLs a worker hands the splitter in one message.
+const sendChunk = 4096
+
+// sendURLs sends m to the splitter once its URLs fit the queue's byte
+// budget; the splitter gives the bytes back when it has logged them.
+func (n *node) sendURLs(m *splitMsg) {
+	m.bytes = urlBytes(m.urls)
+	n.split.budget.acquire(m.bytes)
+	if !n.split.send(m) {
+		n.split.budget.release(m.bytes)
+	}
 }
 
 func (n *node) filtered(reason string) {

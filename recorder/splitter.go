@@ -26,6 +26,7 @@ type splitMsg struct {
 	urls   []splitURL
 	remote *Batch
 	task   uint64 // the page's in-flight URL, finished once logged
+	bytes  int64  // taken from the splitter's byte budget
 }
 
 // splitStats are the splitter's counters, owned by its goroutine and read
@@ -67,6 +68,8 @@ type splitter struct {
 	// splitter saves at one.
 	ckpt  chan *barrier
 	owner *node
+	// budget bounds the bytes of URL messages from workers (nil: none).
+	budget *byteBudget
 }
 
 func (s *splitter) fail(err error) {
@@ -123,6 +126,7 @@ func (s *splitter) run() {
 
 func (s *splitter) handle(m *splitMsg) {
 	s.process(m)
+	s.budget.release(m.bytes)
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}

@@ -38,6 +38,14 @@ type Stats struct {
 	Filtered             int64            `json:"filtered"`
 	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty"`
 	BadLinks             int64            `json:"bad_links"` // links that did not normalize
+	// LinksDropped counts links beyond Config.MaxLinksPerPage, neither
+	// logged nor followed.
+	LinksDropped int64 `json:"links_dropped"`
+	// QueuePeakBytes is the most bytes of URLs that waited for a host
+	// splitter at once; QueueWaits counts the sends that waited for room
+	// (back-pressure on fetching).
+	QueuePeakBytes int64 `json:"queue_peak_bytes"`
+	QueueWaits     int64 `json:"queue_waits"`
 
 	URLsLogged    int64   `json:"urls_logged"`
 	Local         int64   `json:"local"`
@@ -132,6 +140,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.RobotsExcluded += st.robotsExcluded.Load()
 		s.Filtered += st.filtered.Load()
 		s.BadLinks += st.badLinks.Load()
+		s.LinksDropped += st.linksDropped.Load()
+		pk, wt := n.split.budget.stats()
+		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
+		s.QueueWaits += wt
 		st.mu.Lock()
 		for k, v := range st.byStatus {
 			s.ByStatus[codeKey(k)] += v
@@ -219,7 +231,7 @@ func (s *Stats) WriteText(w io.Writer) {
 		s.UniqueLinksPerPage.Mean, s.UniqueLinksPerPage.Median, 100*s.OnPageDuplicateShare)
 	fmt.Fprintf(w, "redirects:          %d\n", s.Redirects)
 	fmt.Fprintf(w, "robots.txt:         %d fetched (%s), %d URLs excluded\n", s.RobotsFetches, fmtCounts(s.RobotsByStatus), s.RobotsExcluded)
-	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
+	fmt.Fprintf(w, "filtered:           %d, bad links %d, dropped by --max-links-per-page %d\n", s.Filtered, s.BadLinks, s.LinksDropped)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.DUE == DUEDisk {

@@ -26,6 +26,7 @@ func newCrawlCmd() *cobra.Command {
 	var seedsFile, peers, qualityFile string
 	var resolve []string
 	var resume bool
+	var memory, queueBytes string
 	cmd := &cobra.Command{
 		Use:   "crawl -o DIR [flags] [SEED_URL...]",
 		Short: "Crawl from seed URLs and record every URL entering the host splitter",
@@ -64,6 +65,18 @@ directory that already holds a crawl is refused without --resume.`,
 				}
 				if qualityFile == "" {
 					qualityFile = cfg.QualityFile
+				}
+			}
+			for _, m := range []struct {
+				flag, v string
+				dst     *int64
+			}{{"--memory", memory, &cfg.Memory}, {"--queue-bytes", queueBytes, &cfg.QueueBytes}} {
+				if m.v != "" {
+					n, err := parseBytes(m.v)
+					if err != nil {
+						return badInput("crawl: %s: %v", m.flag, err)
+					}
+					*m.dst = n
 				}
 			}
 			cfg.Seeds = append(cfg.Seeds, args...)
@@ -151,6 +164,9 @@ directory that already holds a crawl is refused without --resume.`,
 	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table) or disk (Mercator's: sorted file, buffer, CLOCK cache)")
 	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
 	f.IntVar(&cfg.DUEBuffer, "due-buffer", cfg.DUEBuffer, "new fingerprints the disk DUE buffers before merging them into its file")
+	f.IntVar(&cfg.MaxLinksPerPage, "max-links-per-page", 0, "links taken from one page; the rest are counted in stats.json (0 = no cap)")
+	f.StringVar(&memory, "memory", "", "memory budget of the crawl's growing state, e.g. 512MiB, 4GiB (bounds the URL queue; default none)")
+	f.StringVar(&queueBytes, "queue-bytes", "", "bytes of extracted URLs that may wait for the host splitter (default 64MiB, at most --memory/8)")
 	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
 	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")
 	return cmd
