@@ -176,7 +176,10 @@ type savedHost struct {
 func (frontierPart) checkpointName() string { return "frontier" }
 
 func (p frontierPart) saveCheckpoint(w io.Writer) error {
-	hosts := p.n.front.snapshot()
+	hosts, err := p.n.front.snapshot()
+	if err != nil {
+		return err
+	}
 	enc := gob.NewEncoder(w)
 	if err := enc.Encode(len(hosts)); err != nil {
 		return err
@@ -211,7 +214,7 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 
 // snapshot copies the frontier's servers in the order they were first
 // seen. URLs held by workers come first in their server's list.
-func (f *frontier) snapshot() []savedHost {
+func (f *frontier) snapshot() ([]savedHost, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	held := map[string][]inflightURL{}
@@ -247,13 +250,13 @@ func (f *frontier) snapshot() []savedHost {
 			sh.URLs = append(sh.URLs, x.url)
 			sh.Q = append(sh.Q, x.q)
 		}
-		for _, x := range h.urls.items[h.urls.head:] {
+		for _, x := range f.s.queuedURLs(&h.urls) {
 			sh.URLs = append(sh.URLs, x.url)
 			sh.Q = append(sh.Q, x.q)
 		}
 		out = append(out, sh)
 	}
-	return out
+	return out, f.s.storeErr
 }
 
 // restore queues a saved server's URLs and sets its politeness and

@@ -84,6 +84,7 @@ func TestResumeMultiNode(t *testing.T) {
 	// saved and loaded too.
 	cfg := mk()
 	cfg.DUE, cfg.DUEBuffer, cfg.DUECache = DUEDisk, 200, 64
+	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpointDirName, checkpointMetaName)

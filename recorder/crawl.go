@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -311,6 +312,9 @@ wait:
 	defer func() {
 		for _, n := range nodes {
 			n.split.due.Close()
+			if n.store != nil {
+				n.store.Close()
+			}
 		}
 	}()
 	close(progressDone)
@@ -383,6 +387,14 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	}
 	if qb := cfg.queueBytes(); qb > 0 {
 		s.budget = newByteBudget(qb)
+	}
+	if cfg.Memory > 0 && spillable(cfg.Order) {
+		store, err := frontierdisk.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
+		if err != nil {
+			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+		}
+		n.store = store
+		n.front.spillTo(store, cfg.Memory/2)
 	}
 	if cfg.DUE == DUEDisk {
 		d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),

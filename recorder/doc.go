@@ -21,6 +21,11 @@
 //	    runs dry, and never preempted; at most [Config.MaxConns] connections
 //	    are open at once. [Config.Workers] fetch workers take the first
 //	    ready server.
+//	    With [Config.Memory] set, the FIFO and LIFO server queues (bfs,
+//	    performance, dfs) keep a bounded head and tail in memory and spill
+//	    their middle to disk (recorder/frontier, Mercator's back-end queues
+//	    after BUbiNG's virtualizer) once the URLs queued in memory pass
+//	    Memory/2; see schedule_spill.go for the memory bound.
 //	  - Politeness: a host leaves the heap while a worker holds it, so a host
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
@@ -45,6 +50,11 @@
 //	    occurrence, duplicates included, absolute and normalized
 //	    (recorder/urlnorm); the filter (recorder/urlfilter) drops traps and
 //	    out-of-scope URLs.
+//	  - Queue to the host splitter: a page's URLs go to the splitter in
+//	    parts of at most 4096, each waiting for room in a byte budget
+//	    ([Config.QueueBytes], at most Memory/8), so a flood of links slows
+//	    fetching instead of growing memory; [Config.MaxLinksPerPage] caps
+//	    the links taken from one page.
 //	  - Host splitter: one goroutine per node owns the URL and page log
 //	    writers, the DUE and the splitter cache. Workers send a page's whole
 //	    URL slice in one message on a bounded channel. Every URL (seeds,

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"math"
 	"strings"
 	"sync"
@@ -157,6 +159,33 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		case <-slotFreed:
 		}
 	}
+}
+
+// spillTo lets server queues spill to store once the URLs queued in
+// memory pass budget bytes (see schedule_spill.go). The node calls it
+// before its workers start.
+func (f *frontier) spillTo(store *frontierdisk.Store, budget int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.s.store, f.s.budget = store, budget
+}
+
+// err is the first error of the frontier's disk store.
+func (f *frontier) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.storeErr
+}
+
+// spillStats returns the disk store's counters and the bytes of URLs
+// queued in memory.
+func (f *frontier) spillStats() (frontierdisk.Stats, int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.s.store == nil {
+		return frontierdisk.Stats{}, f.s.mem
+	}
+	return f.s.store.Stats(), f.s.mem
 }
 
 // finish ends in-flight URL id: its page was logged, or it will never be

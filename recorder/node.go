@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -48,6 +49,8 @@ type node struct {
 	// resume counts restarts; discardDir receives log rows a resume cuts.
 	resume     resumeCounters
 	discardDir string
+	// store holds the frontier's spilled queues (nil: no spilling).
+	store *frontierdisk.Store
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"container/heap"
+
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -66,6 +68,12 @@ type scheduler struct {
 	queued  int
 	open    int   // sessions open
 	opened  int64 // sessions opened
+	// Spilling (schedule_spill.go): store is nil without a budget; mem
+	// is the bytes of URLs queued in memory.
+	store    *frontierdisk.Store
+	budget   int64
+	mem      int64
+	storeErr error
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
@@ -124,6 +132,8 @@ func (s *scheduler) add(u string, q float64, now time.Time) bool {
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
 	s.queued++
+	s.mem += int64(len(u)) + qurlBytes
+	s.maybeSpill(h)
 	if h.busy {
 		return false
 	}
@@ -234,15 +244,18 @@ func (s *scheduler) popURL(h *hostState) qurl {
 	var x qurl
 	switch s.order {
 	case OrderDFS:
+		s.refillBack(&h.urls)
 		x = h.urls.popBack()
 	case OrderRandom:
 		x = h.urls.popAt(s.rng.IntN(h.queued()))
 	case OrderQuality, OrderCapability:
 		x = h.urls.popBest()
 	default:
+		s.refillFront(&h.urls)
 		x = h.urls.popFront()
 	}
 	s.queued--
+	s.mem -= int64(len(x.url)) + qurlBytes
 	return x
 }
 

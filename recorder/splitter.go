@@ -226,6 +226,9 @@ func (s *splitter) flushDue() {
 	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
 		s.fail(e.Err())
 	}
+	if err := s.front.err(); err != nil {
+		s.fail(err)
+	}
 	now := time.Now()
 	if s.urlw != nil {
 		if err := s.urlw.FlushIfDue(now); err != nil {

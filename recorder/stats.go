@@ -84,6 +84,12 @@ type Stats struct {
 	// opening to its close (a reconnect the transport makes inside a
 	// session, after a silent close, is not counted).
 	Sessions int64 `json:"sessions"`
+	// Frontier spilling (Config.Memory): bytes of URLs written to and
+	// read back from the frontier's disk store, and the bytes of URLs
+	// queued in memory at the end.
+	FrontierSpillWritten int64 `json:"frontier_spill_written_bytes"`
+	FrontierSpillRead    int64 `json:"frontier_spill_read_bytes"`
+	FrontierMemBytes     int64 `json:"frontier_mem_bytes"`
 	// Checkpoints taken by this run (periodic and final) and how long the
 	// last periodic one took.
 	Checkpoints       int     `json:"checkpoints"`
@@ -141,6 +147,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.Filtered += st.filtered.Load()
 		s.BadLinks += st.badLinks.Load()
 		s.LinksDropped += st.linksDropped.Load()
+		fs, mem := n.front.spillStats()
+		s.FrontierSpillWritten += fs.Written
+		s.FrontierSpillRead += fs.Read
+		s.FrontierMemBytes += mem
 		pk, wt := n.split.budget.stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
