@@ -162,34 +162,30 @@ func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.due.Load(r
 
 // frontierPart saves the node's frontier: every server's queued URLs,
 // politeness time and robots.txt state, with the URLs workers held at
-// the cut queued first.
+// the cut queued first. It streams: spilled URLs are read back one chunk
+// at a time, so saving takes no memory in proportion to the frontier.
 type frontierPart struct{ n *node }
 
+// savedHost is one server in the frontier part, followed by its URLs in
+// groups of at most savedGroup ([savedURLs]).
 type savedHost struct {
 	Key    string
 	NextAt int64 // unix ns; 0 when none
 	Robots *robotsState
-	URLs   []string
-	Q      []float64
+	Count  int // queued URLs
 }
+
+type savedURLs struct {
+	URLs []string
+	Q    []float64
+}
+
+const savedGroup = 4096
 
 func (frontierPart) checkpointName() string { return "frontier" }
 
 func (p frontierPart) saveCheckpoint(w io.Writer) error {
-	hosts, err := p.n.front.snapshot()
-	if err != nil {
-		return err
-	}
-	enc := gob.NewEncoder(w)
-	if err := enc.Encode(len(hosts)); err != nil {
-		return err
-	}
-	for i := range hosts {
-		if err := enc.Encode(&hosts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.n.front.save(gob.NewEncoder(w))
 }
 
 func (p frontierPart) loadCheckpoint(r io.Reader) error {
@@ -203,18 +199,27 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 		if err := dec.Decode(&h); err != nil {
 			return fmt.Errorf("server %d of %d: %w", i, n, err)
 		}
-		if len(h.Q) != 0 && len(h.Q) != len(h.URLs) {
-			return fmt.Errorf("server %s: %d qualities for %d URLs", h.Key, len(h.Q), len(h.URLs))
+		p.n.front.restoreHost(&h)
+		for left := h.Count; left > 0; {
+			var g savedURLs
+			if err := dec.Decode(&g); err != nil {
+				return fmt.Errorf("server %s: %w", h.Key, err)
+			}
+			if len(g.URLs) == 0 || len(g.URLs) > left || len(g.Q) != len(g.URLs) {
+				return fmt.Errorf("server %s: a group of %d URLs and %d qualities, %d left", h.Key, len(g.URLs), len(g.Q), left)
+			}
+			left -= len(g.URLs)
+			p.n.split.tr.add(int64(len(g.URLs)))
+			p.n.front.restoreURLs(g.URLs, g.Q)
 		}
-		p.n.split.tr.add(int64(len(h.URLs)))
-		p.n.front.restore(&h)
 	}
 	return nil
 }
 
-// snapshot copies the frontier's servers in the order they were first
-// seen. URLs held by workers come first in their server's list.
-func (f *frontier) snapshot() ([]savedHost, error) {
+// save writes the frontier's servers, in the order they were first seen,
+// holding the frontier's lock (workers wait meanwhile). URLs held by
+// workers come first in their server's list.
+func (f *frontier) save(enc *gob.Encoder) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	held := map[string][]inflightURL{}
@@ -229,39 +234,61 @@ func (f *frontier) snapshot() ([]savedHost, error) {
 	}
 	hs := make([]*hostState, 0, len(f.s.hosts))
 	for _, h := range f.s.hosts {
-		hs = append(hs, h)
+		if h.queued() > 0 || len(held[h.origin]) > 0 || h.robots != nil {
+			hs = append(hs, h)
+		}
 	}
 	sort.Slice(hs, func(i, j int) bool { return hs[i].seq < hs[j].seq })
-	out := make([]savedHost, 0, len(hs))
+	if err := enc.Encode(len(hs)); err != nil {
+		return err
+	}
+	var g savedURLs
+	flush := func() error {
+		if len(g.URLs) == 0 {
+			return nil
+		}
+		err := enc.Encode(&g)
+		g.URLs, g.Q = g.URLs[:0], g.Q[:0]
+		return err
+	}
+	put := func(u string, q float64) error {
+		g.URLs = append(g.URLs, u)
+		g.Q = append(g.Q, q)
+		if len(g.URLs) == savedGroup {
+			return flush()
+		}
+		return nil
+	}
 	for _, h := range hs {
 		in := held[h.origin]
-		q := h.urls.len()
-		if q == 0 && len(in) == 0 && h.robots == nil {
-			continue
-		}
-		sh := savedHost{Key: h.origin, URLs: make([]string, 0, q+len(in)), Q: make([]float64, 0, q+len(in))}
+		sh := savedHost{Key: h.origin, Count: len(in) + h.queued()}
 		if !h.nextAt.IsZero() {
 			sh.NextAt = h.nextAt.UnixNano()
 		}
 		if h.robots != nil {
 			sh.Robots = h.robots.state()
 		}
+		if err := enc.Encode(&sh); err != nil {
+			return err
+		}
 		for _, x := range in {
-			sh.URLs = append(sh.URLs, x.url)
-			sh.Q = append(sh.Q, x.q)
+			if err := put(x.url, x.q); err != nil {
+				return err
+			}
 		}
-		for _, x := range f.s.queuedURLs(&h.urls) {
-			sh.URLs = append(sh.URLs, x.url)
-			sh.Q = append(sh.Q, x.q)
+		if err := f.s.eachQueued(&h.urls, put); err != nil {
+			return err
 		}
-		out = append(out, sh)
+		if err := flush(); err != nil {
+			return err
+		}
 	}
-	return out, f.s.storeErr
+	return nil
 }
 
-// restore queues a saved server's URLs and sets its politeness and
-// robots.txt state. The node calls it before its workers start.
-func (f *frontier) restore(sh *savedHost) {
+// restoreHost sets a saved server's politeness and robots.txt state. The
+// node calls it, then restoreURLs, before its workers start.
+func (f *frontier) restoreHost(sh *savedHost) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h := f.s.host(sh.Key)
@@ -271,11 +298,17 @@ func (f *frontier) restore(sh *savedHost) {
 	if sh.NextAt != 0 {
 		h.nextAt = time.Unix(0, sh.NextAt)
 	}
+}
+
+// restoreURLs queues saved URLs.
+func (f *frontier) restoreURLs(urls []string, qs []float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	now := time.Now()
-	for i, u := range sh.URLs {
-		q := 0.0
-		if len(sh.Q) > 0 && !math.IsNaN(sh.Q[i]) {
-			q = sh.Q[i]
+	for i, u := range urls {
+		q := qs[i]
+		if math.IsNaN(q) {
+			q = 0
 		}
 		f.s.add(u, q, now)
 	}

@@ -320,6 +320,17 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// MemoryAllowance is the documented constant by which a crawl's resident
+// memory may exceed its [Config.Memory] budget: 128 MiB for the runtime,
+// the binary, goroutine stacks, the HTTP client and the log writers'
+// batches, and per fetch worker six times MaxBodyBytes (the body buffer
+// and its growth, and the link extractor's per-page set of distinct
+// links: about 800,000 for a 16 MiB page of short links). The CLI sets
+// the Go heap's soft limit to Memory + MemoryAllowance - 64 MiB.
+func MemoryAllowance(c *Config) int64 {
+	return 128<<20 + int64(c.Workers)*6*c.MaxBodyBytes
+}
+
 // queueBytes is the splitter queue's byte budget (0: none).
 func (c *Config) queueBytes() int64 {
 	q := c.QueueBytes

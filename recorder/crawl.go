@@ -397,8 +397,13 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		n.front.spillTo(store, cfg.Memory/2)
 	}
 	if cfg.DUE == DUEDisk {
+		buf := cfg.DUEBuffer
+		if cfg.Memory > 0 {
+			// The buffer takes at most a sixteenth of the budget.
+			buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
+		}
 		d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
-			CacheSize: cfg.DUECache, BufferSize: cfg.DUEBuffer})
+			CacheSize: cfg.DUECache, BufferSize: buf})
 		if err != nil {
 			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
 		}

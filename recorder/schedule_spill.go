@@ -19,8 +19,10 @@ import frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 const (
 	spillKeep  = 64
 	spillChunk = 256
-	// qurlBytes is a queued URL's memory besides its string.
-	qurlBytes = 48
+	// qurlBytes is a queued URL's memory besides its string bytes: its
+	// slot (32 bytes) with the slice's growth slack, and the string's
+	// allocation rounding.
+	qurlBytes = 80
 )
 
 // spillable reports whether queues may spill under the crawl order.
@@ -125,18 +127,30 @@ func (s *scheduler) refillBack(q *urlQueue) {
 	}
 }
 
-// queued returns every URL of q in queue order (oldest first), reading
-// the spilled ones without consuming them.
-func (s *scheduler) queuedURLs(q *urlQueue) []qurl {
-	out := append([]qurl(nil), q.items[q.head:]...)
-	for _, c := range q.chunks {
-		items, err := s.store.Read(c, nil)
-		if err != nil {
-			s.storeErr = err
-		}
-		for _, it := range items {
-			out = append(out, qurl{url: it.URL, q: it.Q})
+// eachQueued calls fn with every URL of q in queue order (oldest first),
+// reading the spilled ones a chunk at a time without consuming them.
+func (s *scheduler) eachQueued(q *urlQueue, fn func(u string, q float64) error) error {
+	for _, x := range q.items[q.head:] {
+		if err := fn(x.url, x.q); err != nil {
+			return err
 		}
 	}
-	return append(out, q.tail...)
+	var items []frontierdisk.Item
+	for _, c := range q.chunks {
+		var err error
+		if items, err = s.store.Read(c, items[:0]); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := fn(it.URL, it.Q); err != nil {
+				return err
+			}
+		}
+	}
+	for _, x := range q.tail {
+		if err := fn(x.url, x.q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -110,3 +110,15 @@ func TestSpillingCrawl(t *testing.T) {
 	dp, _ := crawlSets(t, disk.OutDir, 1)
 	sameSet(t, "pages", mp, dp)
 }
+
+// queuedURLs returns every URL of q in queue order.
+func (s *scheduler) queuedURLs(q *urlQueue) []qurl {
+	var out []qurl
+	if err := s.eachQueued(q, func(u string, x float64) error {
+		out = append(out, qurl{url: u, q: x})
+		return nil
+	}); err != nil {
+		s.storeErr = err
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -119,6 +120,11 @@ directory that already holds a crawl is refused without --resume.`,
 			}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				cfg.Progress = cmd.ErrOrStderr()
+			}
+			if cfg.Memory > 0 {
+				// The garbage collector keeps the heap near the budget
+				// plus the allowance, less what is not heap.
+				debug.SetMemoryLimit(cfg.Memory + recorder.MemoryAllowance(&cfg) - 64<<20)
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()

@@ -44,6 +44,10 @@ type Disk struct {
 	err    error
 }
 
+// BufferBytesPerFingerprint is the memory of one buffered fingerprint
+// (a map entry with its share of buckets and growth).
+const BufferBytesPerFingerprint = 40
+
 // BlockFingerprints is the number of fingerprints per block of the
 // sorted file (4 KiB), the unit of a disk lookup.
 const BlockFingerprints = 512
@@ -235,7 +239,7 @@ func (d *Disk) Len() int { return int(d.n) + len(d.buf) }
 // Bytes estimates the memory held: the buffer at capacity, the cache and
 // the index.
 func (d *Disk) Bytes() int {
-	b := d.bufMax*40 + 8*cap(d.index) + len(d.block)
+	b := d.bufMax*BufferBytesPerFingerprint + 8*cap(d.index) + len(d.block)
 	if d.cache != nil {
 		b += d.cache.bytes()
 	}
