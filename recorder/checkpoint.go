@@ -276,6 +276,9 @@ type barrier struct {
 
 // park is run by a splitter that took b from its checkpoint channel.
 func (b *barrier) park(n *node) {
+	// URLs logged but still in a batch being filled go to the transport
+	// now, so the cut finds them in transit.
+	n.split.flushPeers()
 	b.parked.Done()
 	<-b.proceed
 	if err := n.writeCheckpoint(b.gen); err != nil {
