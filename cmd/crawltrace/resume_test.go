@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,24 @@ func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
 }
 
 // traceSets reads a crawl directory's page URLs and distinct logged URLs
-// (node 0), and checks that URL rows are numbered 0, 1, 2, ... across
-// segments.
+// over all its nodes, and checks that each node's URL rows are numbered
+// 0, 1, 2, ... across segments.
 func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 	t.Helper()
 	pages, urls = map[string]bool{}, map[string]bool{}
-	segs, err := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		nodeSets(t, dir, n, pages, urls)
+	}
+	return pages, urls
+}
+
+func nodeSets(t *testing.T, dir string, node int, pages, urls map[string]bool) {
+	t.Helper()
+	segs, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +92,7 @@ func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 		}
 		s.Close()
 	}
-	r, err := tracefile.OpenNodeURLs(dir, 0)
+	r, err := tracefile.OpenNodeURLs(dir, node)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +113,6 @@ func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 			t.Errorf("%s: segment %s cut: %s", dir, si.File, si.Error)
 		}
 	}
-	return pages, urls
 }
 
 func diff(a, b map[string]bool) []string {
@@ -119,21 +131,29 @@ func diff(a, b map[string]bool) []string {
 
 // A crawl killed with kill -9 about 2 s in and resumed to completion
 // fetches the same pages and logs the same distinct URLs as a crawl run
-// without interruption, and is one crawl to condense.
+// without interruption, and is one crawl to condense: with one node, and
+// with three in one process (URLs in transit between nodes at the
+// checkpoint are not lost).
 func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and crawls a test web three times")
+		t.Skip("builds the binary and crawls a test web several times")
 	}
 	bin := buildBinary(t)
 	srv, seeds := resumeWeb(t)
+	for _, nodes := range []string{"1", "3"} {
+		t.Run("nodes="+nodes, func(t *testing.T) { kill9Resume(t, bin, srv.Addr(), seeds, nodes) })
+	}
+}
+
+func kill9Resume(t *testing.T, bin, addr string, seeds []string, nodes string) {
 	tmp := t.TempDir()
 	whole, killed := filepath.Join(tmp, "whole"), filepath.Join(tmp, "killed")
 
-	if code, out, errs := runCLI(t, crawlArgs(whole, srv.Addr(), seeds)...); code != 0 {
+	if code, out, errs := runCLI(t, crawlArgs(whole, addr, seeds, "--nodes", nodes)...); code != 0 {
 		t.Fatalf("uninterrupted crawl: exit %d\n%s\n%s", code, out, errs)
 	}
 
-	cmd := exec.Command(bin, crawlArgs(killed, srv.Addr(), seeds, "--checkpoint-every", "300ms")...)
+	cmd := exec.Command(bin, crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +202,8 @@ func TestKill9Resume(t *testing.T) {
 		t.Fatal(err)
 	}
 	onDisk, _ := tracefile.ListSegments(tracefile.NodeDir(killed, 0), tracefile.PrefixURLs)
-	if len(man.NodeInfo) != 1 || len(man.NodeInfo[0].URLSegments) != len(onDisk) || len(onDisk) < 2 {
-		t.Errorf("manifest lists %+v; %d URL segments on disk (want >= 2: both runs)", man.NodeInfo, len(onDisk))
+	if strconv.Itoa(len(man.NodeInfo)) != nodes || len(man.NodeInfo[0].URLSegments) != len(onDisk) || len(onDisk) < 2 {
+		t.Errorf("manifest lists %+v; %d URL segments of node 0 on disk (want >= 2: both runs)", man.NodeInfo, len(onDisk))
 	}
 	var stats struct {
 		CrawlID        string `json:"crawl_id"`
@@ -214,7 +234,7 @@ func TestKill9Resume(t *testing.T) {
 
 	// The finished crawl can be resumed again (nothing left to do) but
 	// not overwritten.
-	code, _, errs = runCLI(t, crawlArgs(killed, srv.Addr(), seeds)...)
+	code, _, errs = runCLI(t, crawlArgs(killed, addr, seeds)...)
 	if code != 2 || !strings.Contains(errs, "--resume") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("crawl into a crawl directory: exit %d, stderr %q: want 2 and one line pointing to --resume", code, errs)
 	}
