@@ -35,6 +35,7 @@ const (
 
 // Duplicate URL eliminators ([Config.DUE]).
 const (
+	DUEAuto   = "auto"   // memory while the table fits Memory/4, then disk
 	DUEMemory = "memory" // an in-memory fingerprint table
 	DUEDisk   = "disk"   // Mercator's disk-based DUE: sorted file, buffer, cache
 )
@@ -161,12 +162,14 @@ type Config struct {
 	// SplitterCache is the number of entries of the CLOCK cache in front of
 	// the peer sends (URLs found in it are not sent again); 0 = off.
 	SplitterCache int
-	// DUE selects the duplicate URL eliminator (recorder/due): DUEMemory
-	// (default), an in-memory table of fingerprints, or DUEDisk,
+	// DUE selects the duplicate URL eliminator (recorder/due): DUEAuto
+	// (default), DUEMemory, an in-memory table of fingerprints, or DUEDisk,
 	// Mercator's disk-based DUE (a sorted fingerprint file under
 	// node-NNN/state/due/, a buffer of DUEBuffer new fingerprints merged
 	// into it when full, and a CLOCK cache of DUECache fingerprints in
-	// front).
+	// front). DUEAuto is the in-memory table while it takes at most a
+	// quarter of Memory (always, without Memory), and from then on the
+	// disk DUE, loaded with the table's fingerprints.
 	DUE string
 	// DUECache is the number of entries of the disk DUE's CLOCK cache
 	// (0 = no cache). Default 1<<16.
@@ -236,7 +239,7 @@ func DefaultConfig() Config {
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
 		QueueBytes:    64 << 20,
-		DUE:           DUEMemory,
+		DUE:           DUEAuto,
 		DUECache:      1 << 16,
 		DUEBuffer:     1 << 20,
 		Writer:        tracefile.DefaultWriterConfig(),
@@ -296,9 +299,9 @@ func (c *Config) validate() error {
 		return bad("timeout must be positive")
 	}
 	switch c.DUE {
-	case "", DUEMemory, DUEDisk:
+	case "", DUEAuto, DUEMemory, DUEDisk:
 	default:
-		return bad("unknown DUE %q (want %s or %s)", c.DUE, DUEMemory, DUEDisk)
+		return bad("unknown DUE %q (want %s, %s or %s)", c.DUE, DUEAuto, DUEMemory, DUEDisk)
 	}
 	if c.DUECache < 0 || c.DUEBuffer < 0 {
 		return bad("DUE cache and buffer sizes must not be negative")

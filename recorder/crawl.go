@@ -397,17 +397,13 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		n.front.spillTo(store, cfg.Memory/2)
 	}
 	if cfg.DUE == DUEDisk {
-		buf := cfg.DUEBuffer
-		if cfg.Memory > 0 {
-			// The buffer takes at most a sixteenth of the budget.
-			buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
-		}
-		d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
-			CacheSize: cfg.DUECache, BufferSize: buf})
+		d, err := newDiskDUE(cfg, id)
 		if err != nil {
-			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+			return nil, err
 		}
 		s.due = d
+	} else if cfg.DUE != DUEMemory && cfg.Memory > 0 {
+		s.dueLimit = int(cfg.Memory / 4)
 	}
 	n.split = s
 	n.pending = &pendingPart{}
@@ -424,6 +420,21 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		}
 	}
 	return n, nil
+}
+
+// newDiskDUE makes node id's disk DUE under its state directory.
+func newDiskDUE(cfg *Config, id int) (*due.Disk, error) {
+	buf := cfg.DUEBuffer
+	if cfg.Memory > 0 {
+		// The buffer takes at most a sixteenth of the budget.
+		buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
+	}
+	d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
+		CacheSize: cfg.DUECache, BufferSize: buf})
+	if err != nil {
+		return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+	}
+	return d, nil
 }
 
 // openWriters starts the node's URL and page logs (after the segments

@@ -73,7 +73,9 @@
 //	    CLOCK cache of popular fingerprints in front, whose hit rate
 //	    stats.json reports. On one node the URLs reaching the DUE are the
 //	    node's full trace, in order, so that hit rate is what a replay of
-//	    the condensed trace through CLOCK of the same size computes.
+//	    the condensed trace through CLOCK of the same size computes. The
+//	    default, "auto", is the table while it fits a quarter of
+//	    [Config.Memory], then the disk DUE.
 //
 // # Nodes and transports
 //

@@ -82,8 +82,9 @@ func TestSpilledQueuesKeepOrder(t *testing.T) {
 	}
 }
 
-// A crawl whose server queues spill to disk (a tiny --memory) logs the
-// same URLs and fetches the same pages as one that keeps them in memory.
+// A crawl whose server queues spill to disk and whose DUE moves to disk
+// midway (a tiny --memory) logs the same URLs and fetches the same pages
+// as one that keeps both in memory.
 func TestSpillingCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a test web twice")
@@ -102,6 +103,11 @@ func TestSpillingCrawl(t *testing.T) {
 	res := runCrawl(t, disk)
 	if res.Stats.FrontierSpillWritten == 0 || res.Stats.FrontierSpillRead != res.Stats.FrontierSpillWritten {
 		t.Fatalf("spilled %d bytes, read back %d: want some, all read back", res.Stats.FrontierSpillWritten, res.Stats.FrontierSpillRead)
+	}
+	// The default DUE, auto, outgrew a quarter of the budget and moved to
+	// disk midway.
+	if res.Stats.DUE != DUEDisk || res.Stats.DUESwitchedAt == 0 || res.Stats.DUEUnique <= res.Stats.DUESwitchedAt {
+		t.Fatalf("DUE %s, switched at %d of %d URLs: want a switch to disk midway", res.Stats.DUE, res.Stats.DUESwitchedAt, res.Stats.DUEUnique)
 	}
 	if a, b := urlMultiset(readURLs(t, mem.OutDir)), urlMultiset(readURLs(t, disk.OutDir)); !reflect.DeepEqual(a, b) {
 		t.Fatalf("URL logs differ: %d rows in memory, %d spilled", len(a), len(b))

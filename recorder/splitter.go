@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -70,6 +72,11 @@ type splitter struct {
 	owner *node
 	// budget bounds the bytes of URL messages from workers (nil: none).
 	budget *byteBudget
+	// dueLimit, when positive, is the memory past which the in-memory DUE
+	// gives way to the disk DUE (Config.DUE auto); dueSwitched is the
+	// number of URLs the DUE held then.
+	dueLimit    int
+	dueSwitched int64
 }
 
 func (s *splitter) fail(err error) {
@@ -198,9 +205,34 @@ func (s *splitter) process(m *splitMsg) {
 func (s *splitter) admit(u string) {
 	if s.due.Add(xxhash.Sum64String(u)) {
 		s.stats.Admitted++
+		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
+			s.dueToDisk()
+		}
 		s.tr.add(1)
 		s.front.add(u)
 	}
+}
+
+// dueToDisk moves the in-memory DUE's fingerprints into a disk DUE that
+// replaces it.
+func (s *splitter) dueToDisk() {
+	s.dueLimit = 0
+	d, err := newDiskDUE(s.owner.cfg, s.node)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(s.due.Save(pw)) }()
+	if err := d.Load(pr); err != nil {
+		pr.CloseWithError(err)
+		d.Close()
+		s.fail(fmt.Errorf("recorder: node %d: moving the DUE to disk: %w", s.node, err))
+		return
+	}
+	s.dueSwitched = int64(s.due.Len())
+	s.due.Close()
+	s.due = d
 }
 
 func (s *splitter) flushPeer(dest int) {

@@ -68,6 +68,10 @@ type Stats struct {
 	DUEDiskLookups   int64   `json:"due_disk_lookups,omitempty"`
 	DUEMerges        int64   `json:"due_merges,omitempty"`
 	DUEMergeBytes    int64   `json:"due_merge_bytes,omitempty"`
+	// DUESwitchedAt is the number of URLs the in-memory DUE held when it
+	// outgrew a quarter of Config.Memory and gave way to the disk DUE
+	// (Config.DUE auto; summed over nodes), 0 when it did not.
+	DUESwitchedAt int64 `json:"due_switched_at,omitempty"`
 
 	SplitterCacheSize       int   `json:"splitter_cache_size"`
 	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
@@ -214,8 +218,11 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.CrossFraction = float64(s.Cross) / float64(s.URLsLogged)
 	}
 	s.DUE = DUEMemory
-	if c.cfg.DUE == DUEDisk {
-		s.DUE = DUEDisk
+	for _, n := range nodes {
+		if _, ok := n.split.due.(*due.Disk); ok {
+			s.DUE = DUEDisk
+		}
+		s.DUESwitchedAt += n.split.dueSwitched
 	}
 	if s.DUECacheAccesses > 0 {
 		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)

@@ -167,7 +167,7 @@ directory that already holds a crawl is refused without --resume.`,
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
-	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table) or disk (Mercator's: sorted file, buffer, CLOCK cache)")
+	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table), disk (Mercator's: sorted file, buffer, CLOCK cache), or auto (memory while it fits a quarter of --memory, then disk)")
 	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
 	f.IntVar(&cfg.DUEBuffer, "due-buffer", cfg.DUEBuffer, "new fingerprints the disk DUE buffers before merging them into its file")
 	f.IntVar(&cfg.MaxLinksPerPage, "max-links-per-page", 0, "links taken from one page; the rest are counted in stats.json (0 = no cap)")
