@@ -231,6 +231,10 @@ func kill9Resume(t *testing.T, bin, addr string, seeds []string, nodes string) {
 	if code != 0 || strings.Contains(errs, "cut segment") {
 		t.Fatalf("condense of the resumed crawl: exit %d\n%s\n%s", code, out, errs)
 	}
+	code, out, errs = runCLI(t, "inspect", killed)
+	if code != 0 || !strings.Contains(out, man.CrawlID) {
+		t.Fatalf("inspect of the resumed crawl: exit %d\n%s\n%s", code, out, errs)
+	}
 
 	// The finished crawl can be resumed again (nothing left to do) but
 	// not overwritten.
