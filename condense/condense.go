@@ -50,6 +50,11 @@ type Config struct {
 	FailOnCollision bool
 	// NoVerify skips the collision check and only writes the traces.
 	NoVerify bool
+	// Strict turns every cut segment (no end-of-stream marker, cut inside
+	// its schema, 0 bytes, or fewer rows than manifest.json records) into
+	// an error wrapping tracefile.ErrCorrupt; by default cut segments are
+	// read as far as they go and listed in the report.
+	Strict bool
 	// TempDir is where a private spill directory is made (and removed at
 	// the end); default Output.
 	TempDir string
@@ -407,7 +412,11 @@ func (r *run) pass1(ctx context.Context, node int) (NodeReport, tracefile.Meta, 
 	for _, si := range rd.Segments() {
 		nr.BytesIn += si.Bytes
 		if !si.Clean {
-			nr.CutSegments = append(nr.CutSegments, CutSegment{Node: node, File: filepath.Join(tracefile.NodeDir(r.cfg.Input, node), si.File), RowsRecovered: si.Rows, Reason: si.Error})
+			file := filepath.Join(tracefile.NodeDir(r.cfg.Input, node), si.File)
+			if r.cfg.Strict {
+				return nr, meta, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, file, si.Rows, si.Error)
+			}
+			nr.CutSegments = append(nr.CutSegments, CutSegment{Node: node, File: file, RowsRecovered: si.Rows, Reason: si.Error})
 		}
 	}
 	if writeTraces {

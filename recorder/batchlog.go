@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"sync/atomic"
 )
 
 // batchKey is a sending incarnation: node From in its epoch Epoch.
@@ -54,6 +55,9 @@ func (s *seqSet) add(q uint64) {
 // Not safe for concurrent use.
 type batchLog struct {
 	m map[batchKey]*seqSet
+	// saved holds the watermarks of the last checkpoint saved, published
+	// as durable once that checkpoint is complete (splitter.checkpointed).
+	saved atomic.Pointer[[]DurableMark]
 }
 
 var _ checkpointPart = (*batchLog)(nil)
@@ -119,7 +123,12 @@ func (l *batchLog) saveCheckpoint(w io.Writer) error {
 		}
 		return 0
 	})
-	return json.NewEncoder(w).Encode(out)
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		return err
+	}
+	m := l.marks()
+	l.saved.Store(&m)
+	return nil
 }
 
 func (l *batchLog) loadCheckpoint(r io.Reader) error {

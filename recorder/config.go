@@ -34,6 +34,13 @@ const (
 	OrderCapability = "capability"
 )
 
+// Duplicate URL eliminators ([Config.DUE]).
+const (
+	DUEAuto   = "auto"   // memory while the table fits Memory/4, then disk
+	DUEMemory = "memory" // an in-memory fingerprint table
+	DUEDisk   = "disk"   // Mercator's disk-based DUE: sorted file, buffer, cache
+)
+
 // Orders lists the crawl orders.
 func Orders() []string {
 	return []string{OrderBFS, OrderDFS, OrderRandom, OrderPerformance, OrderQuality, OrderCapability}
@@ -74,11 +81,6 @@ type Config struct {
 	// with the other partitioners there is no fail-over: batches for it
 	// wait until it is back. Default 30s.
 	PeerTimeout time.Duration
-	// Resume continues the crawl in OutDir (TCP mode): the node keeps its
-	// crawl id, writes new segments after its old ones and resends the
-	// batches its outbox holds. Every start is a new incarnation (epoch).
-	Resume bool
-
 	// Resolve maps host names to dial addresses, like curl --resolve:
 	// "example.com" -> "127.0.0.1:8080"; the key "*" matches every host.
 	// The address may omit the port ("10.0.0.1"), keeping the URL's port.
@@ -126,8 +128,13 @@ type Config struct {
 	// Quality is the page-quality oracle, URL (normalized) to value, for
 	// OrderQuality and OrderCapability and the page log's quality column
 	// (see [ReadQuality]); URLs it does not list have quality 0. Nil means
-	// no oracle: the quality column is null. Read, never written.
-	Quality map[string]float64
+	// no oracle: the quality column is null. Read, never written. It is not
+	// saved with the crawl's configuration; QualityFile is.
+	Quality map[string]float64 `json:"-"`
+	// QualityFile is the file Quality was read from, saved with the
+	// crawl's configuration so that a resumed crawl reads it again. The
+	// crawler itself does not read it.
+	QualityFile string
 	// Seed seeds OrderRandom (combined with the node id).
 	Seed uint64
 
@@ -166,6 +173,18 @@ type Config struct {
 	// would exceed it is not followed (Stats.RedirectsCut). Default 20;
 	// 0 follows none.
 	MaxRedirects int
+	// MaxLinksPerPage caps the links taken from one page (the redirect
+	// target aside); the rest are counted in [Stats] (links_dropped) and
+	// neither logged nor followed. 0 = no cap.
+	MaxLinksPerPage int
+	// QueueBytes bounds the bytes of extracted URLs waiting for the host
+	// splitter, per node: workers wait (fetching slows) while it is full.
+	// Default 64 MiB; with Memory set, at most Memory/8.
+	QueueBytes int64
+	// Memory is the memory budget of the crawler's growing state, in
+	// bytes: it caps QueueBytes and sizes the in-memory part of the
+	// frontier. 0 = no budget.
+	Memory int64
 
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.
@@ -174,12 +193,42 @@ type Config struct {
 	// SplitterCache is the number of entries of the CLOCK cache in front of
 	// the peer sends (URLs found in it are not sent again); 0 = off.
 	SplitterCache int
+	// DUE selects the duplicate URL eliminator (recorder/due): DUEAuto
+	// (default), DUEMemory, an in-memory table of fingerprints, or DUEDisk,
+	// Mercator's disk-based DUE (a sorted fingerprint file under
+	// node-NNN/state/due/, a buffer of DUEBuffer new fingerprints merged
+	// into it when full, and a CLOCK cache of DUECache fingerprints in
+	// front). DUEAuto is the in-memory table while it takes at most a
+	// quarter of Memory (always, without Memory), and from then on the
+	// disk DUE, loaded with the table's fingerprints.
+	DUE string
+	// DUECache is the number of entries of the disk DUE's CLOCK cache
+	// (0 = no cache). Default 1<<16.
+	DUECache int
+	// DUEBuffer is the number of new fingerprints the disk DUE buffers
+	// before merging them into its file. Default 1<<20.
+	DUEBuffer int
+
 	// SplitterBatch is the number of URLs per batch sent to a peer.
 	// Default 1024.
 	SplitterBatch int
 
-	// CrawlID is written into every file's metadata; default the start time.
+	// CrawlID is written into every file's metadata; default the start
+	// time. A resumed crawl keeps its saved id.
 	CrawlID string
+
+	// Resume continues the crawl in OutDir from its nodes' last complete
+	// checkpoints (see checkpoint.go): same crawl id, segments numbered
+	// and rows sequenced after the ones already there. Without Resume, an
+	// OutDir that already holds a crawl is refused. The caller merges the
+	// saved configuration ([LoadConfig]) with what it changes. In TCP mode
+	// the node also resends the batches its outbox holds; every start is a
+	// new incarnation (epoch).
+	Resume bool `json:"-"`
+	// CheckpointEvery is the interval between checkpoints of the crawl's
+	// state (one is also taken at every clean stop). Default 60s; a
+	// negative value takes only the final one.
+	CheckpointEvery time.Duration
 	// Writer configures the trace segment writers.
 	Writer tracefile.WriterConfig
 	// NoTrace turns the URL and page logs off (for measuring their cost);
@@ -188,13 +237,13 @@ type Config struct {
 
 	// Now returns the current time; default time.Now. Inject it to make
 	// log timestamps deterministic in tests.
-	Now func() time.Time
+	Now func() time.Time `json:"-"`
 	// Progress receives progress lines when non-nil: pages fetched, rate,
 	// and percentage and ETA when MaxPages is set. A *progress.Sink (what
 	// the CLI passes under --progress) chooses between a live line and a
 	// line every 10 s; any other writer gets a live, carriage-return
 	// updated line.
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// ProgressEvery is how often the counts are sampled for Progress.
 	// Default 1s.
 	ProgressEvery time.Duration
@@ -235,8 +284,14 @@ func DefaultConfig() Config {
 		MaxRedirects:  20,
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
+		QueueBytes:    64 << 20,
+		DUE:           DUEAuto,
+		DUECache:      1 << 16,
+		DUEBuffer:     1 << 20,
 		Writer:        tracefile.DefaultWriterConfig(),
 		ProgressEvery: time.Second,
+
+		CheckpointEvery: time.Minute,
 	}
 }
 
@@ -295,6 +350,17 @@ func (c *Config) validate() error {
 	if c.Timeout <= 0 {
 		return bad("timeout must be positive")
 	}
+	switch c.DUE {
+	case "", DUEAuto, DUEMemory, DUEDisk:
+	default:
+		return bad("unknown DUE %q (want %s, %s or %s)", c.DUE, DUEAuto, DUEMemory, DUEDisk)
+	}
+	if c.DUECache < 0 || c.DUEBuffer < 0 {
+		return bad("DUE cache and buffer sizes must not be negative")
+	}
+	if c.MaxLinksPerPage < 0 || c.QueueBytes < 0 || c.Memory < 0 {
+		return bad("max links per page, queue bytes and memory must not be negative")
+	}
 	if c.SplitterCache < 0 {
 		return bad("splitter cache size must not be negative")
 	}
@@ -318,6 +384,26 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// MemoryAllowance is the documented constant by which a crawl's resident
+// memory may exceed its [Config.Memory] budget: 128 MiB for the runtime,
+// the binary, goroutine stacks, the HTTP client and the log writers'
+// batches, and per fetch worker six times MaxBodyBytes (the body buffer
+// and its growth, and the link extractor's per-page set of distinct
+// links: about 800,000 for a 16 MiB page of short links). The CLI sets
+// the Go heap's soft limit to Memory + MemoryAllowance - 64 MiB.
+func MemoryAllowance(c *Config) int64 {
+	return 128<<20 + int64(c.Workers)*6*c.MaxBodyBytes
+}
+
+// queueBytes is the splitter queue's byte budget (0: none).
+func (c *Config) queueBytes() int64 {
+	q := c.QueueBytes
+	if c.Memory > 0 && (q <= 0 || q > c.Memory/8) {
+		q = c.Memory / 8
+	}
+	return q
 }
 
 // ParseResolve parses one curl-style --resolve entry "HOST:ADDR" (or

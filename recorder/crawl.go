@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/due"
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -64,6 +67,42 @@ func (c *crawl) fail(err error) {
 	}
 	c.errMu.Unlock()
 	c.stop(StopError)
+}
+
+func (c *crawl) failed() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// resumeNodes, for a resumed crawl, loads every node's state from the
+// newest checkpoint all of them have and reports true; with no
+// checkpoint (the crawl was killed before its first) it moves the logs
+// aside and opens new ones, and the crawl starts again from its seeds.
+// It also returns the checkpoint generation loaded.
+func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen uint64, err error) {
+	if !cfg.Resume {
+		return false, 0, nil
+	}
+	dirs, gen, err := findCheckpoints(cfg.OutDir, local)
+	if err != nil {
+		return false, 0, err
+	}
+	for _, n := range nodes {
+		if dirs != nil {
+			err = n.loadCheckpoint(dirs[n.id])
+		} else {
+			err = n.discardAll()
+		}
+		if err == nil && n.split.urlw == nil {
+			err = n.openWriters()
+		}
+		if err != nil {
+			return false, 0, err
+		}
+		n.resume.Resumes++
+	}
+	return dirs != nil, gen, nil
 }
 
 // reserve takes one page from the budget.
@@ -126,6 +165,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	start := cfg.Now()
+	tcp := len(cfg.Peers) > 0
+	total := cfg.Nodes
+	local := make([]int, 0, total)
+	if tcp {
+		total = len(cfg.Peers)
+		local = append(local, cfg.NodeID)
+	} else {
+		for i := 0; i < total; i++ {
+			local = append(local, i)
+		}
+	}
+	created := start
+	if cfg.Resume {
+		sc, err := readSavedConfig(cfg.OutDir, local[0])
+		if err != nil {
+			return nil, err
+		}
+		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
+			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
+		}
+		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+	} else if crawlIn(cfg.OutDir, local, tcp) {
+		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
+	}
 	if cfg.CrawlID == "" {
 		cfg.CrawlID = start.UTC().Format("20060102T150405Z")
 	}
@@ -141,17 +204,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	tcp := len(cfg.Peers) > 0
-	total := cfg.Nodes
-	local := make([]int, 0, total)
-	if tcp {
-		total = len(cfg.Peers)
-		local = append(local, cfg.NodeID)
-	} else {
-		for i := 0; i < total; i++ {
-			local = append(local, i)
-		}
-	}
 	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -163,15 +215,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if epoch, err = bumpEpoch(sdir); err != nil {
 			return nil, err
 		}
-		if err := resumeIdentity(&cfg, sdir); err != nil {
-			return nil, err
-		}
 		if events, err = openEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
 			return nil, err
 		}
 		defer events.close()
 	}
-	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: start}
+	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
+	for _, id := range local {
+		if err := writeSavedConfig(&cfg, id, created); err != nil {
+			return nil, err
+		}
+	}
 
 	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
 	if tcp && cfg.MaxPages > 0 {
@@ -182,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	nodes := make([]*node, 0, len(local))
 	for _, id := range local {
-		n, err := newNode(c, id, total, part, filter, client, meta)
+		n, err := newNode(c, id, total, part, filter, client, meta, start)
 		if err != nil {
 			for _, m := range nodes {
 				m.split.closeWriters()
@@ -190,6 +244,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		nodes = append(nodes, n)
+	}
+
+	restored, gen, err := resumeNodes(&cfg, local, nodes)
+	if err != nil {
+		for _, m := range nodes {
+			m.split.closeWriters()
+		}
+		return nil, err
 	}
 
 	var transport Transport
@@ -235,6 +297,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// Seeds: each node logs and enqueues the seeds it owns.
 	for _, n := range nodes {
+		if restored {
+			// Batches in transit at the checkpoint's cut go first.
+			for _, b := range n.pending.batches {
+				transport.Send(n.id, b)
+			}
+			n.pending.batches = nil
+			continue
+		}
 		var own []splitURL
 		for _, s := range seeds {
 			if part.Node(s) == n.id {
@@ -248,6 +318,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, n := range nodes {
 		n.startWorkers(stopCtx, fetchCtx)
 	}
+	ckpt := &checkpointer{c: c, nodes: nodes, transport: transport, gen: gen, stop: make(chan struct{}), done: make(chan struct{})}
+	go ckpt.run(cfg.CheckpointEvery)
 	progressDone := make(chan struct{})
 	go c.progress(nodes, start, progressDone)
 
@@ -288,6 +360,8 @@ wait:
 	// Shut down: workers finish (or abort) their fetch and hand its URLs to
 	// the splitter; then the transport stops and each splitter drains its
 	// channel and closes its segments.
+	close(ckpt.stop)
+	<-ckpt.done
 	cancelStop()
 	for _, n := range nodes {
 		n.front.close()
@@ -314,7 +388,20 @@ wait:
 		close(n.split.stop)
 		<-n.split.done
 	}
+	defer func() {
+		for _, n := range nodes {
+			n.split.due.Close()
+			if n.store != nil {
+				n.store.Close()
+			}
+		}
+	}()
 	close(progressDone)
+	if c.failed() == nil && !cfg.NoTrace {
+		if err := ckpt.final(); err != nil {
+			c.fail(err)
+		}
+	}
 	end := cfg.Now()
 
 	man := tracefile.NewManifest(meta)
@@ -330,6 +417,7 @@ wait:
 		man.AddNode(n.id, us, ps)
 	}
 	stats := c.collect(nodes, end.Sub(start), ht)
+	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	if ht != nil {
 		stats.Epoch, stats.OutboxLeft = epoch, outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
@@ -366,36 +454,98 @@ wait:
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
 
-func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta) (*node, error) {
+func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
 	cfg := c.cfg
 	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
+	n.meta = meta
+	n.meta.Node = id
+	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
 	n.front.s.keyOf = c.keys.key
 	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n}
 	if s.flushTick <= 0 {
 		s.flushTick = 200 * time.Millisecond
 	}
 	if cfg.SplitterCache > 0 {
 		s.cache = newClockCache(cfg.SplitterCache)
 	}
-	if !cfg.NoTrace {
-		dir := tracefile.NodeDir(cfg.OutDir, id)
-		m := meta
-		m.Node = id
-		uw, err := tracefile.CreateURLWriter(dir, m, cfg.Writer)
+	if qb := cfg.queueBytes(); qb > 0 {
+		s.budget = newByteBudget(qb)
+	}
+	if cfg.Memory > 0 && spillable(cfg.Order) {
+		store, err := frontierdisk.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
 		if err != nil {
 			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
 		}
-		pw, err := tracefile.CreatePageWriter(dir, m, cfg.Writer)
+		n.store = store
+		n.front.spillTo(store, cfg.Memory/2)
+	}
+	if cfg.DUE == DUEDisk {
+		d, err := newDiskDUE(cfg, id)
 		if err != nil {
-			uw.Close()
-			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+			return nil, err
 		}
-		s.urlw, s.pagew = uw, pw
+		s.due = d
+	} else if cfg.DUE != DUEMemory && cfg.Memory > 0 {
+		s.dueLimit = int(cfg.Memory / 4)
 	}
 	n.split = s
+	n.pending = &pendingPart{}
+	// The segments part comes first: loading it restores the logs and
+	// opens their writers.
+	n.addCheckpointPart(segmentsPart{n})
+	n.addCheckpointPart(duePart{n})
+	n.addCheckpointPart(frontierPart{n})
+	n.addCheckpointPart(countersPart{n})
+	n.addCheckpointPart(n.pending)
+	if c.tcp {
+		// Batches processed per sending incarnation: restored with the
+		// state they went into, so resent batches the checkpoint covers
+		// are dropped and the others processed again.
+		n.addCheckpointPart(s.log)
+	}
+	if !cfg.Resume {
+		if err := n.openWriters(); err != nil {
+			return nil, err
+		}
+	}
 	return n, nil
+}
+
+// newDiskDUE makes node id's disk DUE under its state directory.
+func newDiskDUE(cfg *Config, id int) (*due.Disk, error) {
+	buf := cfg.DUEBuffer
+	if cfg.Memory > 0 {
+		// The buffer takes at most a sixteenth of the budget.
+		buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
+	}
+	d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
+		CacheSize: cfg.DUECache, BufferSize: buf})
+	if err != nil {
+		return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// openWriters starts the node's URL and page logs (after the segments
+// already in its directory, when resuming).
+func (n *node) openWriters() error {
+	if n.cfg.NoTrace {
+		return nil
+	}
+	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
+	uw, err := tracefile.CreateURLWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	pw, err := tracefile.CreatePageWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		uw.Close()
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	n.split.urlw, n.split.pagew = uw, pw
+	return nil
 }

@@ -23,6 +23,11 @@
 //	    runs dry, and never preempted; at most [Config.MaxConns] connections
 //	    are open at once. [Config.Workers] fetch workers take the first
 //	    ready server.
+//	    With [Config.Memory] set, the FIFO and LIFO server queues (bfs,
+//	    performance, dfs) keep a bounded head and tail in memory and spill
+//	    their middle to disk (recorder/frontier, Mercator's back-end queues
+//	    after BUbiNG's virtualizer) once the URLs queued in memory pass
+//	    Memory/2; see schedule_spill.go for the memory bound.
 //	  - Politeness: a host leaves the heap while a worker holds it, so a host
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
@@ -56,6 +61,11 @@
 //	    occurrence, duplicates included, absolute and normalized
 //	    (recorder/urlnorm); the filter (recorder/urlfilter) drops traps and
 //	    out-of-scope URLs.
+//	  - Queue to the host splitter: a page's URLs go to the splitter in
+//	    parts of at most 4096, each waiting for room in a byte budget
+//	    ([Config.QueueBytes], at most Memory/8), so a flood of links slows
+//	    fetching instead of growing memory; [Config.MaxLinksPerPage] caps
+//	    the links taken from one page.
 //	  - Host splitter: one goroutine per node owns the URL and page log
 //	    writers, the DUE and the splitter cache. Workers send a page's whole
 //	    URL slice in one message on a bounded channel. Every URL (seeds,
@@ -67,8 +77,16 @@
 //	    splitter cache (hits are not sent again; counts in [Stats]) and are
 //	    sent to their owner in batches. URLs received from peers are not
 //	    logged again: each URL is logged once, by the node that found it.
-//	  - DUE: [DUE], an open-addressing table of 64-bit xxHash fingerprints,
-//	    about 10 bytes per URL.
+//	  - DUE (recorder/due): [Config.DUE] "memory" is [DUE], an
+//	    open-addressing table of 64-bit xxHash fingerprints, about 10 bytes
+//	    per URL; "disk" is Mercator's disk-based DUE: a sorted fingerprint
+//	    file, a buffer of new fingerprints merged into it when full, and a
+//	    CLOCK cache of popular fingerprints in front, whose hit rate
+//	    stats.json reports. On one node the URLs reaching the DUE are the
+//	    node's full trace, in order, so that hit rate is what a replay of
+//	    the condensed trace through CLOCK of the same size computes. The
+//	    default, "auto", is the table while it fits a quarter of
+//	    [Config.Memory], then the disk DUE.
 //
 // # Nodes and transports
 //
@@ -123,8 +141,29 @@
 // OutDir/manifest.json under a file lock and writes its stats to
 // OutDir/node-NNN/stats.json.
 //
+//	OutDir/node-NNN/state/          the node's durable state (see state.go):
+//	    config.json                 the crawl's configuration and crawl id
+//	    checkpoint/                 the last complete checkpoint (checkpoint.go)
+//	    discarded/run-T/            log rows cut by a resume at time T
+//
 // Stopping: MaxPages, Duration or ctx cancellation stop the workers, flush
-// and close every segment, and write the manifest and the stats. A crawl
-// killed outright leaves every flushed batch readable (tracefile reports the
-// last segment as cut).
+// and close every segment, take a final checkpoint, and write the manifest
+// and the stats. A crawl killed outright leaves every flushed batch
+// readable (tracefile reports the last segment as cut).
+//
+// # Checkpoints and resuming
+//
+// Every [Config.CheckpointEvery] the crawl's state is saved at a
+// consistent cut: frontier (queued URLs, and URLs workers hold), DUE,
+// robots.txt and politeness state per server, counters, the log writers'
+// positions, and batches in transit between in-process nodes. A crawl
+// started with [Config.Resume] in the same OutDir, after a clean stop or
+// kill -9, loads the newest checkpoint, cuts the logs back to it (rows
+// after it are kept under state/discarded/ and counted in [Stats]), and
+// goes on as the same crawl: same crawl id, segments numbered and URL
+// rows sequenced after the existing ones, one manifest listing every
+// run's segments. No URL logged before the checkpoint is lost; pages
+// fetched after it may be fetched again. Without Resume, an OutDir that
+// already holds a crawl is refused. Other parts of a node's state join
+// checkpoints as a checkpointPart (node.addCheckpointPart).
 package recorder

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"math"
 	"sync"
 	"time"
@@ -14,6 +16,15 @@ type task struct {
 	url    string
 	q      float64
 	robots bool
+	id     uint64 // the URL's in-flight number (0 for robots.txt)
+}
+
+// inflightURL is a URL a worker took from the frontier whose page the
+// splitter has not yet logged: a checkpoint queues it again, so a crash
+// before its page reaches the log loses no URL.
+type inflightURL struct {
+	origin, url string
+	q           float64
 }
 
 // frontier holds the URLs a node has yet to fetch in a [scheduler]: a
@@ -29,6 +40,9 @@ type frontier struct {
 	wake   chan struct{} // closed (and replaced) when a host may be ready
 	closed bool
 	oracle bool
+	// inflight holds the URLs taken by workers until [frontier.finish].
+	inflight map[uint64]inflightURL
+	nextID   uint64
 }
 
 func newFrontier(order string, seed uint64) *frontier {
@@ -38,7 +52,8 @@ func newFrontier(order string, seed uint64) *frontier {
 // newFrontierWith makes a frontier whose URLs take their quality from
 // oracle (nil: none) and whose sessions take slots (nil: no cap).
 func newFrontierWith(order string, seed uint64, oracle map[string]float64, slots *connSlots) *frontier {
-	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil}
+	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil,
+		inflight: make(map[uint64]inflightURL)}
 }
 
 // configure sets the quality oracle (rescoring URLs already queued) and
@@ -99,6 +114,9 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 			} else {
 				x := f.s.popURL(h)
 				t.url, t.q = x.url, x.q
+				f.nextID++
+				t.id = f.nextID
+				f.inflight[t.id] = inflightURL{origin: h.origin, url: x.url, q: x.q}
 				if !f.oracle {
 					t.q = math.NaN()
 				}
@@ -128,6 +146,44 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		case <-slotFreed:
 		}
 	}
+}
+
+// spillTo lets server queues spill to store once the URLs queued in
+// memory pass budget bytes (see schedule_spill.go). The node calls it
+// before its workers start.
+func (f *frontier) spillTo(store *frontierdisk.Store, budget int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.s.store, f.s.budget = store, budget
+}
+
+// err is the first error of the frontier's disk store.
+func (f *frontier) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.storeErr
+}
+
+// spillStats returns the disk store's counters and the bytes of URLs
+// queued in memory.
+func (f *frontier) spillStats() (frontierdisk.Stats, int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.s.store == nil {
+		return frontierdisk.Stats{}, f.s.mem
+	}
+	return f.s.store.Stats(), f.s.mem
+}
+
+// finish ends in-flight URL id: its page was logged, or it will never be
+// fetched (robots.txt excludes it).
+func (f *frontier) finish(id uint64) {
+	if id == 0 {
+		return
+	}
+	f.mu.Lock()
+	delete(f.inflight, id)
+	f.mu.Unlock()
 }
 
 // release returns a held host. When requested is true a request was made

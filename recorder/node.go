@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -39,6 +40,17 @@ type node struct {
 	// last to stop closes the frontier's connection sessions.
 	started time.Time
 	running atomic.Int64
+
+	// meta is the metadata of this node's log segments.
+	meta tracefile.Meta
+	// parts are saved in every checkpoint (see addCheckpointPart).
+	parts   []checkpointPart
+	pending *pendingPart
+	// resume counts restarts; discardDir receives log rows a resume cuts.
+	resume     resumeCounters
+	discardDir string
+	// store holds the frontier's spilled queues (nil: no spilling).
+	store *frontierdisk.Store
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.
@@ -46,6 +58,7 @@ type nodeStats struct {
 	attempts, robotsFetches, robotsExcluded atomic.Int64
 	html, bytes, truncated, redirects       atomic.Int64
 	filtered, badLinks, fetchErrors         atomic.Int64
+	linksDropped                            atomic.Int64
 	mu                                      sync.Mutex
 	byStatus                                map[int]int64
 	robotsByStatus                          map[int]int64
@@ -147,22 +160,25 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
 			// Fail-over moved the host: its owner fetches it.
 			n.front.release(h, false, 0)
-			n.split.send(&splitMsg{forward: []string{t.url}})
+			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
 			n.c.tr.add(-1)
 			continue
 		}
 		if !h.robots.forOrigin(originOf(t.url)).allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
+			n.front.finish(t.id)
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
 		if !n.c.reserve() {
+			// Not fetched: the URL stays in flight, so the final
+			// checkpoint queues it again for a resumed crawl.
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
-		n.fetchPage(fetchCtx, t.url, t.q, h, w, ex, &buf)
+		n.fetchPage(fetchCtx, t, w, ex, &buf)
 		n.c.tr.add(-1)
 	}
 }
@@ -177,7 +193,8 @@ func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetc
 	return p
 }
 
-func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+	u, q, h := t.url, t.q, t.host
 	hops := n.c.redirs.take(u)
 	start := n.cfg.Now()
 	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
@@ -224,9 +241,21 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 	if r.status == http.StatusOK && extract.IsHTML(r.contentType, buf.Bytes()) {
 		n.st.html.Add(1)
 		if base, err := url.Parse(u); err == nil {
+			taken := 0
 			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, func(l extract.Link) {
 				if ok, reason := n.filter.Allow(l.URL); ok {
+					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
+						n.st.linksDropped.Add(1)
+						return
+					}
+					taken++
 					urls = append(urls, splitURL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
+					if len(urls) >= sendChunk {
+						// A page of many links goes to the splitter in
+						// parts, each within the queue's byte budget.
+						n.sendURLs(&splitMsg{source: p.ID, worker: w, urls: urls})
+						urls = nil
+					}
 				} else {
 					n.filtered(reason)
 				}
@@ -239,7 +268,26 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 			n.st.mu.Unlock()
 		}
 	}
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w, urls: urls})
+	id := t.id
+	if r.err != nil && ctx.Err() != nil {
+		// Aborted by the stop: the URL stays in flight, so the final
+		// checkpoint queues it again for a resumed crawl.
+		id = 0
+	}
+	n.sendURLs(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
+}
+
+// sendChunk is the most URLs a worker hands the splitter in one message.
+const sendChunk = 4096
+
+// sendURLs sends m to the splitter once its URLs fit the queue's byte
+// budget; the splitter gives the bytes back when it has logged them.
+func (n *node) sendURLs(m *splitMsg) {
+	m.bytes = urlBytes(m.urls)
+	n.split.budget.acquire(m.bytes)
+	if !n.split.send(m) {
+		n.split.budget.release(m.bytes)
+	}
 }
 
 func (n *node) filtered(reason string) {

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"container/heap"
+
+	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -71,6 +73,12 @@ type scheduler struct {
 	queued  int
 	open    int   // sessions open
 	opened  int64 // sessions opened
+	// Spilling (schedule_spill.go): store is nil without a budget; mem
+	// is the bytes of URLs queued in memory.
+	store    *frontierdisk.Store
+	budget   int64
+	mem      int64
+	storeErr error
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
@@ -125,18 +133,13 @@ func (s *scheduler) quality(u string) float64 {
 // became ready or the earliest waiting time moved, so waiting workers
 // should look again.
 func (s *scheduler) add(u string, q float64, now time.Time) bool {
-	o := s.keyOf(u)
-	h := s.hosts[o]
-	if h == nil {
-		s.seq++
-		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
-		h.urls.byQuality = s.byQuality()
-		s.hosts[o] = h
-	}
+	h := s.host(s.keyOf(u))
 	h.noteOrigin(originOf(u))
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
 	s.queued++
+	s.mem += int64(len(u)) + qurlBytes
+	s.maybeSpill(h)
 	if h.busy {
 		return false
 	}
@@ -148,6 +151,18 @@ func (s *scheduler) add(u string, q float64, now time.Time) bool {
 		heap.Fix(&s.ready, h.heapIdx)
 	}
 	return false
+}
+
+// host returns the server keyed o, made on first use.
+func (s *scheduler) host(o string) *hostState {
+	h := s.hosts[o]
+	if h == nil {
+		s.seq++
+		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
+		h.urls.byQuality = s.byQuality()
+		s.hosts[o] = h
+	}
+	return h
 }
 
 // schedule puts an idle host with URLs into the heap it belongs in. It
@@ -235,15 +250,18 @@ func (s *scheduler) popURL(h *hostState) qurl {
 	var x qurl
 	switch s.order {
 	case OrderDFS:
+		s.refillBack(&h.urls)
 		x = h.urls.popBack()
 	case OrderRandom:
 		x = h.urls.popAt(s.rng.IntN(h.queued()))
 	case OrderQuality, OrderCapability:
 		x = h.urls.popBest()
 	default:
+		s.refillFront(&h.urls)
 		x = h.urls.popFront()
 	}
 	s.queued--
+	s.mem -= int64(len(x.url)) + qurlBytes
 	return x
 }
 

@@ -1,5 +1,7 @@
 package recorder
 
+import frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+
 // qurl is one queued URL with its quality (0 without an oracle) and its
 // arrival number, which breaks quality ties first come, first served.
 type qurl struct {
@@ -16,11 +18,24 @@ type urlQueue struct {
 	head      int
 	byQuality bool
 	scratch   []int // topSum's candidate heap, kept between calls
+	// A FIFO or LIFO queue may have its middle on disk (see spill):
+	// items[head:] is the head, chunks (oldest first, spilled URLs in
+	// all) the middle, tail the newest URLs.
+	chunks  []frontierdisk.Chunk
+	spilled int
+	tail    []qurl
 }
 
-func (q *urlQueue) len() int { return len(q.items) - q.head }
+func (q *urlQueue) len() int { return len(q.items) - q.head + q.spilled + len(q.tail) }
+
+// inMemory is the number of URLs held in memory.
+func (q *urlQueue) inMemory() int { return len(q.items) - q.head + len(q.tail) }
 
 func (q *urlQueue) push(x qurl) {
+	if len(q.chunks) > 0 {
+		q.tail = append(q.tail, x)
+		return
+	}
 	q.items = append(q.items, x)
 	if q.byQuality {
 		q.up(len(q.items) - 1)
@@ -43,6 +58,12 @@ func (q *urlQueue) popFront() qurl {
 
 // popBack removes the newest URL (LIFO).
 func (q *urlQueue) popBack() qurl {
+	if n := len(q.tail); n > 0 {
+		x := q.tail[n-1]
+		q.tail[n-1] = qurl{}
+		q.tail = q.tail[:n-1]
+		return x
+	}
 	last := len(q.items) - 1
 	x := q.items[last]
 	q.items[last] = qurl{}

@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"fmt"
+	"io"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -31,6 +34,8 @@ type splitMsg struct {
 	reply   chan bool // remote: true when the batch was new, false when already processed
 	forward []string
 	view    []bool // live[i]: node i is alive (fail-over)
+	task    uint64 // the page's in-flight URL, finished once logged
+	bytes   int64  // taken from the splitter's byte budget
 }
 
 // splitStats are the splitter's counters, owned by its goroutine and read
@@ -68,7 +73,7 @@ type splitter struct {
 	transport Transport
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
-	due       *DUE
+	due       due.Set
 	cache     *clockCache
 	front     *frontier
 	out       []*Batch
@@ -83,6 +88,17 @@ type splitter struct {
 	stop      chan struct{}
 	done      chan struct{}
 	err       error
+	// ckpt delivers checkpoint cuts; nd is the node whose state the
+	// splitter saves at one.
+	ckpt chan *barrier
+	nd   *node
+	// budget bounds the bytes of URL messages from workers (nil: none).
+	budget *byteBudget
+	// dueLimit, when positive, is the memory past which the in-memory DUE
+	// gives way to the disk DUE (Config.DUE auto); dueSwitched is the
+	// number of URLs the DUE held then.
+	dueLimit    int
+	dueSwitched int64
 }
 
 func (s *splitter) fail(err error) {
@@ -143,6 +159,8 @@ func (s *splitter) run() {
 			s.handle(m)
 		case <-tick.C:
 			s.flushDue()
+		case b := <-s.ckpt:
+			b.park(s.nd)
 		case <-s.stop:
 			for {
 				select {
@@ -160,6 +178,7 @@ func (s *splitter) run() {
 
 func (s *splitter) handle(m *splitMsg) {
 	s.process(m)
+	s.budget.release(m.bytes)
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}
@@ -206,6 +225,9 @@ func (s *splitter) process(m *splitMsg) {
 			s.appendOut(dest, u.URL, u.Kind, m.source)
 		}
 	}
+	if m.task != 0 {
+		s.front.finish(m.task)
+	}
 	if b := m.remote; b != nil {
 		isNew := !s.log.seen(b.From, b.Epoch, b.Seq)
 		if isNew {
@@ -228,6 +250,9 @@ func (s *splitter) process(m *splitMsg) {
 				}
 				s.admit(u)
 			}
+		}
+		if a, ok := s.transport.(batchAcker); ok {
+			a.processed(s.node, b)
 		}
 		if m.reply != nil {
 			m.reply <- isNew
@@ -284,9 +309,34 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 func (s *splitter) admit(u string) {
 	if s.due.Add(xxhash.Sum64String(u)) {
 		s.stats.Admitted++
+		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
+			s.dueToDisk()
+		}
 		s.tr.add(1)
 		s.front.add(u)
 	}
+}
+
+// dueToDisk moves the in-memory DUE's fingerprints into a disk DUE that
+// replaces it.
+func (s *splitter) dueToDisk() {
+	s.dueLimit = 0
+	d, err := newDiskDUE(s.nd.cfg, s.node)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(s.due.Save(pw)) }()
+	if err := d.Load(pr); err != nil {
+		pr.CloseWithError(err)
+		d.Close()
+		s.fail(fmt.Errorf("recorder: node %d: moving the DUE to disk: %w", s.node, err))
+		return
+	}
+	s.dueSwitched = int64(s.due.Len())
+	s.due.Close()
+	s.due = d
 }
 
 func (s *splitter) flushPeer(dest int) {
@@ -309,6 +359,12 @@ func (s *splitter) flushPeers() {
 }
 
 func (s *splitter) flushDue() {
+	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
+		s.fail(e.Err())
+	}
+	if err := s.front.err(); err != nil {
+		s.fail(err)
+	}
 	now := time.Now()
 	if s.urlw != nil {
 		if err := s.urlw.FlushIfDue(now); err != nil {
@@ -337,14 +393,15 @@ func (s *splitter) closeWriters() {
 	}
 }
 
-// checkpointed publishes the batch log's watermarks as durable. Call it
-// on the splitter goroutine once a checkpoint holding s.log is complete
-// (renamed into place): receivers report the marks in their status and
+// checkpointed publishes the batch log's watermarks saved in the last
+// checkpoint as durable, once that checkpoint is complete (renamed into
+// place; the checkpointer calls it after the commit): receivers report the marks in their status and
 // senders then delete the covered batches from their outboxes instead of
 // keeping them for a restart of this node.
 func (s *splitter) checkpointed() {
-	m := s.log.marks()
-	s.durable.Store(&m)
+	if m := s.log.saved.Load(); m != nil {
+		s.durable.Store(m)
+	}
 }
 
 // kindForward marks, on the wire only, a URL a node took from its own

@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"fmt"
+
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"io"
 	"sort"
 	"strconv"
@@ -50,6 +52,14 @@ type Stats struct {
 	Filtered             int64            `json:"filtered"`
 	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty"`
 	BadLinks             int64            `json:"bad_links"` // links that did not normalize
+	// LinksDropped counts links beyond Config.MaxLinksPerPage, neither
+	// logged nor followed.
+	LinksDropped int64 `json:"links_dropped"`
+	// QueuePeakBytes is the most bytes of URLs that waited for a host
+	// splitter at once; QueueWaits counts the sends that waited for room
+	// (back-pressure on fetching).
+	QueuePeakBytes int64 `json:"queue_peak_bytes"`
+	QueueWaits     int64 `json:"queue_waits"`
 
 	URLsLogged    int64   `json:"urls_logged"`
 	Local         int64   `json:"local"`
@@ -59,6 +69,23 @@ type Stats struct {
 
 	DUEUnique      int64   `json:"due_unique"`
 	DUEBytesPerURL float64 `json:"due_bytes_per_url"`
+	// DUE is the duplicate URL eliminator, "memory" or "disk". For the
+	// disk DUE: its cache's size, accesses (every URL reaching the DUE),
+	// hits and hit rate (hits/accesses), the blocks read from its file,
+	// the merges of its buffer into the file and the bytes they read and
+	// wrote.
+	DUE              string  `json:"due"`
+	DUECacheSize     int     `json:"due_cache_size,omitempty"`
+	DUECacheAccesses int64   `json:"due_cache_accesses,omitempty"`
+	DUECacheHits     int64   `json:"due_cache_hits,omitempty"`
+	DUECacheHitRate  float64 `json:"due_cache_hit_rate,omitempty"`
+	DUEDiskLookups   int64   `json:"due_disk_lookups,omitempty"`
+	DUEMerges        int64   `json:"due_merges,omitempty"`
+	DUEMergeBytes    int64   `json:"due_merge_bytes,omitempty"`
+	// DUESwitchedAt is the number of URLs the in-memory DUE held when it
+	// outgrew a quarter of Config.Memory and gave way to the disk DUE
+	// (Config.DUE auto; summed over nodes), 0 when it did not.
+	DUESwitchedAt int64 `json:"due_switched_at,omitempty"`
 
 	SplitterCacheSize       int   `json:"splitter_cache_size"`
 	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
@@ -83,6 +110,25 @@ type Stats struct {
 	// opening to its close (a reconnect the transport makes inside a
 	// session, after a silent close, is not counted).
 	Sessions int64 `json:"sessions"`
+	// Frontier spilling (Config.Memory): bytes of URLs written to and
+	// read back from the frontier's disk store, and the bytes of URLs
+	// queued in memory at the end.
+	FrontierSpillWritten int64 `json:"frontier_spill_written_bytes"`
+	FrontierSpillRead    int64 `json:"frontier_spill_read_bytes"`
+	FrontierMemBytes     int64 `json:"frontier_mem_bytes"`
+	// Checkpoints taken by this run (periodic and final) and how long the
+	// last periodic one took.
+	Checkpoints       int     `json:"checkpoints"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// Resumes counts the restarts of the crawl (--resume). A restart after
+	// a crash cuts the logs back to the last checkpoint: DiscardedPages and
+	// DiscardedURLs count the rows cut (kept under
+	// node-NNN/state/discarded/); those pages may have been fetched again.
+	// Counters above cover the whole crawl, restarts included; a page
+	// fetched again is counted again.
+	Resumes        int64 `json:"resumes"`
+	DiscardedPages int64 `json:"discarded_pages"`
+	DiscardedURLs  int64 `json:"discarded_urls"`
 	// Progress: pages and quality fetched over the crawl's time.
 	Progress *Progress `json:"progress,omitempty"`
 }
@@ -132,6 +178,14 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.RedirectsCut += st.redirectsCut.Load()
 		s.NotHTMLSkipped += st.notHTML.Load()
 		s.EncodingErrors += st.encodingErrors.Load()
+		s.LinksDropped += st.linksDropped.Load()
+		fs, mem := n.front.spillStats()
+		s.FrontierSpillWritten += fs.Written
+		s.FrontierSpillRead += fs.Read
+		s.FrontierMemBytes += mem
+		pk, wt := n.split.budget.stats()
+		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
+		s.QueueWaits += wt
 		st.mu.Lock()
 		for k, v := range st.byStatus {
 			s.ByStatus[codeKey(k)] += v
@@ -151,6 +205,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 			timeline = append(timeline, fetchPoint{at: p.at + n.started.Sub(t0), q: p.q})
 		}
 		st.mu.Unlock()
+		s.Resumes = max(s.Resumes, n.resume.Resumes)
+		s.DiscardedPages += n.resume.DiscardedPages
+		s.DiscardedURLs += n.resume.DiscardedURLs
 		sp := &n.split.stats
 		s.URLsLogged += sp.Logged
 		s.Local += sp.Local
@@ -164,6 +221,15 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.DUEUnique += int64(n.split.due.Len())
 		s.Sessions += n.front.sessionsOpened()
 		dueBytes += int64(n.split.due.Bytes())
+		if d, ok := n.split.due.(*due.Disk); ok {
+			ds := d.Stats()
+			s.DUECacheSize = d.CacheSize()
+			s.DUECacheAccesses += ds.CacheAccesses
+			s.DUECacheHits += ds.CacheHits
+			s.DUEDiskLookups += ds.DiskLookups
+			s.DUEMerges += ds.Merges
+			s.DUEMergeBytes += ds.MergeBytes
+		}
 	}
 	s.LinksPerPage = summarize(links)
 	s.UniqueLinksPerPage = summarize(unique)
@@ -178,6 +244,16 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	if s.URLsLogged > 0 {
 		s.LocalFraction = float64(s.Local) / float64(s.URLsLogged)
 		s.CrossFraction = float64(s.Cross) / float64(s.URLsLogged)
+	}
+	s.DUE = DUEMemory
+	for _, n := range nodes {
+		if _, ok := n.split.due.(*due.Disk); ok {
+			s.DUE = DUEDisk
+		}
+		s.DUESwitchedAt += n.split.dueSwitched
+	}
+	if s.DUECacheAccesses > 0 {
+		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)
 	}
 	if s.DUEUnique > 0 {
 		s.DUEBytesPerURL = float64(dueBytes) / float64(s.DUEUnique)
@@ -204,11 +280,15 @@ func (s *Stats) WriteText(w io.Writer) {
 		s.UniqueLinksPerPage.Mean, s.UniqueLinksPerPage.Median, 100*s.OnPageDuplicateShare)
 	fmt.Fprintf(w, "redirects:          %d\n", s.Redirects)
 	fmt.Fprintf(w, "robots.txt:         %d fetched (%s), %d URLs excluded\n", s.RobotsFetches, fmtCounts(s.RobotsByStatus), s.RobotsExcluded)
-	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
+	fmt.Fprintf(w, "filtered:           %d, bad links %d, dropped by --max-links-per-page %d\n", s.Filtered, s.BadLinks, s.LinksDropped)
 	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
 		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
+	if s.DUE == DUEDisk {
+		fmt.Fprintf(w, "disk due:           cache %d entries, hit rate %.4f (%d/%d), %d merges moving %d bytes, %d block reads\n",
+			s.DUECacheSize, s.DUECacheHitRate, s.DUECacheHits, s.DUECacheAccesses, s.DUEMerges, s.DUEMergeBytes, s.DUEDiskLookups)
+	}
 	if s.SplitterCacheSize > 0 {
 		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
 	}

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -67,6 +68,12 @@ func (t *tracker) idle() bool { return t.n.Load() == 0 }
 // on a peer (two splitters sending to each other cannot deadlock). Batches
 // are counted in the shared tracker until the destination has taken them.
 type memTransport struct {
+	// unacked holds, per destination, the batches sent to it that its
+	// splitter has not processed yet; a checkpoint saves them with the
+	// destination's state.
+	mu      sync.Mutex
+	unacked []map[*Batch]struct{}
+
 	tr    *tracker
 	nodes []receiver
 	qs    []*memQueue
@@ -86,6 +93,7 @@ func newMemTransport(tr *tracker, nodes []receiver) *memTransport {
 	for i := range nodes {
 		q := &memQueue{ready: make(chan struct{}, 1)}
 		m.qs = append(m.qs, q)
+		m.unacked = append(m.unacked, map[*Batch]struct{}{})
 		m.wg.Add(1)
 		go m.deliver(i, q)
 	}
@@ -94,6 +102,9 @@ func newMemTransport(tr *tracker, nodes []receiver) *memTransport {
 
 func (m *memTransport) Send(dest int, b *Batch) {
 	m.tr.add(1)
+	m.mu.Lock()
+	m.unacked[dest][b] = struct{}{}
+	m.mu.Unlock()
 	q := m.qs[dest]
 	q.mu.Lock()
 	q.items = append(q.items, b)
@@ -128,6 +139,39 @@ func (m *memTransport) deliver(dest int, q *memQueue) {
 			m.tr.add(-1)
 		}
 	}
+}
+
+// processed implements batchAcker: dest's splitter has admitted b.
+func (m *memTransport) processed(dest int, b *Batch) {
+	m.mu.Lock()
+	delete(m.unacked[dest], b)
+	m.mu.Unlock()
+}
+
+// unprocessed implements batchAcker: the batches sent to dest and not yet
+// processed, by sender and sequence number.
+func (m *memTransport) unprocessed(dest int) []*Batch {
+	m.mu.Lock()
+	out := make([]*Batch, 0, len(m.unacked[dest]))
+	for b := range m.unacked[dest] {
+		out = append(out, b)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].From != out[j].From {
+			return out[i].From < out[j].From
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	return out
+}
+
+// batchAcker is a transport that knows which batches a node has not
+// processed yet (the in-memory transport): a checkpoint taken while every
+// splitter is parked saves them with the receiving node's state.
+type batchAcker interface {
+	processed(dest int, b *Batch)
+	unprocessed(dest int) []*Batch
 }
 
 func (m *memTransport) Close() error {

@@ -627,7 +627,9 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	if !stopped {
 		t.Error("no stop event")
 	}
-	c.procs[0] = c.start(t, 0, "--resume")
+	// A resumed crawl keeps the flags it is not given again, --duration
+	// included: lift the limit this time.
+	c.procs[0] = c.start(t, 0, "--resume", "--duration", "0")
 	c.procs[1] = c.start(t, 1)
 	for i, p := range c.procs {
 		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {

@@ -27,6 +27,10 @@ traces (node-NNN.full.arrow, node-NNN.cross.arrow), and checks exactly that no
 two distinct URLs share a fingerprint, within --memory. report.json has the
 counts per node and in total and lists every colliding pair.
 
+Cut segments (a writer killed mid-write, a 0-byte file, a file holding fewer
+rows than manifest.json records) are read as far as they go and reported as
+warnings; --strict makes them an error (exit 2).
+
 Collisions are a finding, not an error: they are printed and the exit status
 is 0 unless --fail-on-collision.`,
 		Example: `  crawltrace condense crawl/ -o condensed/
@@ -84,6 +88,7 @@ is 0 unless --fail-on-collision.`,
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers")
 	f.StringVar(&shard, "shard", "", "verify only fingerprint range i of N and write a partial report (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
+	f.BoolVar(&cfg.Strict, "strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to put the spill directory (default OUT_DIR; only the spill directory is removed)")
 	addForce(cmd, &force)

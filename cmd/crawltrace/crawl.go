@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crawltrace/crawltrace/recorder"
 )
@@ -20,6 +22,8 @@ func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
 	var seedsFile, peers, qualityFile string
 	var resolve []string
+	var resume bool
+	var memory, queueBytes string
 	cmd := &cobra.Command{
 		Use:   "crawl -o DIR [flags] [SEED_URL...]",
 		Short: "Crawl from seed URLs and record every URL entering the host splitter",
@@ -37,6 +41,15 @@ HTTP. Connections to private and loopback addresses are refused unless
 is flushed and readable; exit status 130 or 143); a second signal exits at
 once.
 
+The crawl's state (frontier, DUE, robots.txt and politeness state, counters,
+log positions) is checkpointed under DIR/node-NNN/state/ every
+--checkpoint-every and at a clean stop. crawl -o DIR --resume continues the
+crawl in DIR after a clean stop or kill -9, as the same crawl (same crawl id,
+segments and rows numbered on); flags not given again keep their saved
+values. Rows logged after the last checkpoint of a killed crawl are moved to
+DIR/node-NNN/state/discarded/ and their pages may be fetched again. A
+directory that already holds a crawl is refused without --resume.
+
 In a crawl over --peers, every batch for a peer is kept in
 DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
 node restarted with --resume (a new incarnation) resends what it holds and
@@ -52,6 +65,33 @@ evenly: node I may fetch MAX/N pages (one more when I < MAX mod N); a node
 that has used its share stops fetching but keeps exchanging batches, and the
 crawl ends when every node has used its share or run out of URLs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if resume {
+				if cfg.OutDir == "" {
+					return badInput("crawl: --resume needs the crawl directory (-o DIR)")
+				}
+				if err := mergeSavedConfig(cmd, &cfg); err != nil {
+					return err
+				}
+				if len(args) > 0 || seedsFile != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "crawl: resuming: seed URLs come from the saved crawl; the ones given are ignored")
+					args, seedsFile = nil, ""
+				}
+				if qualityFile == "" {
+					qualityFile = cfg.QualityFile
+				}
+			}
+			for _, m := range []struct {
+				flag, v string
+				dst     *int64
+			}{{"--memory", memory, &cfg.Memory}, {"--queue-bytes", queueBytes, &cfg.QueueBytes}} {
+				if m.v != "" {
+					n, err := parseBytes(m.v)
+					if err != nil {
+						return badInput("crawl: %s: %v", m.flag, err)
+					}
+					*m.dst = n
+				}
+			}
 			cfg.Seeds = append(cfg.Seeds, args...)
 			if seedsFile != "" {
 				s, err := readSeeds(seedsFile)
@@ -65,6 +105,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 			}
 			if cfg.OutDir == "" {
 				return badInput("crawl: no output directory (-o DIR)")
+			}
+			if resume && len(resolve) > 0 {
+				cfg.Resolve = nil // given again: replaces the saved entries
 			}
 			for _, r := range resolve {
 				h, a, err := recorder.ParseResolve(r)
@@ -85,8 +128,14 @@ crawl ends when every node has used its share or run out of URLs.`,
 					return err
 				}
 				cfg.Quality = q
+				cfg.QualityFile = qualityFile
 			}
 			cfg.Progress = progressOut(cmd)
+			if cfg.Memory > 0 {
+				// The garbage collector keeps the heap near the budget
+				// plus the allowance, less what is not heap.
+				debug.SetMemoryLimit(cfg.Memory + recorder.MemoryAllowance(&cfg) - 64<<20)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
@@ -110,7 +159,6 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
 	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
-	f.BoolVar(&cfg.Resume, "resume", false, "continue the crawl in OutDir")
 	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), like curl; repeatable")
 	f.BoolVar(&cfg.AllowPrivate, "allow-private", false, "allow connections to private, loopback and link-local addresses")
 	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "crawl-wide budget of fetches (0 = no limit); with --peers each node gets an even share")
@@ -135,6 +183,14 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
+	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table), disk (Mercator's: sorted file, buffer, CLOCK cache), or auto (memory while it fits a quarter of --memory, then disk)")
+	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
+	f.IntVar(&cfg.DUEBuffer, "due-buffer", cfg.DUEBuffer, "new fingerprints the disk DUE buffers before merging them into its file")
+	f.IntVar(&cfg.MaxLinksPerPage, "max-links-per-page", 0, "links taken from one page; the rest are counted in stats.json (0 = no cap)")
+	f.StringVar(&memory, "memory", "", "memory budget of the crawl's growing state, e.g. 512MiB, 4GiB (bounds the URL queue; default none)")
+	f.StringVar(&queueBytes, "queue-bytes", "", "bytes of extracted URLs that may wait for the host splitter (default 64MiB, at most --memory/8)")
+	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
+	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")
 	return cmd
 }
 
@@ -151,6 +207,34 @@ func stopReason(st *recorder.Stats) string {
 		return "signal"
 	}
 	return st.StopReason
+}
+
+// mergeSavedConfig replaces cfg with the configuration saved by the crawl
+// in cfg.OutDir, then applies again the flags given on this command line
+// that bind into cfg. Flags bound elsewhere (seeds, peers, resolve,
+// quality) are handled by the caller.
+func mergeSavedConfig(cmd *cobra.Command, cfg *recorder.Config) error {
+	saved, err := recorder.LoadConfig(cfg.OutDir, cfg.NodeID)
+	if err != nil {
+		if errors.Is(err, recorder.ErrConfig) {
+			return badInput("crawl: %v", err)
+		}
+		return err
+	}
+	given := map[string]string{}
+	cmd.Flags().Visit(func(fl *pflag.Flag) { given[fl.Name] = fl.Value.String() })
+	*cfg = saved
+	cfg.Resume = true
+	for name, v := range given {
+		switch name {
+		case "seeds", "peers", "resolve", "quality", "resume":
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return badInput("crawl: --%s: %v", name, err)
+		}
+	}
+	return nil
 }
 
 // readSeeds reads one URL per line, skipping blank lines and # comments.

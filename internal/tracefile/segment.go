@@ -42,7 +42,7 @@ type WriterConfig struct {
 	// Compression is "" (none), "zstd" or "lz4".
 	Compression string
 	// Allocator for builders; default the Go allocator.
-	Allocator memory.Allocator
+	Allocator memory.Allocator `json:"-"`
 }
 
 // DefaultWriterConfig returns the defaults documented on [WriterConfig].
@@ -241,6 +241,10 @@ func (w *URLWriter) Append(r URLRecord) (uint64, error) {
 // Rows is the number of rows appended so far.
 func (w *URLWriter) Rows() uint64 { return w.nextSeq }
 
+// SetNextSeq sets the sequence number of the next row (a resumed crawl
+// continues its node's numbering). Call it before the first Append.
+func (w *URLWriter) SetNextSeq(n uint64) { w.nextSeq = n }
+
 // reserve sizes the builders for the next batch like the last one, so
 // appends do not regrow buffers.
 func (w *URLWriter) reserve(n int) {
@@ -350,6 +354,38 @@ func (w *logWriter) Flush() error {
 // Segments describes the segments written so far.
 func (w *logWriter) Segments() []SegmentInfo { return w.seg.segments() }
 
+// Checkpoint writes the buffered rows as a batch, flushes them to the
+// file and syncs it, and returns the closed segments and the open one's
+// position: its file, bytes (a batch boundary), rows and batches. An open
+// segment with no batch yet may hold no schema either (Bytes 0). The
+// writer goes on appending after it.
+func (w *logWriter) Checkpoint() (done []SegmentInfo, open SegmentInfo, err error) {
+	if err := w.Flush(); err != nil {
+		return nil, SegmentInfo{}, err
+	}
+	s := w.seg
+	if s.f != nil {
+		if err := s.cw.w.Flush(); err != nil {
+			return nil, SegmentInfo{}, fmt.Errorf("tracefile: write %s: %w", s.cur.File, err)
+		}
+		if err := s.f.Sync(); err != nil {
+			return nil, SegmentInfo{}, fmt.Errorf("tracefile: sync %s: %w", s.cur.File, err)
+		}
+		open = s.cur
+		open.Bytes = s.cw.n
+	}
+	return append([]SegmentInfo(nil), s.done...), open, nil
+}
+
+// Continue makes a writer opened in a node directory that already holds
+// segments (a resumed crawl) report those segments first, as if it had
+// written them: prior is what [logWriter.Checkpoint] or Segments returned
+// for them. The writer's own segments are numbered after every segment
+// file present in the directory when it was created.
+func (w *logWriter) Continue(prior []SegmentInfo) {
+	w.seg.done = append(append([]SegmentInfo(nil), prior...), w.seg.done...)
+}
+
 // Close flushes and ends the current segment cleanly.
 func (w *logWriter) Close() error {
 	if w.closed {
@@ -363,6 +399,53 @@ func (w *logWriter) Close() error {
 	w.seg.f = nil
 	w.b.Release()
 	return err
+}
+
+// CutSegmentAt ends the segment at path after its first size bytes, which
+// must end on a batch boundary (a position [logWriter.Checkpoint]
+// returned), with an end-of-stream marker, so that it closes cleanly with
+// the rows written up to that point. The original file, rows after size
+// included, is first moved to keep (its directory is created), so no
+// written byte is lost. The new file is written under a temporary name,
+// synced and renamed into place.
+func CutSegmentAt(path string, size int64, keep string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	defer src.Close()
+	tmp := path + ".tmp"
+	dst, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("tracefile: %w", err)
+	}
+	n, err := io.Copy(dst, io.NewSectionReader(src, 0, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("%w: %s: %d bytes, want at least %d", ErrCorrupt, path, n, size)
+	}
+	if err == nil {
+		_, err = dst.Write(eosMarker)
+	}
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(keep), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(path, keep)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("tracefile: cut %s at %d: %w", path, size, err)
+	}
+	return nil
 }
 
 // errCutSchema marks a segment that ends inside its schema message: a
@@ -429,9 +512,8 @@ func (s *SegmentReader) openIPC() (err error) {
 		}
 	}()
 	if s.size == 0 {
-		// A writer killed before its first flush leaves an empty segment:
-		// cut before its schema, like one cut inside it.
-		return fmt.Errorf("%w: %s: empty file", errCutSchema, s.path)
+		// Created, then killed before the schema reached the disk.
+		return fmt.Errorf("%w: %s: 0-byte file", errCutSchema, s.path)
 	}
 	s.scan = scanFrames(s.f, s.size)
 	if s.scan.messages == 0 && s.scan.truncated {

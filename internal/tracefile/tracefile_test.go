@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,5 +388,51 @@ func TestCompressedSegments(t *testing.T) {
 		if !reflect.DeepEqual(got, recs) || !infos[0].Clean {
 			t.Errorf("%s: round trip failed (%d rows, clean %v)", codec, len(got), infos[0].Clean)
 		}
+	}
+}
+
+// A 0-byte segment (created, then killed) is a cut segment with no rows;
+// the segments after it are still read.
+func TestZeroByteSegment(t *testing.T) {
+	crawl := t.TempDir()
+	dir := NodeDir(crawl, 0)
+	recs := genURLs(500, 5)
+	writeURLs(t, dir, recs[:200], WriterConfig{FlushRows: 100})
+	if err := os.WriteFile(filepath.Join(dir, SegmentName(PrefixURLs, 2)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeURLs(t, dir, recs[200:], WriterConfig{FlushRows: 100}) // segment 3
+	got, infos := readAllURLs(t, crawl, 0)
+	if len(got) != 500 {
+		t.Fatalf("read %d rows, want 500", len(got))
+	}
+	if len(infos) != 3 || infos[1].Clean || infos[1].Rows != 0 || !strings.Contains(infos[1].Error, "0-byte") {
+		t.Fatalf("infos %+v: want segment 2 cut with 0 rows", infos)
+	}
+}
+
+// A segment holding fewer rows than the manifest records for it is cut,
+// even when it ends with an end-of-stream marker.
+func TestManifestRowCheck(t *testing.T) {
+	crawl := t.TempDir()
+	dir := NodeDir(crawl, 0)
+	recs := genURLs(1000, 6)
+	segs := writeURLs(t, dir, recs, WriterConfig{FlushRows: 100})
+	m := NewManifest(testMeta(0))
+	m.AddNode(0, segs, nil)
+	if err := WriteManifest(crawl, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, infos := readAllURLs(t, crawl, 0); !infos[0].Clean {
+		t.Fatalf("intact segment reported cut: %+v", infos[0])
+	}
+	bounds := batchEnds(t, recs, 100)
+	path := filepath.Join(dir, segs[0].File)
+	full, _ := os.ReadFile(path)
+	cut := append(append([]byte(nil), full[:bounds[4]]...), eosMarker...) // 4 batches, then a clean end
+	os.WriteFile(path, cut, 0o644)
+	got, infos := readAllURLs(t, crawl, 0)
+	if len(got) != 400 || infos[0].Clean || !strings.Contains(infos[0].Error, "600 rows missing") {
+		t.Fatalf("rows %d, info %+v: want 400 rows, cut, 600 rows missing", len(got), infos[0])
 	}
 }

@@ -65,6 +65,9 @@ type NodeURLReader struct {
 	infos []SegmentInfo
 	err   error
 	batch URLBatch
+	// want is the row count manifest.json records per segment file (nil
+	// without a usable manifest).
+	want map[string]int64
 }
 
 // OpenNodeURLs opens node's URL log in crawlDir.
@@ -77,7 +80,7 @@ func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: %s: no %s-*%s segments", ErrBadInput, dir, PrefixURLs, SegmentExt)
 	}
-	r := &NodeURLReader{paths: paths}
+	r := &NodeURLReader{paths: paths, want: manifestRows(crawlDir, node)}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func (r *NodeURLReader) open() error {
 		s, err := OpenSegment(r.paths[r.i], KindURLs)
 		if IsCutSchema(err) {
 			// A crash right after rotation: a cut segment with no rows.
-			r.infos = append(r.infos, SegmentInfo{File: filepath.Base(r.paths[r.i]), Error: err.Error()})
+			r.addInfo(SegmentInfo{File: filepath.Base(r.paths[r.i]), Error: err.Error()})
 			continue
 		}
 		if err != nil {
@@ -101,6 +104,41 @@ func (r *NodeURLReader) open() error {
 		}
 		r.seg = s
 		return nil
+	}
+	return nil
+}
+
+// addInfo records a finished segment, checked against the row count the
+// manifest records for it: a segment holding fewer rows than its writer
+// wrote was cut after the fact (a truncated copy), even when it ends on a
+// batch boundary.
+func (r *NodeURLReader) addInfo(si SegmentInfo) {
+	if want, ok := r.want[si.File]; ok && si.Rows < want {
+		miss := fmt.Sprintf("%d rows missing: holds %d, %s records %d", want-si.Rows, si.Rows, ManifestName, want)
+		if si.Error != "" {
+			miss += "; " + si.Error
+		}
+		si.Clean, si.Error = false, miss
+	}
+	r.infos = append(r.infos, si)
+}
+
+// manifestRows maps node's URL segment files to the rows crawlDir's
+// manifest records for them; nil when there is no readable manifest.
+func manifestRows(crawlDir string, node int) map[string]int64 {
+	m, err := ReadManifest(crawlDir)
+	if err != nil {
+		return nil
+	}
+	for _, nm := range m.NodeInfo {
+		if nm.Node != node {
+			continue
+		}
+		want := make(map[string]int64, len(nm.URLSegments))
+		for _, s := range nm.URLSegments {
+			want[s.File] = s.Rows
+		}
+		return want
 	}
 	return nil
 }
@@ -115,7 +153,7 @@ func (r *NodeURLReader) Next() bool {
 			r.batch = NewURLBatch(r.seg.Record())
 			return true
 		}
-		r.infos = append(r.infos, r.seg.Info())
+		r.addInfo(r.seg.Info())
 		r.seg.Close()
 		r.seg = nil
 		r.i++

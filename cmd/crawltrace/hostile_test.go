@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/recorder"
+)
+
+// hostilePage writes a 16 MiB page of short distinct links (about 800,000)
+// to other such pages.
+func hostilePage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/robots.txt" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html")
+	bw := bufio.NewWriterSize(w, 1<<16)
+	defer bw.Flush()
+	bw.WriteString("<html><body>")
+	page := strings.TrimPrefix(r.URL.Path, "/")
+	n := 13
+	for i := 0; n < 16<<20-32; i++ {
+		k, _ := fmt.Fprintf(bw, "<a href=/%s%x>", page, i)
+		n += k
+	}
+	bw.WriteString("</body></html>")
+}
+
+// peakRSS reads the peak resident set size of a process (VmHWM).
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Pages of 16 MiB of short links, each linking to more such pages, keep a
+// 2-connection crawl with --memory 256MiB within the budget plus the
+// documented constant, recorder.MemoryAllowance.
+func TestHostilePagesMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls millions of links")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc to read the crawler's peak RSS")
+	}
+	bin := binary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(hostilePage)}
+	go srv.Serve(ln)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "crawl")
+	const budget = 256 << 20
+	cfg := recorder.DefaultConfig()
+	cfg.Workers = 2
+	allowance := recorder.MemoryAllowance(&cfg)
+	cmd := exec.Command(bin, "crawl", "-o", dir, "--resolve", "*:"+ln.Addr().String(), "--allow-private",
+		"--min-delay", "0", "--delay-factor", "0", "--workers", "2", "--max-conns", "2", "--max-pages", "6",
+		"--memory", "256MiB", "--due", "disk", "http://hostile.test/a")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("crawl: %v\n%s", err, stderr.String())
+			}
+			running = false
+		case <-time.After(20 * time.Millisecond):
+			peak = max(peak, peakRSS(cmd.Process.Pid))
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "stats.json"))
+	t.Logf("peak RSS %d MiB (budget %d MiB + allowance %d MiB); stats %s", peak>>20, budget>>20, allowance>>20, firstLines(string(b), "urls_logged", "queue_peak_bytes", "queue_waits", "frontier_spill_written_bytes", "due_merges"))
+	if peak == 0 {
+		t.Skip("could not read the crawler's RSS")
+	}
+	if peak > budget+allowance {
+		t.Fatalf("peak RSS %d MiB, over --memory %d MiB + %d MiB", peak>>20, budget>>20, allowance>>20)
+	}
+}
+
+// firstLines picks the lines of a JSON document mentioning keys.
+func firstLines(doc string, keys ...string) string {
+	var out []string
+	for _, line := range strings.Split(doc, "\n") {
+		for _, k := range keys {
+			if strings.Contains(line, `"`+k+`"`) {
+				out = append(out, strings.TrimSpace(line))
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// resumeWeb serves a finite test web on loopback, slow enough (simulated
+// latency) that a crawl of it lasts several seconds.
+func resumeWeb(t *testing.T) (*testweb.Server, []string) {
+	t.Helper()
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 24, 60, 0
+	wc.Latency = true
+	srv := serveWeb(t, wc)
+	return srv, srv.Web().Seeds()
+}
+
+// serveWeb serves the test web wc on loopback until the test ends.
+func serveWeb(t *testing.T, wc testweb.Config) *testweb.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
+	args := []string{"crawl", "-o", dir, "--resolve", "*:" + addr, "--allow-private", "--min-delay", "0",
+		"--delay-factor", "0", "--workers", "8"}
+	return append(append(args, extra...), seeds...)
+}
+
+// traceSets reads a crawl directory's page URLs and distinct logged URLs
+// over all its nodes, and checks that each node's URL rows are numbered
+// 0, 1, 2, ... across segments.
+func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
+	t.Helper()
+	pages, urls = map[string]bool{}, map[string]bool{}
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		nodeSets(t, dir, n, pages, urls)
+	}
+	return pages, urls
+}
+
+func nodeSets(t *testing.T, dir string, node int, pages, urls map[string]bool) {
+	t.Helper()
+	segs, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range segs {
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := range int(rec.NumRows()) {
+				pages[tracefile.PageRow(rec, i).URL] = true
+			}
+		}
+		s.Close()
+	}
+	r, err := tracefile.OpenNodeURLs(dir, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var next uint64
+	for r.Next() {
+		b := r.Batch()
+		for i := range b.Len() {
+			if b.Seq.Value(i) != next {
+				t.Fatalf("%s: URL row %d has seq %d", dir, next, b.Seq.Value(i))
+			}
+			next++
+			urls[b.URL.Value(i)] = true
+		}
+	}
+	for _, si := range r.Segments() {
+		if !si.Clean {
+			t.Errorf("%s: segment %s cut: %s", dir, si.File, si.Error)
+		}
+	}
+}
+
+func diff(a, b map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}
+
+// A crawl killed with kill -9 about 2 s in and resumed to completion
+// fetches the same pages and logs the same distinct URLs as a crawl run
+// without interruption, and is one crawl to condense: with one node, and
+// with three in one process (URLs in transit between nodes at the
+// checkpoint are not lost).
+func TestKill9Resume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and crawls a test web several times")
+	}
+	bin := binary(t)
+	srv, seeds := resumeWeb(t)
+	for _, nodes := range []string{"1", "3"} {
+		t.Run("nodes="+nodes, func(t *testing.T) { kill9Resume(t, bin, srv.Addr(), seeds, nodes) })
+	}
+}
+
+func kill9Resume(t *testing.T, bin, addr string, seeds []string, nodes string) {
+	tmp := t.TempDir()
+	whole, killed := filepath.Join(tmp, "whole"), filepath.Join(tmp, "killed")
+
+	if code, out, errs := runCLI(t, crawlArgs(whole, addr, seeds, "--nodes", nodes)...); code != 0 {
+		t.Fatalf("uninterrupted crawl: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	cmd := exec.Command(bin, crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ckpt := filepath.Join(tracefile.NodeDir(killed, 0), "state", "checkpoint", "checkpoint.json")
+	start := time.Now()
+	for {
+		if _, err := os.Stat(ckpt); err == nil && time.Since(start) >= 2*time.Second {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("crawl ended before it was killed (%v): make the test web larger", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Since(start) > time.Minute {
+			cmd.Process.Kill()
+			t.Fatal("no checkpoint within a minute")
+		}
+	}
+	cmd.Process.Kill() // SIGKILL
+	<-exited
+	if _, err := os.Stat(filepath.Join(killed, tracefile.ManifestName)); err == nil {
+		t.Fatal("a killed crawl wrote a manifest")
+	}
+
+	// No flags but the directory: the rest comes from the saved crawl.
+	code, out, errs := runCLI(t, "crawl", "-o", killed, "--resume")
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	wp, wu := traceSets(t, whole)
+	kp, ku := traceSets(t, killed)
+	if len(wp) != len(kp) || len(diff(wp, kp)) > 0 || len(diff(kp, wp)) > 0 {
+		t.Errorf("pages: uninterrupted %d, resumed %d; only uninterrupted %v; only resumed %v", len(wp), len(kp), diff(wp, kp), diff(kp, wp))
+	}
+	if len(wu) != len(ku) || len(diff(wu, ku)) > 0 || len(diff(ku, wu)) > 0 {
+		t.Errorf("distinct URLs: uninterrupted %d, resumed %d; only uninterrupted %v; only resumed %v", len(wu), len(ku), diff(wu, ku), diff(ku, wu))
+	}
+
+	// One crawl: one crawl id, every segment of both runs in the manifest.
+	man, err := tracefile.ReadManifest(killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, _ := tracefile.ListSegments(tracefile.NodeDir(killed, 0), tracefile.PrefixURLs)
+	if strconv.Itoa(len(man.NodeInfo)) != nodes || len(man.NodeInfo[0].URLSegments) != len(onDisk) || len(onDisk) < 2 {
+		t.Errorf("manifest lists %+v; %d URL segments of node 0 on disk (want >= 2: both runs)", man.NodeInfo, len(onDisk))
+	}
+	var stats struct {
+		CrawlID        string `json:"crawl_id"`
+		Resumes        int64  `json:"resumes"`
+		DiscardedPages int64  `json:"discarded_pages"`
+	}
+	b, _ := os.ReadFile(filepath.Join(killed, "stats.json"))
+	if err := json.Unmarshal(b, &stats); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d pages, %d distinct URLs; %d URL segments; stats %+v", len(kp), len(ku), len(onDisk), stats)
+	if stats.CrawlID != man.CrawlID || stats.Resumes != 1 {
+		t.Errorf("stats: %+v, manifest crawl id %s: want the same id and 1 resume", stats, man.CrawlID)
+	}
+	r, err := tracefile.OpenNodeURLs(killed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Meta().CrawlID != man.CrawlID {
+		t.Errorf("segment crawl id %s, manifest %s", r.Meta().CrawlID, man.CrawlID)
+	}
+	r.Close()
+
+	code, out, errs = runCLI(t, "condense", killed, "-o", filepath.Join(tmp, "condensed"))
+	if code != 0 || strings.Contains(errs, "cut segment") {
+		t.Fatalf("condense of the resumed crawl: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "inspect", killed)
+	if code != 0 || !strings.Contains(out, man.CrawlID) {
+		t.Fatalf("inspect of the resumed crawl: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	// The finished crawl can be resumed again (nothing left to do) but
+	// not overwritten.
+	code, _, errs = runCLI(t, crawlArgs(killed, addr, seeds)...)
+	if code != 2 || !strings.Contains(errs, "--resume") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("crawl into a crawl directory: exit %d, stderr %q: want 2 and one line pointing to --resume", code, errs)
+	}
+}
+
+// crawl -o into a directory holding a crawl, even one killed before its
+// first checkpoint, refuses without --resume.
+func TestCrawlRefusesExistingDir(t *testing.T) {
+	srv, seeds := resumeWeb(t)
+	dir := t.TempDir()
+	seeds = seeds[:1]
+	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), seeds, "--max-pages", "5")...); code != 0 {
+		t.Fatalf("first crawl: exit %d: %s", code, errs)
+	}
+	code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), seeds, "--max-pages", "5")...)
+	if code != 2 || !strings.Contains(errs, "already holds a crawl") || !strings.Contains(errs, "--resume") {
+		t.Fatalf("second crawl: exit %d, stderr %q", code, errs)
+	}
+	// A directory of segments without a manifest (a killed crawl).
+	os.Remove(filepath.Join(dir, tracefile.ManifestName))
+	if code, _, _ := runCLI(t, crawlArgs(dir, srv.Addr(), seeds)...); code != 2 {
+		t.Fatalf("crawl into a killed crawl's directory: exit %d, want 2", code)
+	}
+	// Resuming an empty directory is refused too.
+	code, _, errs = runCLI(t, "crawl", "-o", filepath.Join(dir, "nothing"), "--resume")
+	if code != 2 || !strings.Contains(errs, "no crawl to resume") {
+		t.Fatalf("resume of nothing: exit %d, stderr %q", code, errs)
+	}
+	// A crawl stopped cleanly by its budget resumes.
+	code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "10")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s %s", code, out, errs)
+	}
+}

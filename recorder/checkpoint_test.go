@@ -1,0 +1,195 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// crawlSets is the set of page URLs fetched and of distinct URLs logged
+// over every node of a crawl directory.
+func crawlSets(t *testing.T, dir string, nodes int) (pages, urls map[string]bool) {
+	pages, urls = map[string]bool{}, map[string]bool{}
+	for n := 0; n < nodes; n++ {
+		for _, p := range readPages(t, dir, n) {
+			pages[p.URL] = true
+		}
+	}
+	for _, r := range readURLs(t, dir) {
+		urls[r.URL] = true
+	}
+	return pages, urls
+}
+
+func sameSet(t *testing.T, what string, a, b map[string]bool) {
+	t.Helper()
+	var onlyA, onlyB []string
+	for k := range a {
+		if !b[k] {
+			onlyA = append(onlyA, k)
+		}
+	}
+	for k := range b {
+		if !a[k] {
+			onlyB = append(onlyB, k)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	if len(onlyA)+len(onlyB) > 0 {
+		t.Errorf("%s: %d vs %d; only first %v; only second %v", what, len(a), len(b), head(onlyA), head(onlyB))
+	}
+}
+
+func head(s []string) []string {
+	if len(s) > 5 {
+		return s[:5]
+	}
+	return s
+}
+
+// An in-process crawl of three nodes, stopped mid-crawl after a few
+// periodic checkpoints and resumed, fetches the same pages and logs the
+// same distinct URLs as one run without a stop (with the in-memory DUE);
+// the URLs in transit
+// between nodes at the stop are not lost.
+func TestResumeMultiNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a test web twice")
+	}
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 12, 40, 0
+	wc.Latency = true
+	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	mk := func() Config {
+		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+		cfg.Nodes = 3
+		cfg.CheckpointEvery = 100 * time.Millisecond
+		return cfg
+	}
+	whole := mk()
+	runCrawl(t, whole)
+
+	// The stopped and resumed crawl uses the disk DUE, whose state is
+	// saved and loaded too.
+	cfg := mk()
+	cfg.DUE, cfg.DUEBuffer, cfg.DUECache = DUEDisk, 200, 64
+	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpointDirName, checkpointMetaName)
+		for {
+			if _, err := os.Stat(ck); err == nil {
+				time.Sleep(300 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.StopReason != StopCanceled {
+		t.Fatalf("first run stopped by %s: make the web larger", res.Stats.StopReason)
+	}
+	cfg.Resume = true
+	res = runCrawl(t, cfg)
+	if res.Stats.StopReason != StopDone || res.Stats.Resumes != 1 {
+		t.Fatalf("resumed run: stop %s, resumes %d", res.Stats.StopReason, res.Stats.Resumes)
+	}
+	wp, wu := crawlSets(t, whole.OutDir, 3)
+	kp, ku := crawlSets(t, cfg.OutDir, 3)
+	sameSet(t, "pages", wp, kp)
+	sameSet(t, "distinct URLs", wu, ku)
+	m, err := tracefile.ReadManifest(cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.CrawlID != res.Stats.CrawlID || m.URLRows() != int64(len(readURLs(t, cfg.OutDir))) {
+		t.Errorf("manifest %s with %d rows; stats crawl id %s", m.CrawlID, m.URLRows(), res.Stats.CrawlID)
+	}
+}
+
+// Resuming cuts a log back to its checkpointed position: rows written
+// after it, in the open segment and in segments opened later, move to the
+// discard directory (the originals kept whole), and the log reads as if
+// the writer had closed at the checkpoint.
+func TestRestoreLogCutsBack(t *testing.T) {
+	crawl := t.TempDir()
+	dir := tracefile.NodeDir(crawl, 0)
+	meta := tracefile.Meta{CrawlID: "c", Nodes: 1, Partitioner: "host"}
+	w, err := tracefile.CreateURLWriter(dir, meta, tracefile.WriterConfig{FlushRows: 10, SegmentBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, err := w.Append(tracefile.URLRecord{URL: fmt.Sprintf("http://h.test/%d", i), Kind: tracefile.URLLink}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Checkpoint where the open segment holds batches (not right after
+	// a rotation), so that it is cut rather than moved aside.
+	n := 205
+	add(0, n)
+	var saved savedLog
+	for {
+		done, open, err := w.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved = savedLog{Done: done, Open: open, NextSeq: w.Rows()}
+		if open.Batches > 0 {
+			break
+		}
+		add(n, n+5)
+		n += 5
+	}
+	add(n, 400) // after the checkpoint: the open segment grows, more rotate
+	w.Flush()
+	before, _ := tracefile.ListSegments(dir, tracefile.PrefixURLs)
+	// Killed: no Close.
+	discard := filepath.Join(crawl, "discarded")
+	segs, dropped, err := restoreLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, saved, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped != int64(400-n) {
+		t.Errorf("dropped %d rows, want %d", dropped, 400-n)
+	}
+	after, _ := tracefile.ListSegments(dir, tracefile.PrefixURLs)
+	kept, _ := filepath.Glob(filepath.Join(discard, "*"))
+	if len(after) != len(segs) || len(after)+len(kept) != len(before)+1 {
+		t.Errorf("%d segments before, %d after, %d kept aside; restored list %d", len(before), len(after), len(kept), len(segs))
+	}
+	rows := readURLs(t, crawl) // also checks every segment ends cleanly
+	if len(rows) != n {
+		t.Fatalf("%d rows after the cut, want %d", len(rows), n)
+	}
+	for i, r := range rows {
+		if r.Seq != uint64(i) || r.URL != fmt.Sprintf("http://h.test/%d", i) {
+			t.Fatalf("row %d: %+v", i, r)
+		}
+	}
+	var sum int64
+	for _, s := range segs {
+		sum += s.Rows
+	}
+	if sum != int64(n) {
+		t.Errorf("restored segment infos hold %d rows, want %d", sum, n)
+	}
+}

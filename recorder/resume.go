@@ -1,0 +1,118 @@
+package recorder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// ConfigFormat names a crawl's saved configuration,
+// OutDir/node-NNN/state/config.json.
+const ConfigFormat = "crawltrace-crawl-config"
+
+// savedConfig is state/config.json: the configuration a crawl was started
+// with (fields the crawler cannot save, such as the quality oracle map
+// and the clock, are left out) and when it was first started.
+type savedConfig struct {
+	Format  string    `json:"format"`
+	Created time.Time `json:"created"`
+	Config  Config    `json:"config"`
+}
+
+// LoadConfig returns the configuration saved by the crawl in outDir (as
+// node's state; node 0 for an in-process crawl), with OutDir set. A
+// resuming caller starts from it and changes what it is given again. It
+// fails with ErrConfig when outDir holds no crawl.
+func LoadConfig(outDir string, node int) (Config, error) {
+	sc, err := readSavedConfig(outDir, node)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := sc.Config
+	cfg.OutDir = outDir
+	return cfg, nil
+}
+
+func readSavedConfig(outDir string, node int) (*savedConfig, error) {
+	path := filepath.Join(stateDir(outDir, node), configFileName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s holds no crawl to resume (no %s)", ErrConfig, outDir, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	var sc savedConfig
+	if err := json.Unmarshal(b, &sc); err != nil || sc.Format != ConfigFormat {
+		return nil, fmt.Errorf("%w: %s: not a crawltrace crawl configuration", tracefile.ErrCorrupt, path)
+	}
+	return &sc, nil
+}
+
+func writeSavedConfig(cfg *Config, node int, created time.Time) error {
+	dir := stateDir(cfg.OutDir, node)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	return tracefile.WriteJSON(filepath.Join(dir, configFileName), savedConfig{Format: ConfigFormat, Created: created.UTC(), Config: *cfg})
+}
+
+// crawlIn reports whether outDir already holds a crawl for the given
+// nodes: a manifest (in-process crawls), or a node directory holding
+// segments or saved state.
+func crawlIn(outDir string, nodes []int, tcp bool) bool {
+	if !tcp {
+		if _, err := os.Stat(filepath.Join(outDir, tracefile.ManifestName)); err == nil {
+			return true
+		}
+		if all, err := tracefile.CrawlNodes(outDir); err == nil {
+			nodes = all
+		}
+	}
+	for _, id := range nodes {
+		dir := tracefile.NodeDir(outDir, id)
+		for _, p := range []string{tracefile.PrefixURLs, tracefile.PrefixPages} {
+			if segs, _ := tracefile.ListSegments(dir, p); len(segs) > 0 {
+				return true
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, StateDirName, configFileName)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// discardAll moves every segment of n to its discard directory: the
+// crawl resumes with no checkpoint (it was killed before its first one)
+// and starts again from its seeds.
+func (n *node) discardAll() error {
+	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
+	for _, p := range []struct{ prefix, kind string }{{tracefile.PrefixURLs, tracefile.KindURLs}, {tracefile.PrefixPages, tracefile.KindPages}} {
+		paths, err := tracefile.ListSegments(dir, p.prefix)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, tracefile.ErrBadInput) {
+				continue
+			}
+			continue
+		}
+		for _, path := range paths {
+			rows := segmentRows(path, p.kind)
+			if p.kind == tracefile.KindPages {
+				n.resume.DiscardedPages += rows
+			} else {
+				n.resume.DiscardedURLs += rows
+			}
+			if err := moveInto(path, n.discardDir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
