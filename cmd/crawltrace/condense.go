@@ -75,7 +75,7 @@ is 0 unless --fail-on-collision.`,
 
 func newCondenseMergeCmd() *cobra.Command {
 	var out string
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "merge DIR_OR_REPORT... -o OUT_DIR",
 		Short: "Combine the partial reports of a sharded condense into report.json",
 		Args:  cobra.MinimumNArgs(1),
@@ -115,6 +115,8 @@ func newCondenseMergeCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "directory for report.json (default: the first report's directory)")
+	return cmd
 }
 
 func printCondenseReport(out, errw io.Writer, rep *condense.Report, path string) {
