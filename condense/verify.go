@@ -15,13 +15,15 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// verify processes every partition of this shard and adds up the counts.
-func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
+// verify checks the fingerprint ranges in ranges (of total contiguous
+// ranges), whose bucket files files lists, and adds up the counts.
+func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g int) ([]string, error)) (map[int]*Counts, Counts, error) {
 	perNode := map[int]*Counts{}
 	for _, n := range r.nodes {
 		perNode[n] = &Counts{}
 	}
-	var total Counts
+	r.totalRanges = total
+	var sum Counts
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.Workers)
@@ -30,30 +32,27 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 		limit = minPartitionBytes
 	}
 	var done atomic.Int64
-	for p := 0; p < r.parts; p++ {
+	for _, p := range ranges {
 		g.Go(func() error {
-			var files []string
-			for _, n := range r.nodes {
-				path := r.spillPath(n, p)
-				if _, err := os.Stat(path); err == nil {
-					files = append(files, path)
-				}
+			fs, err := files(p)
+			if err != nil {
+				return fmt.Errorf("condense: %w", err)
 			}
 			res := newPartResult()
-			if err := r.processFiles(gctx, files, limit, 0, res); err != nil {
+			if err := r.processFiles(gctx, fs, limit, 0, res); err != nil {
 				return err
 			}
-			for _, f := range files {
-				os.Remove(f)
-			}
 			mu.Lock()
-			total.add(res.total)
+			sum.add(res.total)
 			for n, c := range res.nodes {
+				if perNode[n] == nil {
+					perNode[n] = &Counts{}
+				}
 				perNode[n].add(*c)
 			}
 			mu.Unlock()
-			if d := done.Add(1); d%64 == 0 || d == int64(r.parts) {
-				r.progress("verified %d/%d partitions", d, r.parts)
+			if d := done.Add(1); d%64 == 0 || d == int64(len(ranges)) {
+				r.progress("verified %d/%d ranges", d, len(ranges))
 			}
 			return nil
 		})
@@ -61,7 +60,7 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 	if err := g.Wait(); err != nil {
 		return nil, Counts{}, err
 	}
-	return perNode, total, nil
+	return perNode, sum, nil
 }
 
 type partResult struct {
@@ -115,7 +114,7 @@ func (r *run) processFiles(ctx context.Context, files []string, limit int64, dep
 // shiftFor is how far the fingerprint is shifted to pick a sub-partition at
 // a given split depth: below the bits that chose the top-level range.
 func (r *run) shiftFor(depth int) uint {
-	used := bits.Len(uint(r.cfg.Shards*r.parts-1)) + 4*depth
+	used := bits.Len(uint(r.totalRanges-1)) + 4*depth
 	s := r.cfg.Bits - used - 4
 	if s < 0 {
 		s = 0
