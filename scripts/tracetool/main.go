@@ -42,4 +42,3 @@ func main() {
 	}
 }
 
-func benchMain(args []string) error { return nil }
