@@ -94,7 +94,7 @@ func (c *Config) fill() error {
 
 // heapAllowance is what LimitHeap allows beyond the budget: readers'
 // buffers and condensed-trace batches.
-const heapAllowance = 48 << 20
+const heapAllowance = 24 << 20
 
 // minPartitionBytes keeps partitions from being uselessly small (a
 // variable so tests can force splitting on small inputs).
@@ -243,6 +243,7 @@ type run struct {
 	mu      sync.Mutex
 	written map[string]bool
 	rowsIn  atomic.Int64
+	spilled atomic.Int64 // records written to buckets
 	// totalRanges is the number of fingerprint ranges the buckets were
 	// split into (over all shards), for splitting a range further.
 	totalRanges int
@@ -279,7 +280,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
-	r.progress("read %d rows from %d nodes", r.rowsIn.Load(), len(r.nodes))
+	r.progress("read %d rows from %d nodes, spilled %d first occurrences", r.rowsIn.Load(), len(r.nodes), r.spilled.Load())
 	if r.rowsIn.Load() == 0 {
 		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
 	}

@@ -181,14 +181,19 @@ type workerState struct {
 	buckets []*spillWriter
 	full    []uint64
 	cross   []uint64
+	sink    uint64 // see firstSeen.prefetch
 }
+
+// prefetchBlock is how many lookups of the repeat filter overlap their
+// cache misses.
+const prefetchBlock = 32
 
 func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
 	ws := &workerState{id: id, node: -1}
 	if m.ranges > 0 {
 		ws.buckets = make([]*spillWriter, m.ranges)
-		ws.seen = newFirstSeen(r.cfg.MemoryBytes/2/int64(r.cfg.Workers), 64)
+		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
 	}
 	defer func() {
 		for _, b := range ws.buckets {
@@ -263,7 +268,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 	var rec [10]byte
 	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
 	spillBufSize := spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers)
-	var rows, crossRows int64
+	var rows, crossRows, spilled int64
 	for seg.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -273,13 +278,18 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 		full, cross := ws.full[:0], ws.cross[:0]
 		dests := b.Dest.Uint16Values()
 		for i := 0; i < n; i++ {
-			url := b.URL.Value(i)
-			fp := hasher.String(url)
+			fp := hasher.String(b.URL.Value(i))
 			full = append(full, fp)
 			if int(dests[i]) != node {
 				cross = append(cross, fp)
 			}
-			if m.ranges == 0 || ws.seen.seen(fp, url) {
+		}
+		for i := 0; i < n && m.ranges > 0; i++ {
+			if i%prefetchBlock == 0 {
+				ws.sink += ws.seen.prefetch(full[i:min(i+prefetchBlock, n)])
+			}
+			url, fp := b.URL.Value(i), full[i]
+			if ws.seen.seen(fp, url) {
 				continue
 			}
 			g := r.rangeOf(fp, m.ranges)
@@ -291,6 +301,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 				ws.buckets[g] = sw
 			}
 			binary.LittleEndian.PutUint64(rec[:8], fp)
+			spilled++
 			if err := sw.write(rec[:], url); err != nil {
 				return err
 			}
@@ -298,6 +309,8 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 		ws.full, ws.cross = full, cross
 		rows += int64(n)
 		crossRows += int64(len(cross))
+		r.spilled.Add(spilled)
+		spilled = 0
 		r.rowsIn.Add(int64(n))
 		if direct {
 			if err := s.full.AppendSlice(full); err != nil {

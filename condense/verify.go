@@ -195,7 +195,29 @@ func countBuffer(buf []byte, res *partResult) error {
 	var fpNodes []uint16
 	has := func(s []uint16, n uint16) bool { return slices.Contains(s, n) }
 	for i := 0; i < len(ents); {
-		j := i
+		// The common case: every record of the fingerprint holds the same
+		// URL (one URL, seen on one or more nodes).
+		j, same := i+1, true
+		first := buf[ents[i].off : ents[i].off+ents[i].n]
+		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
+			same = same && string(buf[ents[j].off:ents[j].off+ents[j].n]) == string(first)
+		}
+		if same {
+			res.total.DistinctFPs++
+			res.total.DistinctURLs++
+			fpNodes = fpNodes[:0]
+			for k := i; k < j; k++ {
+				if !has(fpNodes, ents[k].node) {
+					fpNodes = append(fpNodes, ents[k].node)
+					c := res.node(int(ents[k].node))
+					c.DistinctFPs++
+					c.DistinctURLs++
+				}
+			}
+			i = j
+			continue
+		}
+		j = i
 		group = group[:0]
 		fpNodes = fpNodes[:0]
 		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {

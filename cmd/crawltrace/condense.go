@@ -78,7 +78,7 @@ a file system every task sees.`,
 	f.StringVarP(&cfg.Output, "out", "o", "", "output directory for condensed traces and report.json")
 	f.IntVar(&cfg.Bits, "bits", cfg.Bits, "fingerprint width in bits (below 64 only to test the collision check)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "fingerprint hash seed (0 is the trace format's)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 48MiB), e.g. 512MiB, 8GiB")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers (default: all CPUs)")
 	f.StringVar(&shard, "shard", "", "map task i of N of a cluster run: read nodes n mod N = i, write their traces and buckets (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
@@ -135,7 +135,7 @@ OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&shard, "shard", "", "the fingerprint range to verify (j/N, N as in the map tasks)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 48MiB)")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 24MiB)")
 	f.IntVar(&cfg.Workers, "workers", 0, "parallel workers (default: all CPUs)")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to split oversized ranges (default OUT_DIR)")
 	return cmd
