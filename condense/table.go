@@ -137,7 +137,8 @@ func (t *firstSeen) prefetch(fps []uint64) uint64 {
 	for _, fp := range fps {
 		s := &g.slots[g.slot(fp)]
 		if s.fp == fp && s.off != 0 && s.n != 0 {
-			sum += uint64(g.arena[s.off-1])
+			// The URL may span two cache lines.
+			sum += uint64(g.arena[s.off-1]) + uint64(g.arena[s.off-1+s.n-1])
 		}
 	}
 	return sum

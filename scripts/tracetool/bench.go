@@ -124,7 +124,6 @@ func benchMain(args []string) error {
 	return nil
 }
 
-
 type totals struct {
 	Total struct {
 		Rows         int64 `json:"rows"`

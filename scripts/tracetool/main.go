@@ -41,4 +41,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
