@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -100,16 +101,44 @@ func (r *run) processFiles(ctx context.Context, files []string, limit int64, dep
 	if size > limit && depth < maxSplitDepth {
 		return r.split(ctx, files, limit, depth, res)
 	}
-	buf := make([]byte, 0, size)
+	lb := loadBufs.Get().(*loadBuf)
+	defer loadBufs.Put(lb)
+	if int64(cap(lb.buf)) < size {
+		lb.buf = make([]byte, 0, size)
+	}
+	buf := lb.buf[:0]
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		fh, err := os.Open(f)
 		if err != nil {
 			return fmt.Errorf("condense: %w", err)
 		}
-		buf = append(buf, b...)
+		st, err := fh.Stat()
+		if err == nil && int64(len(buf))+st.Size() > int64(cap(buf)) {
+			err = fmt.Errorf("%s changed while being read", f)
+		}
+		if err == nil {
+			n := int(st.Size())
+			_, err = io.ReadFull(fh, buf[len(buf):len(buf)+n])
+			buf = buf[:len(buf)+n]
+		}
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
 	}
-	return countBuffer(buf, res)
+	lb.buf = buf
+	var err error
+	lb.ents, err = countBuffer(buf, lb.ents[:0], res)
+	return err
 }
+
+// loadBuf is the memory one reduce worker reuses from range to range.
+type loadBuf struct {
+	buf  []byte
+	ents []entry
+}
+
+var loadBufs = sync.Pool{New: func() any { return new(loadBuf) }}
 
 // shiftFor is how far the fingerprint is shifted to pick a sub-partition at
 // a given split depth: below the bits that chose the top-level range.
@@ -176,12 +205,14 @@ type entry struct {
 // countBuffer counts distinct URLs and fingerprints in one loaded partition
 // and finds its collisions: sort by fingerprint, then compare the URL
 // strings within each group of equal fingerprints.
-func countBuffer(buf []byte, res *partResult) error {
-	var ents []entry
+func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
+	if want := len(buf) / 48; cap(ents) < want {
+		ents = make([]entry, 0, want) // records are rarely shorter than 48 bytes
+	}
 	for off := 0; off < len(buf); {
 		fp, node, u, next, err := decodeRec(buf, off)
 		if err != nil {
-			return fmt.Errorf("condense: spill: %w", err)
+			return ents, fmt.Errorf("condense: spill: %w", err)
 		}
 		ents = append(ents, entry{fp: fp, off: uint32(next - len(u)), n: uint32(len(u)), node: node})
 		off = next
@@ -274,7 +305,7 @@ func countBuffer(buf []byte, res *partResult) error {
 		}
 		i = j
 	}
-	return nil
+	return ents, nil
 }
 
 func collision(fp uint64, a, b []byte) Collision {
