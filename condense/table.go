@@ -123,16 +123,16 @@ func (t *firstSeen) clear() {
 	t.old.reset()
 }
 
-// prefetch loads, for each fingerprint, its slot in the current generation
+// prefetch loads, for each fingerprint, its slots in both generations
 // and, when the slot holds that fingerprint, the first byte of its URL, so
 // that the cache misses of a block of lookups overlap instead of each
 // lookup waiting for its own. It changes nothing; the sum it returns only
 // keeps the loads from being optimized away.
 func (t *firstSeen) prefetch(fps []uint64) uint64 {
-	g := t.cur
+	g, o := t.cur, t.old
 	var sum uint64
 	for _, fp := range fps {
-		sum += uint64(g.slots[g.slot(fp)].off)
+		sum += uint64(g.slots[g.slot(fp)].off) + uint64(o.slots[o.slot(fp)].off)
 	}
 	for _, fp := range fps {
 		s := &g.slots[g.slot(fp)]
