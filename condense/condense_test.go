@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -362,5 +363,43 @@ func TestBadInput(t *testing.T) {
 	w.Close()
 	if _, err := Run(context.Background(), Config{Input: ec, Output: t.TempDir()}); !errors.Is(err, tracefile.ErrBadInput) {
 		t.Errorf("empty crawl: %v", err)
+	}
+}
+
+// One node of many segments read by more workers than nodes: segments read
+// ahead of their turn are appended in log order.
+func TestSegmentsReadInParallelKeepLogOrder(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	recs := makeCrawl(t, in, 1, 20000, 5000, 9)
+	segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 0), tracefile.PrefixURLs)
+	if len(segs) < 8 {
+		t.Fatalf("want many segments, got %d", len(segs))
+	}
+	rep := mustRun(t, Config{Input: in, Output: out, Workers: 4})
+	full, _, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(0, tracefile.SubtraceFull)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cross, _, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(0, tracefile.SubtraceCross)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantFull, wantCross []uint64
+	for _, r := range recs[0] {
+		fp := fingerprint.URL(r.URL)
+		wantFull = append(wantFull, fp)
+		if r.Dest != 0 {
+			wantCross = append(wantCross, fp)
+		}
+	}
+	if !slices.Equal(full, wantFull) || !slices.Equal(cross, wantCross) {
+		t.Errorf("traces out of log order: %d/%d full, %d/%d cross", len(full), len(wantFull), len(cross), len(wantCross))
+	}
+	urls, fps, _ := bruteForce(recs[0], fingerprint.Default)
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.InputBytesRead == 0 {
+		t.Errorf("total %+v, want %d URLs, %d fingerprints", rep.Total, urls, fps)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 3 {
+		t.Errorf("output holds %d entries, want two traces and report.json (chunk files left?)", len(ents))
 	}
 }
