@@ -36,13 +36,15 @@ type Config struct {
 	Bits int
 	// Seed is the fingerprint hash seed; default 0 (the trace format's).
 	Seed uint64
-	// MemoryBytes bounds the memory of the verification (partition loads and
-	// buffers). Default 1 GiB.
+	// MemoryBytes bounds the memory of the collision check: the map side's
+	// repeat filter (a quarter) and bucket buffers (an eighth), the reduce
+	// side's loaded ranges (a third per worker). Default 1 GiB.
 	MemoryBytes int64
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
-	// Shard and Shards select fingerprint range Shard of Shards (and the
-	// nodes n with n mod Shards = Shard). Shards <= 1 means unsharded.
+	// Shard and Shards make Run map task Shard of Shards of a cluster run:
+	// it reads the nodes n with n mod Shards = Shard (see [Reduce] and
+	// [Merge]). Shards <= 1 means unsharded.
 	Shard, Shards int
 	// FailOnCollision makes Run return ErrCollision when any are found.
 	FailOnCollision bool
