@@ -3,6 +3,7 @@ module github.com/crawltrace/crawltrace
 go 1.26.8
 
 require (
+	github.com/andybalholm/brotli v1.2.8
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/google/flatbuffers v25.12.19+incompatible

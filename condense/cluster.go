@@ -37,7 +37,8 @@ const BucketDir = "buckets"
 // MapReportName is the file name of map task i of n's report.
 func MapReportName(i, n int) string { return fmt.Sprintf("map-%d-of-%d.json", i, n) }
 
-func mapBucketDir(out string, i int) string {
+// MapBucketDir is the directory of map task i's bucket files.
+func MapBucketDir(out string, i int) string {
 	return filepath.Join(out, BucketDir, fmt.Sprintf("map-%d", i))
 }
 
@@ -47,7 +48,7 @@ func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report,
 	rep := r.newReport()
 	rep.Stage = StageMap
 	ranges := r.cfg.Shards * r.parts
-	final := mapBucketDir(r.cfg.Output, r.cfg.Shard)
+	final := MapBucketDir(r.cfg.Output, r.cfg.Shard)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
 	}

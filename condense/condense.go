@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/progress"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -59,7 +60,9 @@ type Config struct {
 	// near the budget. It changes process-wide state: the CLI sets it, a
 	// library caller decides.
 	LimitHeap bool
-	// Progress, when non-nil, receives progress lines.
+	// Progress, when non-nil, receives stage lines and the progress of
+	// reading (rows of the manifest's count) and of verifying (ranges);
+	// a *progress.Sink picks live or batch lines.
 	Progress io.Writer
 }
 
@@ -211,6 +214,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer debug.SetMemoryLimit(old)
 	}
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
+	var total int64 // a map task reads only its nodes: total unknown
+	if !sharded {
+		total = manifestRows(cfg.Input)
+	}
+	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", total)
 	var rep *Report
 	if sharded {
 		rep, err = r.mapTask(ctx, mine, inBytes)
@@ -249,6 +257,8 @@ type run struct {
 	// totalRanges is the number of fingerprint ranges the buckets were
 	// split into (over all shards), for splitting a range further.
 	totalRanges int
+	// reading reports rowsIn against the manifest's row count.
+	reading *progress.Reporter
 }
 
 // cleanup removes the outputs of a failed run, so nothing half-written looks
@@ -337,6 +347,16 @@ func (n *NodeReport) setDistinct(c *Counts) {
 	n.CollisionPairs = c.CollisionPairs
 	n.Collisions = c.Collisions
 	n.CollisionsTruncated = c.CollisionsTruncated
+}
+
+// manifestRows is the number of URL rows in the crawl in dir from its
+// manifest; 0 when there is none (a crawl cut short).
+func manifestRows(dir string) int64 {
+	m, err := tracefile.ReadManifest(dir)
+	if err != nil {
+		return 0
+	}
+	return m.URLRows()
 }
 
 func (r *run) progress(format string, args ...any) {

@@ -110,6 +110,7 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 		g.Go(func() error { return m.worker(gctx, w, work) })
 	}
 	err := g.Wait()
+	r.reading.Finish()
 	defer func() {
 		for _, s := range m.sinks {
 			for _, c := range s.pending {
@@ -311,7 +312,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 		crossRows += int64(len(cross))
 		r.spilled.Add(spilled)
 		spilled = 0
-		r.rowsIn.Add(int64(n))
+		r.reading.Set(r.rowsIn.Add(int64(n)))
 		if direct {
 			if err := s.full.AppendSlice(full); err != nil {
 				return err

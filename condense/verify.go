@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
 // verify checks the fingerprint ranges in ranges (of total contiguous
@@ -33,6 +35,8 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g 
 		limit = minPartitionBytes
 	}
 	var done atomic.Int64
+	prog := progress.New(r.cfg.Progress, "condense: verifying", "ranges", int64(len(ranges)))
+	defer prog.Finish()
 	for _, p := range ranges {
 		g.Go(func() error {
 			fs, err := files(p)
@@ -52,9 +56,7 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g 
 				perNode[n].add(*c)
 			}
 			mu.Unlock()
-			if d := done.Add(1); d%64 == 0 || d == int64(len(ranges)) {
-				r.progress("verified %d/%d ranges", d, len(ranges))
-			}
+			prog.Set(done.Add(1))
 			return nil
 		})
 	}

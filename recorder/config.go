@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -64,8 +65,19 @@ type Config struct {
 	// Token is the bearer token every peer request must carry (TCP mode).
 	Token string
 	// IdleGrace is how long, in TCP mode, all nodes must report idle with
-	// balanced batch counters before the crawl ends. Default 5s.
+	// unchanged batch counters before the crawl ends. Default 5s.
 	IdleGrace time.Duration
+	// PeerTimeout is how long a peer may go without answering a heartbeat
+	// or acknowledging a batch before the failure detector declares it
+	// dead (TCP mode). With Partitioner "consistent" its hosts then go to
+	// the live nodes by the ring, and come back when it answers again;
+	// with the other partitioners there is no fail-over: batches for it
+	// wait until it is back. Default 30s.
+	PeerTimeout time.Duration
+	// Resume continues the crawl in OutDir (TCP mode): the node keeps its
+	// crawl id, writes new segments after its old ones and resends the
+	// batches its outbox holds. Every start is a new incarnation (epoch).
+	Resume bool
 
 	// Resolve maps host names to dial addresses, like curl --resolve:
 	// "example.com" -> "127.0.0.1:8080"; the key "*" matches every host.
@@ -76,8 +88,14 @@ type Config struct {
 	// the resolved IP at dial time).
 	AllowPrivate bool
 
-	// MaxPages stops the crawl after this many fetch attempts (robots.txt
-	// excluded) over all nodes of this process; 0 = no limit.
+	// MaxPages is the crawl's budget of fetch attempts (robots.txt
+	// excluded); 0 = no limit. In one process it is shared by all its
+	// nodes and the crawl stops when it is used. In TCP mode (Peers) it is
+	// the budget of the whole crawl, split evenly: node i may fetch
+	// MaxPages/N pages, one more when i < MaxPages mod N; a node that has
+	// used its share stops fetching but keeps exchanging batches, and the
+	// crawl ends (reason max-pages) when every node has used its share or
+	// has nothing left to fetch, with every batch delivered.
 	MaxPages int64
 	// Duration stops the crawl after this long; 0 = no limit.
 	Duration time.Duration
@@ -130,6 +148,25 @@ type Config struct {
 	// Timeout bounds one fetch (connect, headers and body). Default 30s.
 	Timeout time.Duration
 
+	// PolitenessKey is what one queue, one request in flight and one delay
+	// apply to: PolitenessHost (default; every origin of a host name) or
+	// PolitenessIP (every host name resolving to one address).
+	PolitenessKey string
+	// RobotsTTL is how long a robots.txt is used before it is fetched
+	// again (RFC 9309: at most 24 hours). Default 24h.
+	RobotsTTL time.Duration
+	// RobotsRetry is the wait before fetching again a robots.txt that
+	// answered 5xx or could not be fetched; it doubles on each failure,
+	// up to RobotsRetries retries. The origin is disallowed meanwhile, and
+	// after the last retry until RobotsTTL. Default 1m and 4.
+	RobotsRetry   time.Duration
+	RobotsRetries int
+	// MaxRedirects caps a redirect chain: the redirects followed from the
+	// first URL, counted over the redirect URLs logged. The redirect that
+	// would exceed it is not followed (Stats.RedirectsCut). Default 20;
+	// 0 follows none.
+	MaxRedirects int
+
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.
 	Filter urlfilter.Config
@@ -152,14 +189,21 @@ type Config struct {
 	// Now returns the current time; default time.Now. Inject it to make
 	// log timestamps deterministic in tests.
 	Now func() time.Time
-	// Progress receives a live progress line (carriage-return updated)
-	// when non-nil; the CLI sets it to stderr when that is a terminal.
+	// Progress receives progress lines when non-nil: pages fetched, rate,
+	// and percentage and ETA when MaxPages is set. A *progress.Sink (what
+	// the CLI passes under --progress) chooses between a live line and a
+	// line every 10 s; any other writer gets a live, carriage-return
+	// updated line.
 	Progress io.Writer
-	// ProgressEvery is the progress update interval. Default 1s.
+	// ProgressEvery is how often the counts are sampled for Progress.
+	// Default 1s.
 	ProgressEvery time.Duration
 
 	// dialHook, when set, is called with every dial address (tests).
 	dialHook func(addr string)
+	// tlsConfig, when set, is the client's TLS configuration (tests trust
+	// an httptest server's certificate with it).
+	tlsConfig *tls.Config
 	// listener, when set, is used instead of listening on Listen (tests).
 	listener net.Listener
 }
@@ -172,6 +216,7 @@ func DefaultConfig() Config {
 	return Config{
 		Nodes:         1,
 		IdleGrace:     5 * time.Second,
+		PeerTimeout:   30 * time.Second,
 		MinDelay:      time.Second,
 		MaxDelay:      30 * time.Second,
 		DelayFactor:   10,
@@ -183,6 +228,11 @@ func DefaultConfig() Config {
 		UserAgent:     DefaultUserAgent,
 		MaxBodyBytes:  16 << 20,
 		Timeout:       30 * time.Second,
+		PolitenessKey: PolitenessHost,
+		RobotsTTL:     24 * time.Hour,
+		RobotsRetry:   time.Minute,
+		RobotsRetries: 4,
+		MaxRedirects:  20,
 		Filter:        urlfilter.DefaultConfig(),
 		SplitterBatch: 1024,
 		Writer:        tracefile.DefaultWriterConfig(),
@@ -207,6 +257,9 @@ func (c *Config) validate() error {
 		if c.Token == "" {
 			return bad("TCP mode needs a token")
 		}
+		if c.PeerTimeout < 0 {
+			return bad("peer timeout must not be negative")
+		}
 		for i, p := range c.Peers {
 			if _, _, err := net.SplitHostPort(p); err != nil {
 				return bad("peer %d %q is not host:port", i, p)
@@ -214,6 +267,9 @@ func (c *Config) validate() error {
 		}
 	} else if c.Nodes < 1 || c.Nodes > 1<<15 {
 		return bad("nodes must be between 1 and 32768, not %d", c.Nodes)
+	}
+	if c.Partitioner == "url" && (len(c.Peers) > 1 || (len(c.Peers) == 0 && c.Nodes > 1)) {
+		return bad(`partitioner "url" splits a host's URLs over several nodes, so two nodes would fetch one host; a live crawl needs "host", "domain" or "consistent" (use "url" with crawltrace scenario)`)
 	}
 	if c.Workers < 1 {
 		return bad("workers must be at least 1, not %d", c.Workers)
@@ -241,6 +297,17 @@ func (c *Config) validate() error {
 	}
 	if c.SplitterCache < 0 {
 		return bad("splitter cache size must not be negative")
+	}
+	switch c.PolitenessKey {
+	case "", PolitenessHost, PolitenessIP:
+	default:
+		return bad("unknown politeness key %q (want %s or %s)", c.PolitenessKey, PolitenessHost, PolitenessIP)
+	}
+	if c.RobotsTTL < 0 || c.RobotsRetry < 0 || c.RobotsRetries < 0 {
+		return bad("robots.txt TTL and retries must not be negative")
+	}
+	if c.MaxRedirects < 0 {
+		return bad("max redirects must not be negative, not %d", c.MaxRedirects)
 	}
 	if c.UserAgent == "" {
 		return bad("empty user agent")

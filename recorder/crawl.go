@@ -37,9 +37,17 @@ type crawl struct {
 	pages    atomic.Int64
 	stopOnce sync.Once
 	stopCh   chan struct{}
-	reason   string
-	errMu    sync.Mutex
-	err      error
+	// TCP mode: this node's share of MaxPages; when used, exhausted is set
+	// and stopWorkers ends the fetch workers (the node keeps running).
+	share       int64
+	tcp         bool
+	exhausted   atomic.Bool
+	stopWorkers func()
+	reason      string
+	errMu       sync.Mutex
+	err         error
+	keys        *politenessKeys // politeness.go
+	redirs      redirectChains  // redirect.go
 }
 
 func (c *crawl) stop(reason string) {
@@ -63,11 +71,37 @@ func (c *crawl) reserve() bool {
 	if c.cfg.MaxPages <= 0 {
 		return true
 	}
+	if c.tcp {
+		if c.pages.Add(1) > c.share {
+			if !c.exhausted.Swap(true) && c.stopWorkers != nil {
+				c.stopWorkers()
+			}
+			return false
+		}
+		return true
+	}
 	if c.pages.Add(1) > c.cfg.MaxPages {
 		c.stop(StopMaxPages)
 		return false
 	}
 	return true
+}
+
+// pageShare is node id's share of a crawl-wide budget of max pages over n
+// nodes: max/n, one more for the first max mod n nodes.
+func pageShare(max int64, n, id int) int64 {
+	s := max / int64(n)
+	if int64(id) < max%int64(n) {
+		s++
+	}
+	return s
+}
+
+// budgetIdle reports whether a node that used its page share has nothing
+// left to do but exchange batches: its workers stopped and its splitter
+// handled every message.
+func (c *crawl) budgetIdle(n *node) bool {
+	return c.exhausted.Load() && n.running.Load() == 0 && n.split.inflight.Load() == 0
 }
 
 // Run crawls with cfg until the web reachable from the seeds is exhausted,
@@ -122,9 +156,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	var epoch uint64
+	var events *eventLog
+	if tcp {
+		sdir := stateDir(cfg.OutDir, cfg.NodeID)
+		if epoch, err = bumpEpoch(sdir); err != nil {
+			return nil, err
+		}
+		if err := resumeIdentity(&cfg, sdir); err != nil {
+			return nil, err
+		}
+		if events, err = openEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
+			return nil, err
+		}
+		defer events.close()
+	}
 	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: start}
 
-	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{})}
+	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
+	if tcp && cfg.MaxPages > 0 {
+		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
+	}
 	client := newHTTPClient(&cfg)
 	defer client.CloseIdleConnections()
 
@@ -143,11 +195,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var transport Transport
 	var ht *httpTransport
 	if tcp {
-		ht, err = newHTTPTransport(&cfg, c.tr, nodes[0].split, tracefile.NodeDir(cfg.OutDir, cfg.NodeID))
+		sp := nodes[0].split
+		sp.epoch, sp.events, sp.seeds = epoch, events, seeds
+		if ring, ok := part.(*partition.Consistent); ok {
+			sp.ring, sp.hosts = ring, make(map[string]struct{})
+			sp.live = make([]bool, total)
+			for i := range sp.live {
+				sp.live[i] = true
+			}
+			sp.owner.Store(ring)
+		}
+		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events)
 		if err != nil {
-			nodes[0].split.closeWriters()
+			sp.closeWriters()
 			return nil, err
 		}
+		n0 := nodes[0]
+		ht.idleFn = func() bool { return c.budgetIdle(n0) }
+		ht.onView = func(live []bool) { sp.send(&splitMsg{view: live}) }
+		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.loaded})
 		transport = ht
 	} else {
 		rs := make([]receiver, len(nodes))
@@ -165,6 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancelFetch()
 	stopCtx, cancelStop := context.WithCancel(fetchCtx)
 	defer cancelStop()
+	c.stopWorkers = cancelStop
 
 	// Seeds: each node logs and enqueues the seeds it owns.
 	for _, n := range nodes {
@@ -192,7 +259,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var quiet <-chan struct{}
 	if tcp {
-		quiet = ht.watchTermination(stopCtx, c.tr)
+		quiet = ht.watchTermination(fetchCtx)
 	}
 wait:
 	for {
@@ -208,7 +275,11 @@ wait:
 			}
 			continue
 		case <-quiet:
-			c.stop(StopDone)
+			if c.exhausted.Load() {
+				c.stop(StopMaxPages)
+			} else {
+				c.stop(StopDone)
+			}
 		case <-c.stopCh:
 			break wait
 		}
@@ -224,7 +295,18 @@ wait:
 	for _, n := range nodes {
 		n.wg.Wait()
 	}
+	outboxLeft := 0
 	if ht != nil {
+		// No URL lost at stop: refuse further batches (their senders keep
+		// them), let the splitter hand what the workers found to the
+		// transport, and deliver the queues to the live peers; what is
+		// still unacknowledged stays in the outbox for --resume.
+		ht.refusing.Store(true)
+		sp := nodes[0].split
+		for end := time.Now().Add(10 * time.Second); sp.inflight.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		outboxLeft = ht.drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
 		ht.shutdownServer()
 	}
 	transport.Close()
@@ -248,6 +330,13 @@ wait:
 		man.AddNode(n.id, us, ps)
 	}
 	stats := c.collect(nodes, end.Sub(start), ht)
+	if ht != nil {
+		stats.Epoch, stats.OutboxLeft = epoch, outboxLeft
+		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
+		if outboxLeft > 0 {
+			ht.logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.outbox)
+		}
+	}
 	var werr error
 	if !cfg.NoTrace {
 		if tcp {
@@ -281,7 +370,8 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	cfg := c.cfg
 	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
-	s := &splitter{node: id, part: part, in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
+	n.front.s.keyOf = c.keys.key
+	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
 		stop: make(chan struct{}), done: make(chan struct{})}

@@ -10,7 +10,9 @@
 //		                                                            `-> raw URL log (tracefile)
 //
 //	  - Frontier: a two-level schedule (Cao, Jiang and Singh): a queue of
-//	    servers (origins, scheme://host:port) and per server a queue of URLs,
+//	    servers (by politeness key: the host name, every origin of it
+//	    together, or with PolitenessKey "ip" the resolved address) and per
+//	    server a queue of URLs,
 //	    both ordered by [Config.Order]: "bfs" (both FIFO), "dfs" (URLs LIFO),
 //	    "random" (seeded), "performance" (servers by P/T, from smoothed
 //	    connection and response times and requests per connection),
@@ -25,20 +27,29 @@
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
 //	    robots.txt Crawl-delay), capped at MaxDelay.
-//	  - robots.txt is fetched before a host's first page, through the same
-//	    politeness, and cached for the crawl. It is matched with grobotstxt
-//	    (Google's matcher) against the User-Agent's product token. Per RFC
-//	    9309, 4xx means allow all; 5xx or no answer means disallow all, and
-//	    the crawler does not retry: the host is excluded for this crawl.
-//	    Exclusion applies at fetch time; excluded URLs were logged at the
-//	    splitter like any other.
-//	  - Fetch: net/http with keep-alive and timeouts; the body is capped at
-//	    MaxBodyBytes after decompression (truncation is recorded in the page
-//	    log); redirects are not followed: the Location is resolved,
+//	  - robots.txt is fetched per origin before its first page, through
+//	    the same politeness, following up to five redirects (each hop in
+//	    the page log), and fetched again after RobotsTTL (24h). It is
+//	    matched with grobotstxt (Google's matcher) against the
+//	    User-Agent's product token; Crawl-delay is taken from the groups
+//	    grobotstxt would select. Per RFC 9309, 4xx (or a longer redirect
+//	    chain) means allow all; 5xx or no answer means disallow all: the
+//	    host waits RobotsRetry (doubling) and robots.txt is fetched again,
+//	    up to RobotsRetries times, before its URLs are excluded until the
+//	    TTL. Exclusion applies at fetch time; excluded URLs were logged at
+//	    the splitter like any other.
+//	  - Fetch: net/http with keep-alive and timeouts. A page whose declared
+//	    Content-Type is not HTML is logged without reading its body. Bodies
+//	    in gzip, deflate or br are decoded (requested or not; another
+//	    coding is an error), capped at MaxBodyBytes after decoding
+//	    (truncation is recorded in the page log); redirects are not followed: the Location is resolved,
 //	    normalized and filtered and enters the host splitter as
-//	    kind=redirect. By default the dialer refuses loopback, private,
-//	    link-local, multicast and unspecified addresses, checked on the
-//	    address actually dialled (so a public name resolving to 127.0.0.1 is
+//	    kind=redirect, unless its chain already took MaxRedirects hops. By default the dialer refuses every address the
+//	    IANA special-purpose registries do not mark globally reachable
+//	    (loopback, private, link-local, CGN, benchmarking, documentation,
+//	    reserved, multicast...) and IPv6 forms embedding such an IPv4
+//	    address (NAT64, 6to4, Teredo, IPv4-compatible; see ssrf.go),
+//	    checked on the address actually dialled (so a public name resolving to 127.0.0.1 is
 //	    refused too); AllowPrivate lifts this. Resolve maps host names to
 //	    dial addresses, like curl --resolve.
 //	  - Extraction (recorder/extract) emits every URL-bearing attribute
@@ -67,12 +78,36 @@
 // each process runs one node and batches travel as Arrow IPC streams
 // ([BatchContentType], one small record batch of url, kind and source per
 // request) over HTTP POST to [PathBatch], authenticated with a bearer
-// token (401 without it). A batch for a peer that is down stays in a
-// per-peer queue (spilled to disk when large) and is retried with backoff;
-// receivers drop batches they already accepted, so resends are harmless.
-// A TCP crawl ends when every node reports idle, with equal sums of batches
-// sent and received, over IdleGrace (see watchTermination), or on a
-// budget, a duration or a signal.
+// token (401 without it).
+//
+// # Restarts and fail-over (TCP mode)
+//
+// Every start of a node is a new incarnation: state/epoch is bumped, and a
+// batch id is (from, epoch, seq). The splitter records the ids it
+// processed per sending incarnation ([batchLog]) and admits each id once.
+// Every batch is written to the node's outbox (state/outbox) before it is
+// queued, sent in order and retried with backoff until the receiver
+// acknowledges it; an acknowledged batch is kept until the receiver reports
+// it durable (its checkpoint covers it) and is sent again when the receiver
+// restarts, since a restarted receiver lost what it had admitted. A node
+// restarted with Resume resends the unacknowledged batches of its outbox.
+// A TCP crawl ends when two polls IdleGrace apart find every live node
+// idle, agreeing on each other's incarnations and the live set, with
+// unchanged per-incarnation counters (see watchTermination), or on a
+// budget, a duration or a signal. At a stop the node refuses further
+// batches (their senders keep them), delivers its queues for a while, and
+// leaves what is unacknowledged in its outbox for Resume (Stats.OutboxLeft).
+//
+// A failure detector polls every peer's status; a peer silent for
+// PeerTimeout is declared dead. With the "consistent" partitioner its hosts
+// go to the live nodes by the ring restricted to them, so only its hosts
+// move (UbiCrawler's contravariance), the URLs queued for it are routed to
+// the new owners, and its seeds are taken up by theirs; when it answers
+// again its hosts go back (workers hand URLs of hosts they no longer own to
+// the owner instead of fetching them). Each change is an event in
+// node-NNN/events.jsonl. Other partitioners have no fail-over: batches for
+// a dead peer wait until it is back. Partitioners that split a host over
+// nodes ("url") are refused for live crawls.
 //
 // # Output
 //
@@ -80,6 +115,8 @@
 //	OutDir/node-NNN/pages-*.arrows  page log: every fetch attempt, robots.txt included
 //	OutDir/manifest.json            written when the crawl stops
 //	OutDir/stats.json               [Stats]
+//	OutDir/node-NNN/events.jsonl    membership events (TCP mode)
+//	OutDir/node-NNN/state/          epoch, crawl-id, outbox/ (TCP mode)
 //
 // Page ids are node<<40 | n (n from 1), so they are unique over the crawl;
 // seeds have source 0. In TCP mode every process merges its node into

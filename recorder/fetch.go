@@ -20,18 +20,6 @@ import (
 // crawler refuses without [Config.AllowPrivate].
 var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// forbiddenIP reports whether ip is loopback, private, link-local,
-// multicast, unspecified or otherwise not a public unicast address.
-func forbiddenIP(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() || cgnat.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0) ||
-		ip == netip.AddrFrom4([4]byte{255, 255, 255, 255})
-}
-
 // newHTTPClient builds the fetch client: keep-alive, timeouts, redirects
 // not followed, --resolve applied and private addresses refused at dial
 // time, on the address actually dialled.
@@ -63,6 +51,7 @@ func newHTTPClient(cfg *Config) *http.Client {
 		ResponseHeaderTimeout: cfg.Timeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
+		TLSClientConfig:       cfg.tlsConfig,
 	}
 	return &http.Client{
 		Transport: tr,
@@ -100,6 +89,7 @@ type fetchResult struct {
 	contentType string
 	location    string
 	truncated   bool
+	skipped     bool // the body was not read: not HTML (page fetches only)
 	dur         time.Duration
 	err         error
 
@@ -114,9 +104,10 @@ type fetchResult struct {
 }
 
 // fetch GETs u into buf (reset first), reading at most limit bytes of the
-// (decompressed) body. Go's transport decompresses gzip transparently, so
-// the cap applies to the decompressed size.
-func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer) fetchResult {
+// decoded body (gzip, deflate and br are decoded here, see body.go, so
+// the cap applies to the decoded size). For a page (page set) whose
+// Content-Type is declared and not HTML, the body is not read at all.
+func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetchResult {
 	buf.Reset()
 	start := time.Now()
 	var r fetchResult
@@ -159,6 +150,7 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	}
 	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := c.Do(req)
 	if err != nil {
 		r.err = err
@@ -169,15 +161,28 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	r.closed = resp.Close
 	r.contentType = resp.Header.Get("Content-Type")
 	r.location = resp.Header.Get("Location")
-	n, err := io.Copy(buf, io.LimitReader(resp.Body, limit+1))
-	if n > limit {
-		buf.Truncate(int(limit))
-		r.truncated = true
-		err = nil
-	}
-	resp.Body.Close()
-	if err != nil {
+	if page && skipBody(resp) {
+		// Decided on the headers: no link in a non-HTML body.
+		r.skipped = true
+		r.closed = discardBody(resp) || r.closed
+	} else if body, err := decodeBody(resp.Header, resp.Body); err != nil {
 		r.err = err
+		r.closed = discardBody(resp) || r.closed
+	} else {
+		n, err := io.Copy(buf, io.LimitReader(body, limit+1))
+		if n > limit {
+			buf.Truncate(int(limit))
+			r.truncated = true
+			err = nil
+		}
+		if r.truncated || err != nil {
+			// The rest of the body is not read: the connection goes.
+			r.closed = true
+		}
+		resp.Body.Close()
+		if err != nil {
+			r.err = decodeErr(resp.Header, err)
+		}
 	}
 	r.dur = time.Since(start)
 	mu.Lock()

@@ -3,13 +3,12 @@ package recorder
 import (
 	"context"
 	"math"
-	"strings"
 	"sync"
 	"time"
 )
 
-// task is what a worker does next: fetch robots.txt of host, or fetch url
-// (of quality q; NaN without an oracle).
+// task is what a worker does next: fetch robots.txt of the origin url
+// of host, or fetch url (of quality q; NaN without an oracle).
 type task struct {
 	host   *hostState
 	url    string
@@ -42,19 +41,6 @@ func newFrontierWith(order string, seed uint64, oracle map[string]float64, slots
 	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil}
 }
 
-// originOf returns scheme://authority of an absolute URL.
-func originOf(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return u
-	}
-	j := strings.IndexAny(u[i+3:], "/?#")
-	if j < 0 {
-		return u
-	}
-	return u[:i+3+j]
-}
-
 // configure sets the quality oracle (rescoring URLs already queued) and
 // the connection cap; the node calls it before its workers start.
 func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
@@ -67,6 +53,7 @@ func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
 
 // add queues u. It never blocks.
 func (f *frontier) add(u string) {
+	f.s.keyOf(u) // resolves (ip mode) before taking the lock; cached
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.s.add(u, f.s.quality(u), time.Now()) {
@@ -107,8 +94,8 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		h, wait, blocked := f.s.pick(time.Now(), acquire)
 		if h != nil {
 			t := task{host: h}
-			if h.robots == nil {
-				t.robots = true
+			if o := robotsDue(h, time.Now()); o != "" {
+				t.robots, t.url = true, o
 			} else {
 				x := f.s.popURL(h)
 				t.url, t.q = x.url, x.q

@@ -65,6 +65,7 @@ func localConfig(t *testing.T, addr string, seeds ...string) Config {
 	cfg.Workers = 4
 	cfg.Timeout = 10 * time.Second
 	cfg.IdleGrace = 200 * time.Millisecond
+	cfg.RobotsRetry = 10 * time.Millisecond
 	return cfg
 }
 

@@ -2,16 +2,22 @@ package recorder
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,69 +27,132 @@ import (
 )
 
 // HTTP endpoints of a node in TCP mode. Every request carries
-// "Authorization: Bearer TOKEN"; without it the node answers 401.
+// "Authorization: Bearer TOKEN"; without it the node answers 401. Batch
+// posts also carry HeaderEpoch, the sending process's incarnation.
 const (
-	PathBatch  = "/v1/batch"  // POST one Batch (BatchContentType)
-	PathStatus = "/v1/status" // GET NodeStatus as JSON
+	PathBatch  = "/v1/batch"  // POST one Batch (BatchContentType); answers a BatchAck
+	PathStatus = "/v1/status" // GET NodeStatus as JSON (also the failure detector's heartbeat)
 	PathFinish = "/v1/finish" // POST: a node observed global termination
 )
+
+// HeaderEpoch carries the sender's current incarnation on PathBatch. A
+// receiver that has heard a newer incarnation of that node refuses the
+// batch with 409 (a stale epoch: an old process still running).
+const HeaderEpoch = "Crawltrace-Epoch"
+
+// BatchAck is a receiver's answer (200, JSON) to a batch it processed,
+// now or before.
+type BatchAck struct {
+	Node  int    `json:"node"`
+	Epoch uint64 `json:"epoch"` // the receiver's incarnation
+	New   bool   `json:"new"`   // false: the batch id was processed before
+	// Durable: the receiver's checkpoint already covers the batch, so the
+	// sender may delete it from its outbox at once. Receivers answer false
+	// (a batch just processed is never in a checkpoint yet); senders keep
+	// acknowledged batches until the receiver's status lists them in
+	// NodeStatus.Durable (after its next checkpoint) or the crawl ends,
+	// and resend them to a new incarnation of the receiver, which lost
+	// what it admitted after its last checkpoint.
+	Durable bool `json:"durable"`
+}
 
 // NodeStatus is a node's answer on PathStatus.
 type NodeStatus struct {
 	Node     int    `json:"node"`
-	Idle     bool   `json:"idle"`     // frontier empty, no fetch in flight, nothing queued for peers
-	Sent     uint64 `json:"sent"`     // batches acknowledged by peers
-	Received uint64 `json:"received"` // distinct batches accepted from peers
+	Epoch    uint64 `json:"epoch"`    // this incarnation
+	Idle     bool   `json:"idle"`     // nothing to fetch (or page share used), no fetch in flight, nothing queued for peers
+	Sent     uint64 `json:"sent"`     // batches acknowledged by peers, this incarnation
+	Received uint64 `json:"received"` // distinct batches processed, this incarnation
 	Finished bool   `json:"finished"` // the node decided the crawl is over
+	// Peers is this node's view: the incarnation it last heard from each
+	// node (0: none yet), itself included; Dead lists the nodes its
+	// failure detector declared dead.
+	Peers  []uint64 `json:"peers"`
+	Dead   []int    `json:"dead,omitempty"`
+	Outbox int      `json:"outbox"` // batches queued for peers, not yet acknowledged
+	// Durable lists, per sending incarnation, the batches this node's last
+	// checkpoint covers; senders delete those from their outboxes. Empty
+	// until the node has written a checkpoint.
+	Durable []DurableMark `json:"durable,omitempty"`
 }
 
-// spillURLs is how many URLs a peer queue keeps in memory before further
-// batches are spilled to disk.
+// spillURLs is how many URLs of unacknowledged batches a peer queue keeps
+// in memory; beyond it batches are read back from the outbox to be sent.
 const spillURLs = 1 << 20
 
 // httpTransport sends batches to peers as Arrow IPC streams over HTTP POST
-// and serves this node's endpoints. A batch for a peer that is down stays
-// in the peer's queue (spilled to files when large) and is retried with
-// backoff until the peer takes it; receivers drop repeated (from, seq)
-// pairs, so a resend after a lost acknowledgement is harmless.
+// and serves this node's endpoints.
+//
+// Every batch is written to the node's outbox (state/outbox/) before it
+// is queued, so it survives the sender's crash. A peer's queue is sent in
+// order; a batch stays at its head, retried with backoff, until the peer
+// acknowledges it (BatchAck). An acknowledged batch is kept (renamed
+// .acked, with the receiver's incarnation) until the receiver reports it
+// durable; when a peer's incarnation changes, the batches the old
+// incarnation acknowledged are queued again. A restarted sender (Resume)
+// loads its outbox and resends what was not acknowledged. Receivers
+// process each (from, epoch, seq) once, so resends are harmless.
 type httpTransport struct {
 	self     int
+	epoch    uint64
 	token    string
 	peers    []string
 	tr       *tracker
-	recv     receiver
+	recv     *splitter
 	client   *http.Client
+	hbClient *http.Client
 	srv      *http.Server
 	ln       net.Listener
 	queues   []*peerQueue
-	spillDir string
+	outbox   string
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	sent     atomic.Uint64
 	received atomic.Uint64
-	seenMu   sync.Mutex
-	seen     map[int]map[uint64]bool
+	resent   atomic.Uint64
+	loaded   int
 	finished chan struct{}
 	finOnce  sync.Once
 	poll     time.Duration
 	grace    time.Duration
 	decided  atomic.Bool
+	refusing atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
+	idleFn   func() bool
+	events   *eventLog
+	logf     func(format string, args ...any)
+
+	// Failure detector: peers are polled every hb; one not heard from
+	// (status or acknowledgement) for timeout is declared dead. With
+	// failover, dead peers leave the live set given to onView.
+	timeout  time.Duration
+	hb       time.Duration
+	failover bool
+	onView   func(live []bool)
+	peerMu   sync.Mutex
+	known    []uint64 // incarnation last heard from each node
+	heard    []time.Time
+	dead     []bool
 }
 
 type peerQueue struct {
 	mu    sync.Mutex
-	items []queued
+	items []*outItem // unacknowledged, in send order
+	acked []*outItem // acknowledged, not yet durable
 	mem   int
 	ready chan struct{}
 }
 
-type queued struct {
-	b    *Batch
-	path string // spilled to disk when b == nil
+// outItem is one batch in the outbox.
+type outItem struct {
+	b       *Batch // nil when only on disk
+	path    string // outbox file ("" when it could not be written)
+	epoch   uint64
+	seq     uint64
+	ackedBy uint64 // the receiver incarnation that acknowledged it
 }
 
-func newHTTPTransport(cfg *Config, tr *tracker, recv receiver, nodeDir string) (*httpTransport, error) {
+func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, events *eventLog) (*httpTransport, error) {
 	listen := cfg.Listen
 	if listen == "" {
 		listen = cfg.Peers[cfg.NodeID]
@@ -95,26 +164,115 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv receiver, nodeDir string) (
 			return nil, fmt.Errorf("recorder: listen %s: %w", listen, err)
 		}
 	}
-	t := &httpTransport{self: cfg.NodeID, token: cfg.Token, peers: cfg.Peers, tr: tr, recv: recv, ln: ln,
+	n := len(cfg.Peers)
+	timeout := cfg.PeerTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	hb := min(max(timeout/5, 20*time.Millisecond), 2*time.Second)
+	t := &httpTransport{self: cfg.NodeID, epoch: epoch, token: cfg.Token, peers: cfg.Peers, tr: tr, recv: recv, ln: ln,
 		client:   &http.Client{Timeout: 10 * time.Second},
-		spillDir: filepath.Join(nodeDir, "spill"), stop: make(chan struct{}),
-		seen: make(map[int]map[uint64]bool), finished: make(chan struct{}),
-		grace: cfg.IdleGrace, poll: max(cfg.IdleGrace/4, 20*time.Millisecond)}
+		hbClient: &http.Client{Timeout: max(hb, time.Second)},
+		outbox:   filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), "outbox"), stop: make(chan struct{}),
+		finished: make(chan struct{}), events: events,
+		grace: cfg.IdleGrace, poll: max(cfg.IdleGrace/4, 20*time.Millisecond),
+		timeout: timeout, hb: hb, failover: recv.ring != nil,
+		known: make([]uint64, n), heard: make([]time.Time, n), dead: make([]bool, n),
+		logf: func(format string, args ...any) {
+			log.Printf("crawltrace: node %d: "+format, append([]any{cfg.NodeID}, args...)...)
+		}}
+	t.known[t.self] = epoch
+	now := time.Now()
+	for i := range t.heard {
+		t.heard[i] = now
+	}
+	for range n {
+		t.queues = append(t.queues, &peerQueue{ready: make(chan struct{}, 1)})
+	}
+	if cfg.Resume {
+		if err := t.loadOutbox(); err != nil {
+			return nil, err
+		}
+	} else if err := os.RemoveAll(t.outbox); err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	if err := os.MkdirAll(t.outbox, 0o755); err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(PathBatch, t.handleBatch)
 	mux.HandleFunc(PathStatus, t.handleStatus)
 	mux.HandleFunc(PathFinish, t.handleFinish)
-	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
 	go t.srv.Serve(ln)
-	for i := range cfg.Peers {
-		q := &peerQueue{ready: make(chan struct{}, 1)}
-		t.queues = append(t.queues, q)
+	for i, q := range t.queues {
 		if i != t.self {
 			t.wg.Add(1)
 			go t.sender(i, q)
 		}
 	}
+	t.wg.Add(1)
+	go t.detect()
 	return t, nil
+}
+
+// outboxName is the file of batch (epoch, seq) for dest; an acknowledged
+// one is renamed with the receiver's incarnation and ".acked".
+func outboxName(dest int, epoch, seq uint64) string {
+	return fmt.Sprintf("to%03d-e%010d-s%012d.arrows", dest, epoch, seq)
+}
+
+// loadOutbox queues the batches a previous incarnation left in the outbox:
+// unacknowledged ones are resent at once, acknowledged ones are kept for
+// a new incarnation of their receiver.
+func (t *httpTransport) loadOutbox() error {
+	ents, err := os.ReadDir(t.outbox)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recorder: outbox: %w", err)
+	}
+	for _, e := range ents {
+		var dest int
+		var epoch, seq, by uint64
+		name := e.Name()
+		it := &outItem{path: filepath.Join(t.outbox, name)}
+		if n, _ := fmt.Sscanf(name, "to%03d-e%010d-s%012d.arrows.r%010d.acked", &dest, &epoch, &seq, &by); n == 4 && strings.HasSuffix(name, ".acked") {
+			it.ackedBy = by
+		} else if n, _ := fmt.Sscanf(name, "to%03d-e%010d-s%012d.arrows", &dest, &epoch, &seq); n != 3 || !strings.HasSuffix(name, ".arrows") {
+			os.Remove(it.path) // a temporary file of an interrupted write
+			continue
+		}
+		if dest < 0 || dest >= len(t.queues) || dest == t.self {
+			continue
+		}
+		it.epoch, it.seq = epoch, seq
+		q := t.queues[dest]
+		if it.ackedBy > 0 {
+			q.acked = append(q.acked, it)
+			continue
+		}
+		q.items = append(q.items, it)
+		t.loaded++
+		t.tr.add(1)
+	}
+	for _, q := range t.queues {
+		sortItems(q.items)
+		sortItems(q.acked)
+	}
+	t.resent.Add(uint64(t.loaded))
+	return nil
+}
+
+func sortItems(xs []*outItem) {
+	slices.SortFunc(xs, func(a, b *outItem) int {
+		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 }
 
 // Addr is the listener's address.
@@ -126,46 +284,135 @@ func (t *httpTransport) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
+// refuse answers a bad request with code and msg, and logs one line.
+func (t *httpTransport) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	t.logf("refused %s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, msg)
+	http.Error(w, msg, code)
+}
+
 func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 	if !t.authorized(r) {
-		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != BatchContentType {
-		http.Error(w, "want "+BatchContentType, http.StatusUnsupportedMediaType)
+		t.refuse(w, r, http.StatusUnsupportedMediaType, "want "+BatchContentType)
+		return
+	}
+	sender, err := strconv.ParseUint(r.Header.Get(HeaderEpoch), 10, 64)
+	if err != nil || sender == 0 {
+		t.refuse(w, r, http.StatusBadRequest, "missing or bad "+HeaderEpoch+" header")
 		return
 	}
 	b, err := DecodeBatch(http.MaxBytesReader(w, r.Body, 256<<20))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		t.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	t.seenMu.Lock()
-	m := t.seen[b.From]
-	if m == nil {
-		m = make(map[uint64]bool)
-		t.seen[b.From] = m
-	}
-	dup := m[b.Seq]
-	m[b.Seq] = true
-	t.seenMu.Unlock()
-	if dup {
-		w.WriteHeader(http.StatusOK)
+	if b.From < 0 || b.From >= len(t.peers) || b.From == t.self {
+		t.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("batch from node %d: not a peer", b.From))
 		return
 	}
-	if !t.recv.receive(b) {
-		t.seenMu.Lock()
-		delete(m, b.Seq)
-		t.seenMu.Unlock()
+	if b.Epoch == 0 || b.Epoch > sender {
+		t.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("batch epoch %d of node %d: want 1..%d", b.Epoch, b.From, sender))
+		return
+	}
+	if cur := t.observe(b.From, sender); sender < cur {
+		t.refuse(w, r, http.StatusConflict, fmt.Sprintf("stale epoch %d of node %d (current %d)", sender, b.From, cur))
+		return
+	}
+	if t.refusing.Load() {
 		http.Error(w, "node stopping", http.StatusServiceUnavailable)
 		return
 	}
-	t.received.Add(1)
-	w.WriteHeader(http.StatusOK)
+	isNew, ok := t.recv.receiveBatch(b)
+	if !ok {
+		http.Error(w, "node stopping", http.StatusServiceUnavailable)
+		return
+	}
+	if isNew {
+		t.received.Add(1)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(BatchAck{Node: t.self, Epoch: t.epoch, New: isNew})
+}
+
+// observe records that peer answered in incarnation epoch and returns the
+// newest incarnation known of it. A newer incarnation means the peer
+// restarted: what its old incarnation acknowledged is queued again. A
+// peer declared dead that answers comes back.
+func (t *httpTransport) observe(peer int, epoch uint64) uint64 {
+	t.peerMu.Lock()
+	cur := t.known[peer]
+	if epoch < cur {
+		t.peerMu.Unlock()
+		return cur
+	}
+	t.heard[peer] = time.Now()
+	restarted := cur != 0 && epoch > cur
+	t.known[peer] = epoch
+	back := t.dead[peer]
+	var live []bool
+	if back {
+		t.dead[peer] = false
+		live = t.liveLocked()
+	}
+	t.peerMu.Unlock()
+	if restarted {
+		t.requeueAcked(peer, epoch)
+	}
+	if back {
+		p := peer
+		t.events.write(event{Event: EventPeerBack, Peer: &p, PeerEpoch: epoch})
+		t.logf("peer %d is back (epoch %d)", peer, epoch)
+		if t.failover && t.onView != nil {
+			t.onView(live)
+		}
+	}
+	return epoch
+}
+
+func (t *httpTransport) liveLocked() []bool {
+	live := make([]bool, len(t.dead))
+	for i, d := range t.dead {
+		live[i] = !d
+	}
+	return live
+}
+
+// requeueAcked queues again, ahead of the rest, the batches for peer that
+// an incarnation older than epoch acknowledged.
+func (t *httpTransport) requeueAcked(peer int, epoch uint64) {
+	q := t.queues[peer]
+	q.mu.Lock()
+	var again, keep []*outItem
+	for _, it := range q.acked {
+		if it.ackedBy < epoch {
+			again = append(again, it)
+		} else {
+			keep = append(keep, it)
+		}
+	}
+	q.acked = keep
+	q.items = append(again, q.items...)
+	q.mu.Unlock()
+	if len(again) > 0 {
+		t.tr.add(int64(len(again)))
+		t.resent.Add(uint64(len(again)))
+		t.logf("peer %d restarted (epoch %d): resending %d acknowledged batches", peer, epoch, len(again))
+	}
+	t.wake(q)
+}
+
+func (t *httpTransport) wake(q *peerQueue) {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
 }
 
 func (t *httpTransport) status() NodeStatus {
@@ -175,13 +422,36 @@ func (t *httpTransport) status() NodeStatus {
 		fin = true
 	default:
 	}
-	return NodeStatus{Node: t.self, Idle: t.tr.idle(), Sent: t.sent.Load(), Received: t.received.Load(),
-		Finished: fin || t.decided.Load()}
+	s := NodeStatus{Node: t.self, Epoch: t.epoch, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
+		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending()}
+	if d := t.recv.durable.Load(); d != nil {
+		s.Durable = *d
+	}
+	t.peerMu.Lock()
+	s.Peers = slices.Clone(t.known)
+	for i, d := range t.dead {
+		if d {
+			s.Dead = append(s.Dead, i)
+		}
+	}
+	t.peerMu.Unlock()
+	return s
+}
+
+// pending is the number of batches queued for peers, not yet acknowledged.
+func (t *httpTransport) pending() int {
+	n := 0
+	for _, q := range t.queues {
+		q.mu.Lock()
+		n += len(q.items)
+		q.mu.Unlock()
+	}
+	return n
 }
 
 func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if !t.authorized(r) {
-		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -190,49 +460,110 @@ func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 
 func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 	if !t.authorized(r) {
-		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
 		return
 	}
 	t.finOnce.Do(func() { close(t.finished) })
 	w.WriteHeader(http.StatusOK)
 }
 
-// Send queues b for peer dest; it never blocks on the network.
+// Send writes b to the outbox and queues it for peer dest; it never blocks
+// on the network.
 func (t *httpTransport) Send(dest int, b *Batch) {
 	t.tr.add(1)
 	q := t.queues[dest]
-	item := queued{b: b}
-	q.mu.Lock()
-	if q.mem+len(b.URLs) > spillURLs {
-		if p, err := t.spill(dest, b); err == nil {
-			item = queued{path: p}
-		}
+	it := &outItem{b: b, epoch: b.Epoch, seq: b.Seq}
+	p := filepath.Join(t.outbox, outboxName(dest, b.Epoch, b.Seq))
+	if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
+		t.logf("outbox: %v (batch kept in memory only)", err)
+	} else {
+		it.path = p
 	}
-	if item.b != nil {
+	q.mu.Lock()
+	if it.path != "" && q.mem+len(b.URLs) > spillURLs {
+		it.b = nil
+	} else {
 		q.mem += len(b.URLs)
 	}
-	q.items = append(q.items, item)
+	q.items = append(q.items, it)
 	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
+	t.wake(q)
+}
+
+// take removes and returns every batch held for dest (declared dead):
+// unacknowledged ones and those its incarnations acknowledged. Their
+// outbox files are deleted; the caller routes their URLs anew.
+func (t *httpTransport) take(dest int) ([]*Batch, int) {
+	q := t.queues[dest]
+	q.mu.Lock()
+	items, acked := q.items, q.acked
+	q.items, q.acked, q.mem = nil, nil, 0
+	q.mu.Unlock()
+	var out []*Batch
+	for _, it := range append(items, acked...) {
+		b := it.b
+		if b == nil && it.path != "" {
+			f, err := os.Open(it.path)
+			if err == nil {
+				b, err = DecodeBatch(f)
+				f.Close()
+			}
+			if err != nil {
+				t.logf("outbox %s: %v", it.path, err)
+				continue
+			}
+		}
+		if b != nil {
+			out = append(out, b)
+		}
+	}
+	for _, it := range append(items, acked...) {
+		if it.path != "" {
+			os.Remove(it.path)
+		}
+	}
+	return out, len(items)
+}
+
+// forgetDurable deletes the acknowledged batches for peer that its
+// checkpoint covers (marks from its status).
+func (t *httpTransport) forgetDurable(peer int, marks []DurableMark) {
+	through := map[uint64]uint64{}
+	for _, m := range marks {
+		if m.From == t.self {
+			through[m.Epoch] = m.Through
+		}
+	}
+	if len(through) == 0 {
+		return
+	}
+	q := t.queues[peer]
+	q.mu.Lock()
+	var keep, gone []*outItem
+	for _, it := range q.acked {
+		if it.seq <= through[it.epoch] {
+			gone = append(gone, it)
+		} else {
+			keep = append(keep, it)
+		}
+	}
+	q.acked = keep
+	q.mu.Unlock()
+	for _, it := range gone {
+		if it.path != "" {
+			os.Remove(it.path)
+		}
 	}
 }
 
-func (t *httpTransport) spill(dest int, b *Batch) (string, error) {
-	if err := os.MkdirAll(t.spillDir, 0o755); err != nil {
-		return "", err
-	}
-	p := filepath.Join(t.spillDir, fmt.Sprintf("peer-%03d-%012d.arrows", dest, b.Seq))
-	data, err := encodeBatchBytes(b)
-	if err != nil {
-		return "", err
-	}
-	return p, os.WriteFile(p, data, 0o644)
+func (t *httpTransport) isDead(i int) bool {
+	t.peerMu.Lock()
+	defer t.peerMu.Unlock()
+	return t.dead[i]
 }
 
 func (t *httpTransport) sender(dest int, q *peerQueue) {
@@ -241,13 +572,12 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 	backoff := 50 * time.Millisecond
 	for {
 		q.mu.Lock()
-		var it queued
-		has := len(q.items) > 0
-		if has {
+		var it *outItem
+		if len(q.items) > 0 {
 			it = q.items[0]
 		}
 		q.mu.Unlock()
-		if !has {
+		if it == nil {
 			select {
 			case <-t.stop:
 				return
@@ -262,35 +592,59 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 		} else {
 			body, err = os.ReadFile(it.path)
 		}
+		var ack BatchAck
 		if err == nil {
-			err = t.post(url, body)
+			ack, err = t.post(url, body)
 		}
 		if err != nil {
 			select {
 			case <-t.stop:
 				return
+			case <-q.ready:
+				// woken: the queue changed (a requeue or a take)
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 2*time.Second)
 			continue
 		}
 		backoff = 50 * time.Millisecond
+		t.observe(dest, ack.Epoch)
 		q.mu.Lock()
-		q.items[0] = queued{}
-		q.items = q.items[1:]
-		if it.b != nil {
-			q.mem -= len(it.b.URLs)
+		mine := len(q.items) > 0 && q.items[0] == it
+		if mine {
+			q.items[0] = nil
+			q.items = q.items[1:]
+			if it.b != nil {
+				q.mem -= len(it.b.URLs)
+				it.b = nil
+			}
+			it.ackedBy = ack.Epoch
+			if !ack.Durable {
+				q.acked = append(q.acked, it)
+			}
 		}
 		q.mu.Unlock()
+		if !mine {
+			continue // taken for fail-over meanwhile
+		}
 		if it.path != "" {
-			os.Remove(it.path)
+			if ack.Durable {
+				os.Remove(it.path)
+			} else {
+				// Hook: once receivers checkpoint, a durable watermark in
+				// their status lets the sender delete these files early.
+				p := fmt.Sprintf("%s.r%010d.acked", strings.TrimSuffix(it.path, ".acked"), ack.Epoch)
+				if os.Rename(it.path, p) == nil {
+					it.path = p
+				}
+			}
 		}
 		t.sent.Add(1)
 		t.tr.add(-1)
 	}
 }
 
-func (t *httpTransport) request(method, url string, body []byte) (*http.Response, error) {
+func (t *httpTransport) request(c *http.Client, method, url string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -298,28 +652,36 @@ func (t *httpTransport) request(method, url string, body []byte) (*http.Response
 	req.Header.Set("Authorization", "Bearer "+t.token)
 	if body != nil {
 		req.Header.Set("Content-Type", BatchContentType)
+		req.Header.Set(HeaderEpoch, strconv.FormatUint(t.epoch, 10))
 	}
-	return t.client.Do(req)
+	return c.Do(req)
 }
 
-func (t *httpTransport) post(url string, body []byte) error {
-	resp, err := t.request(http.MethodPost, url, body)
+func (t *httpTransport) post(url string, body []byte) (BatchAck, error) {
+	var ack BatchAck
+	resp, err := t.request(t.client, http.MethodPost, url, body)
 	if err != nil {
-		return err
+		return ack, err
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("recorder: %s: %s", url, resp.Status)
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.logf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+		}
+		return ack, fmt.Errorf("recorder: %s: %s", url, resp.Status)
 	}
-	return nil
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&ack); err != nil || ack.Epoch == 0 {
+		return ack, fmt.Errorf("recorder: %s: bad acknowledgement", url)
+	}
+	return ack, nil
 }
 
-func (t *httpTransport) peerStatus(i int) (NodeStatus, error) {
+func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 	if i == t.self {
 		return t.status(), nil
 	}
-	resp, err := t.request(http.MethodGet, "http://"+t.peers[i]+PathStatus, nil)
+	resp, err := t.request(c, http.MethodGet, "http://"+t.peers[i]+PathStatus, nil)
 	if err != nil {
 		return NodeStatus{}, err
 	}
@@ -328,67 +690,108 @@ func (t *httpTransport) peerStatus(i int) (NodeStatus, error) {
 		return NodeStatus{}, errors.New(resp.Status)
 	}
 	var s NodeStatus
-	err = json.NewDecoder(resp.Body).Decode(&s)
+	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s)
+	if err == nil && (s.Node != i || s.Epoch == 0) {
+		err = fmt.Errorf("recorder: %s answers as node %d epoch %d", t.peers[i], s.Node, s.Epoch)
+	}
 	return s, err
 }
 
+// detect is the failure detector: every hb it asks each peer for its
+// status (the heartbeat). A peer neither answering nor acknowledging for
+// the peer timeout is declared dead; with fail-over the live set changes.
+func (t *httpTransport) detect() {
+	defer t.wg.Done()
+	tick := time.NewTicker(t.hb)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+		}
+		for i := range t.peers {
+			if i == t.self {
+				continue
+			}
+			if s, err := t.peerStatus(t.hbClient, i); err == nil {
+				t.observe(i, s.Epoch)
+				t.forgetDurable(i, s.Durable)
+				continue
+			}
+			t.peerMu.Lock()
+			var live []bool
+			died := !t.dead[i] && time.Since(t.heard[i]) > t.timeout
+			if died {
+				t.dead[i] = true
+				live = t.liveLocked()
+			}
+			t.peerMu.Unlock()
+			if died {
+				p := i
+				t.events.write(event{Event: EventPeerDead, Peer: &p, PeerEpoch: t.known[i]})
+				t.logf("peer %d declared dead (no heartbeat for %s)", i, t.timeout)
+				if t.failover && t.onView != nil {
+					t.onView(live)
+				}
+			}
+		}
+	}
+}
+
 // watchTermination implements the TCP-mode termination rule. Every poll
-// interval (IdleGrace/4) the node asks every node (itself included) for its
-// status. The crawl is over when every node is reachable and idle, the sum
-// of batches sent (acknowledged) equals the sum of distinct batches
-// received, and every poll over at least IdleGrace has seen exactly the
-// same counters (Mattern's four-counter method: equal counters in two
-// snapshots that each find all nodes idle mean no batch was in transit).
-// An unreachable node counts as busy (it may hold URLs). A node that
-// concludes the crawl is over tells the others (PathFinish) and reports
-// Finished in its status until it exits; a node hearing either stops too.
-// Budgets (MaxPages, Duration) and signals stop a node on their own.
-func (t *httpTransport) watchTermination(ctx context.Context, _ *tracker) <-chan struct{} {
+// interval (IdleGrace/4) the node asks every live node (itself included)
+// for its status. The crawl is over when, over at least IdleGrace, every
+// poll finds every live node reachable and idle, all of them agreeing on
+// the live set and on each other's incarnation, and exactly the same
+// per-incarnation counters (batches acknowledged and distinct batches
+// processed). A node only becomes busy again by processing a new batch,
+// which changes its counter, or by learning of a peer's new incarnation,
+// which changes the views; and a sender stays busy until its batches are
+// acknowledged. So two equal snapshots that each find all nodes idle mean
+// there was a moment when every node was idle and no batch was
+// unacknowledged (the double-collect form of Mattern's counters). A
+// restarted node is a new incarnation with fresh counters; counters of
+// dead incarnations play no part. Without fail-over a node that does not
+// answer counts as busy; with it, nodes declared dead are left out. A
+// node that concludes the crawl is over tells the others (PathFinish) and
+// reports Finished in its status until it exits; a node hearing either
+// stops too.
+func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(t.poll)
 		defer tick.Stop()
 		var since time.Time
-		var lastSent, lastRecv uint64
-		stable := false
+		var last string
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.finished:
+				t.decided.Store(true)
 				close(out)
 				return
 			case <-tick.C:
 			}
-			var sent, recv uint64
-			ok := true
-			for i := range t.peers {
-				s, err := t.peerStatus(i)
-				if err == nil && s.Finished && i != t.self {
-					t.decided.Store(true)
-					close(out)
-					return
-				}
-				if err != nil || !s.Idle {
-					ok = false
-					break
-				}
-				sent += s.Sent
-				recv += s.Received
+			snap, fin, ok := t.snapshot()
+			if fin {
+				t.decided.Store(true)
+				close(out)
+				return
 			}
-			if !ok || sent != recv || (stable && (sent != lastSent || recv != lastRecv)) {
-				stable = false
-				continue
-			}
-			if !stable {
-				stable, since, lastSent, lastRecv = true, time.Now(), sent, recv
+			if !ok || snap != last {
+				last, since = snap, time.Now()
+				if !ok {
+					last = ""
+				}
 				continue
 			}
 			if time.Since(since) >= t.grace {
 				t.decided.Store(true)
 				for i := range t.peers {
-					if i != t.self {
-						if resp, err := t.request(http.MethodPost, "http://"+t.peers[i]+PathFinish, nil); err == nil {
+					if i != t.self && !t.isDead(i) {
+						if resp, err := t.request(t.hbClient, http.MethodPost, "http://"+t.peers[i]+PathFinish, nil); err == nil {
 							resp.Body.Close()
 						}
 					}
@@ -399,6 +802,68 @@ func (t *httpTransport) watchTermination(ctx context.Context, _ *tracker) <-chan
 		}
 	}()
 	return out
+}
+
+// snapshot polls every live node; ok when all answered idle with views
+// that agree, fin when one of them already decided the crawl is over.
+func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
+	me := t.status()
+	var sb strings.Builder
+	all := make([]NodeStatus, len(t.peers))
+	for i := range t.peers {
+		if t.failover && slices.Contains(me.Dead, i) {
+			continue
+		}
+		s, err := t.peerStatus(t.hbClient, i)
+		if err != nil {
+			return "", false, false
+		}
+		if s.Finished && i != t.self {
+			return "", true, true
+		}
+		if !s.Idle || !slices.Equal(s.Dead, me.Dead) || len(s.Peers) != len(t.peers) {
+			return "", false, false
+		}
+		all[i] = s
+		fmt.Fprintf(&sb, "%d:%d:%d:%d;", i, s.Epoch, s.Sent, s.Received)
+	}
+	for i, s := range all {
+		if s.Epoch == 0 {
+			continue
+		}
+		for j, o := range all {
+			if o.Epoch != 0 && s.Peers[j] != o.Epoch {
+				return "", false, false
+			}
+		}
+		_ = i
+	}
+	fmt.Fprintf(&sb, "dead%v", me.Dead)
+	return sb.String(), false, true
+}
+
+// drain stops accepting batches (senders keep them for a later start of
+// this node) and waits up to d for this node's queues to be acknowledged
+// by the live peers. It returns the batches left unacknowledged, which
+// stay in the outbox for --resume.
+func (t *httpTransport) drain(d time.Duration) int {
+	t.refusing.Store(true)
+	deadline := time.Now().Add(d)
+	for {
+		n := 0
+		for i, q := range t.queues {
+			if t.failover && t.isDead(i) {
+				continue
+			}
+			q.mu.Lock()
+			n += len(q.items)
+			q.mu.Unlock()
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return t.pending()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // shutdownServer stops the listener. A node that decided the crawl is over
@@ -413,13 +878,16 @@ func (t *httpTransport) shutdownServer() {
 	t.srv.Shutdown(ctx)
 }
 
-// Close stops the senders; batches still queued are abandoned and the
-// spill directory removed.
+// Close stops the senders and the failure detector. When the crawl ended
+// (every node agreed it is over) the outbox is removed; otherwise the
+// batches in it stay for --resume.
 func (t *httpTransport) Close() error {
 	t.stopOnce.Do(func() { close(t.stop) })
 	t.wg.Wait()
 	t.srv.Close()
-	os.RemoveAll(t.spillDir)
+	if t.decided.Load() && t.pending() == 0 {
+		os.RemoveAll(t.outbox)
+	}
 	return nil
 }
 

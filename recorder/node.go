@@ -3,7 +3,7 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"math"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -52,6 +52,10 @@ type nodeStats struct {
 	filterReasons                           map[string]int64
 	links, unique                           []uint32
 	timeline                                []fetchPoint
+
+	// politeness and caps (robots_fetch.go, redirect.go, fetch.go)
+	robotsRedirects, robotsRefetches, robotsRetries atomic.Int64
+	redirectsCut, notHTML, encodingErrors           atomic.Int64
 }
 
 func (s *nodeStats) status(m *map[int]int64, code int) {
@@ -123,9 +127,7 @@ func (n *node) nextPageID() uint64 {
 func (n *node) delay(d time.Duration, h *hostState) time.Duration {
 	wait := time.Duration(n.cfg.DelayFactor * float64(d))
 	wait = max(wait, n.cfg.MinDelay)
-	if h.robots != nil {
-		wait = max(wait, h.robots.crawlDelay)
-	}
+	wait = max(wait, h.robots.maxCrawlDelay())
 	return min(wait, max(n.cfg.MaxDelay, n.cfg.MinDelay))
 }
 
@@ -139,10 +141,17 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 		}
 		h := t.host
 		if t.robots {
-			n.fetchRobots(fetchCtx, h, w, &buf)
+			n.fetchRobots(fetchCtx, h, t.url, w, &buf)
 			continue
 		}
-		if !h.robots.allowed(n.agent, t.url) {
+		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
+			// Fail-over moved the host: its owner fetches it.
+			n.front.release(h, false, 0)
+			n.split.send(&splitMsg{forward: []string{t.url}})
+			n.c.tr.add(-1)
+			continue
+		}
+		if !h.robots.forOrigin(originOf(t.url)).allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
@@ -168,26 +177,10 @@ func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetc
 	return p
 }
 
-func (n *node) fetchRobots(ctx context.Context, h *hostState, w uint16, buf *bytes.Buffer) {
-	u := h.origin + "/robots.txt"
-	start := n.cfg.Now()
-	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf)
-	end := observe(h, &r)
-	h.robots = newRobotsRules(r.status, buf.String(), r.err, n.agent)
-	n.st.robotsFetches.Add(1)
-	n.st.status(&n.st.robotsByStatus, r.status)
-	q := math.NaN()
-	if n.cfg.Quality != nil {
-		q = n.cfg.Quality[u]
-	}
-	p := n.pageRecord(u, q, w, start, r, buf.Len())
-	n.front.releaseSession(h, true, n.delay(r.dur, h), end)
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
-}
-
 func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+	hops := n.c.redirs.take(u)
 	start := n.cfg.Now()
-	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf)
+	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
 	n.front.releaseSession(h, true, n.delay(r.dur, h), observe(h, &r))
 	end := n.cfg.Now()
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
@@ -201,6 +194,12 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 	}
 	if r.err != nil {
 		n.st.fetchErrors.Add(1)
+		if errors.Is(r.err, errEncoding) {
+			n.st.encodingErrors.Add(1)
+		}
+	}
+	if r.skipped {
+		n.st.notHTML.Add(1)
 	}
 	n.st.status(&n.st.byStatus, r.status)
 	var urls []splitURL
@@ -209,7 +208,10 @@ func (n *node) fetchPage(ctx context.Context, u string, q float64, h *hostState,
 			if loc, err := urlnorm.Resolve(base, r.location); err == nil {
 				p.Redirect = loc
 				n.st.redirects.Add(1)
-				if ok, reason := n.filter.Allow(loc); ok {
+				if hops >= n.cfg.MaxRedirects {
+					n.st.redirectsCut.Add(1)
+				} else if ok, reason := n.filter.Allow(loc); ok {
+					n.c.redirs.put(loc, hops+1)
 					urls = append(urls, splitURL{URL: loc, Kind: tracefile.URLRedirect})
 				} else {
 					n.filtered(reason)

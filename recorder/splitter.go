@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -15,15 +17,20 @@ type splitURL struct {
 }
 
 // splitMsg is one message to a node's splitter goroutine: a fetched page's
-// log row and its outgoing URLs (seeds, links, a redirect), or a batch
-// received from a peer. Workers send a page's whole URL slice in one
+// log row and its outgoing URLs (seeds, links, a redirect), a batch
+// received from a peer (answered on reply when set), URLs to hand to
+// their current owner without logging them again (forward), or a change
+// of the live nodes (view). Workers send a page's whole URL slice in one
 // message, so the channel carries pages, not URLs.
 type splitMsg struct {
-	page   *tracefile.PageRecord
-	source uint64
-	worker uint16
-	urls   []splitURL
-	remote *Batch
+	page    *tracefile.PageRecord
+	source  uint64
+	worker  uint16
+	urls    []splitURL
+	remote  *Batch
+	reply   chan bool // remote: true when the batch was new, false when already processed
+	forward []string
+	view    []bool // live[i]: node i is alive (fail-over)
 }
 
 // splitStats are the splitter's counters, owned by its goroutine and read
@@ -41,8 +48,21 @@ type splitStats struct {
 // channel. Every URL is assigned a node by the partitioner and appended to
 // the raw URL log before any cache or duplicate check.
 type splitter struct {
-	node      int
-	part      partition.Partitioner
+	node  int
+	epoch uint64 // this node's incarnation, carried in batch ids
+	part  partition.Partitioner
+	// ring, when set, is the consistent partitioner over every node id;
+	// the splitter routes by ring restricted to the live nodes (fail-over).
+	ring   *partition.Consistent
+	live   []bool
+	owner  atomic.Pointer[partition.Consistent] // the live ring, read by workers
+	seeds  []string
+	hosts  map[string]struct{} // hosts seen, to report those a fail-over moves
+	events *eventLog
+	log    *batchLog
+	// durable holds the batch log's watermarks as of the last complete
+	// checkpoint (nil: none yet), published by checkpointed.
+	durable   atomic.Pointer[[]DurableMark]
 	in        chan *splitMsg
 	tr        *tracker
 	transport Transport
@@ -52,7 +72,9 @@ type splitter struct {
 	cache     *clockCache
 	front     *frontier
 	out       []*Batch
-	seq       uint64
+	seqs      []uint64 // last seq per destination
+	inflight  atomic.Int64
+	rerouted  int64
 	batchSize int
 	flushTick time.Duration
 	now       func() time.Time
@@ -75,10 +97,12 @@ func (s *splitter) fail(err error) {
 // send hands m to the splitter; the caller counted nothing yet.
 func (s *splitter) send(m *splitMsg) bool {
 	s.tr.add(1)
+	s.inflight.Add(1)
 	select {
 	case s.in <- m:
 		return true
 	case <-s.done:
+		s.inflight.Add(-1)
 		s.tr.add(-1)
 		return false
 	}
@@ -87,6 +111,26 @@ func (s *splitter) send(m *splitMsg) bool {
 // receive implements receiver for batches from peers.
 func (s *splitter) receive(b *Batch) bool {
 	return s.send(&splitMsg{remote: b})
+}
+
+// receiveBatch hands b to the splitter and waits until it is processed:
+// isNew is false when its id was processed before; ok is false when the
+// node no longer accepts batches.
+func (s *splitter) receiveBatch(b *Batch) (isNew, ok bool) {
+	reply := make(chan bool, 1)
+	if !s.send(&splitMsg{remote: b, reply: reply}) {
+		return false, false
+	}
+	return <-reply, true
+}
+
+// dest is the node owning u: the live ring's owner when fail-over is on,
+// the partitioner's otherwise.
+func (s *splitter) dest(u string) int {
+	if r := s.owner.Load(); r != nil {
+		return r.Node(u)
+	}
+	return s.part.Node(u)
 }
 
 func (s *splitter) run() {
@@ -105,6 +149,7 @@ func (s *splitter) run() {
 				case m := <-s.in:
 					s.handle(m)
 				default:
+					s.flushPeers()
 					s.closeWriters()
 					return
 				}
@@ -118,6 +163,7 @@ func (s *splitter) handle(m *splitMsg) {
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}
+	s.inflight.Add(-1)
 	s.tr.add(-1)
 }
 
@@ -132,7 +178,10 @@ func (s *splitter) process(m *splitMsg) {
 		t := s.now().UnixNano()
 		for i := range m.urls {
 			u := &m.urls[i]
-			dest := s.part.Node(u.URL)
+			dest := s.dest(u.URL)
+			if s.hosts != nil {
+				s.seeHost(u.URL)
+			}
 			if s.urlw != nil {
 				if _, err := s.urlw.Append(tracefile.URLRecord{Time: t, URL: u.URL, Kind: u.Kind, Tag: u.Tag,
 					Source: m.source, Worker: m.worker, Dest: uint16(dest)}); err != nil {
@@ -154,25 +203,80 @@ func (s *splitter) process(m *splitMsg) {
 				}
 				s.stats.CacheSent++
 			}
-			b := s.out[dest]
-			if b == nil {
-				b = &Batch{From: s.node}
-				s.out[dest] = b
-			}
-			b.URLs = append(b.URLs, u.URL)
-			b.Kinds = append(b.Kinds, u.Kind)
-			b.Source = append(b.Source, m.source)
-			if len(b.URLs) >= s.batchSize {
-				s.flushPeer(dest)
-			}
+			s.appendOut(dest, u.URL, u.Kind, m.source)
 		}
 	}
-	if m.remote != nil {
-		s.stats.ReceivedBatches++
-		s.stats.Received += int64(len(m.remote.URLs))
-		for _, u := range m.remote.URLs {
-			s.admit(u)
+	if b := m.remote; b != nil {
+		isNew := !s.log.seen(b.From, b.Epoch, b.Seq)
+		if isNew {
+			s.log.record(b.From, b.Epoch, b.Seq)
+			s.stats.ReceivedBatches++
+			s.stats.Received += int64(len(b.URLs))
+			for i, u := range b.URLs {
+				if s.hosts != nil {
+					s.seeHost(u)
+				}
+				if i < len(b.Kinds) && b.Kinds[i] == kindForward {
+					// Handed over from a peer's frontier: queued even if
+					// the DUE knows it, since while views of the live set
+					// disagree a URL may come back to a node that admitted
+					// it and gave it away.
+					s.due.Add(xxhash.Sum64String(u))
+					s.tr.add(1)
+					s.front.add(u)
+					continue
+				}
+				s.admit(u)
+			}
 		}
+		if m.reply != nil {
+			m.reply <- isNew
+		}
+	}
+	if len(m.forward) > 0 {
+		s.route(m.forward, true)
+	}
+	if m.view != nil {
+		s.changeView(m.view)
+	}
+}
+
+// route hands URLs already logged to their current owner: admitted here or
+// batched for a peer, past the splitter cache. URLs a worker took from this
+// node's own frontier (popped) are in the DUE already; they go back to the
+// frontier if this node owns them again.
+func (s *splitter) route(urls []string, popped bool) {
+	for _, u := range urls {
+		dest := s.dest(u)
+		if dest == s.node || dest < 0 {
+			if popped {
+				s.tr.add(1)
+				s.front.add(u)
+			} else {
+				s.admit(u)
+			}
+			continue
+		}
+		s.rerouted++
+		kind := tracefile.URLLink
+		if popped {
+			kind = kindForward
+		}
+		s.appendOut(dest, u, kind, 0)
+	}
+}
+
+func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
+	b := s.out[dest]
+	if b == nil {
+		b = &Batch{From: s.node}
+		s.out[dest] = b
+	}
+	b.URLs = append(b.URLs, u)
+	b.Kinds = append(b.Kinds, kind)
+	b.Source = append(b.Source, source)
+	if len(b.URLs) >= s.batchSize {
+		s.flushPeer(dest)
 	}
 }
 
@@ -191,8 +295,8 @@ func (s *splitter) flushPeer(dest int) {
 		return
 	}
 	s.out[dest] = nil
-	s.seq++
-	b.Seq = s.seq
+	s.seqs[dest]++
+	b.Epoch, b.Seq = s.epoch, s.seqs[dest]
 	s.stats.BatchesSent++
 	s.stats.URLsSent += int64(len(b.URLs))
 	s.transport.Send(dest, b)
@@ -231,4 +335,112 @@ func (s *splitter) closeWriters() {
 			s.fail(err)
 		}
 	}
+}
+
+// checkpointed publishes the batch log's watermarks as durable. Call it
+// on the splitter goroutine once a checkpoint holding s.log is complete
+// (renamed into place): receivers report the marks in their status and
+// senders then delete the covered batches from their outboxes instead of
+// keeping them for a restart of this node.
+func (s *splitter) checkpointed() {
+	m := s.log.marks()
+	s.durable.Store(&m)
+}
+
+// kindForward marks, on the wire only, a URL a node took from its own
+// frontier and hands to the host's new owner (fail-over): the receiver
+// queues it even if its DUE has seen it.
+const kindForward = "forward"
+
+// seeHost remembers u's host, to report the hosts a fail-over moves.
+func (s *splitter) seeHost(u string) {
+	h := partition.HostOf(u)
+	if _, ok := s.hosts[h]; !ok {
+		s.hosts[string([]byte(h))] = struct{}{}
+	}
+}
+
+// queueTaker is a transport that can give back the batches it holds for a
+// node declared dead, to be routed to the new owners.
+type queueTaker interface {
+	take(dest int) (batches []*Batch, unacked int)
+}
+
+// changeView applies a new set of live nodes (UbiCrawler fail-over): the
+// ring restricted to the live ids becomes the assignment, so only the
+// hosts of nodes that left move (to the next live point clockwise) and
+// hosts come back to a node that rejoins. URLs buffered or queued for a
+// node now dead are routed to their new owners; the seeds this node now
+// owns are admitted. The change is logged as a reassign event.
+func (s *splitter) changeView(live []bool) {
+	if s.ring == nil {
+		return
+	}
+	oldLive := s.live
+	var ids []int
+	for i, ok := range live {
+		if ok {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	old := s.owner.Load()
+	next := partition.NewConsistent(ids, s.ring.Replicas())
+	s.live = slices.Clone(live)
+	s.owner.Store(next)
+	var left, joined []int
+	for i := range live {
+		if oldLive[i] && !live[i] {
+			left = append(left, i)
+		}
+		if !oldLive[i] && live[i] {
+			joined = append(joined, i)
+		}
+	}
+	ev := event{Event: EventReassign, Live: ids, Left: left, Joined: joined}
+	for h := range s.hosts {
+		u := "http://" + h + "/"
+		a, b := old.Node(u), next.Node(u)
+		if a == b {
+			continue
+		}
+		ev.HostsMoved++
+		if !slices.Contains(left, a) && !slices.Contains(joined, b) {
+			ev.HostsMovedOther++
+		}
+		if a == s.node {
+			ev.HostsOut = append(ev.HostsOut, h)
+		}
+		if b == s.node {
+			ev.HostsIn = append(ev.HostsIn, h)
+		}
+	}
+	slices.Sort(ev.HostsOut)
+	slices.Sort(ev.HostsIn)
+	before := s.rerouted
+	var urls []string
+	for _, d := range left {
+		if b := s.out[d]; b != nil {
+			urls = append(urls, b.URLs...)
+			s.out[d] = nil
+		}
+		if qt, ok := s.transport.(queueTaker); ok {
+			bs, unacked := qt.take(d)
+			for _, b := range bs {
+				urls = append(urls, b.URLs...)
+			}
+			ev.BatchesTaken += len(bs)
+			s.tr.add(-int64(unacked))
+		}
+	}
+	s.route(urls, false)
+	for _, u := range s.seeds {
+		if old.Node(u) != s.node && next.Node(u) == s.node {
+			s.admit(u)
+		}
+	}
+	ev.URLsRerouted = s.rerouted - before
+	s.events.write(ev)
 }

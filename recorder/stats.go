@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
 // Stats summarizes a crawl; it is written to OutDir/stats.json and returned
@@ -29,6 +31,18 @@ type Stats struct {
 	RobotsByStatus map[string]int64 `json:"robots_by_status"`
 	RobotsExcluded int64            `json:"robots_excluded"`
 	PagesPerSecond float64          `json:"pages_per_second"`
+
+	// Politeness and caps: robots.txt redirects followed, robots.txt
+	// fetched again after RobotsTTL, robots.txt retries scheduled after a
+	// 5xx or network error, redirects not followed past MaxRedirects,
+	// non-HTML bodies not read, bodies whose Content-Encoding could not
+	// be decoded.
+	RobotsRedirects int64 `json:"robots_redirects"`
+	RobotsRefetches int64 `json:"robots_refetches"`
+	RobotsRetries   int64 `json:"robots_retries"`
+	RedirectsCut    int64 `json:"redirects_cut"`
+	NotHTMLSkipped  int64 `json:"not_html_skipped"`
+	EncodingErrors  int64 `json:"encoding_errors"`
 
 	LinksPerPage         summary          `json:"links_per_page"`        // over HTML pages, duplicates included
 	UniqueLinksPerPage   summary          `json:"unique_links_per_page"` // distinct links on a page
@@ -53,6 +67,14 @@ type Stats struct {
 	URLsSent                int64 `json:"urls_sent"`
 	BatchesReceived         int64 `json:"batches_received"`
 	URLsReceived            int64 `json:"urls_received"`
+	// TCP mode: this node's incarnation; batches acknowledged by peers;
+	// batches sent again (loaded from the outbox at a restart, or queued
+	// again for a restarted peer); batches left unacknowledged in the
+	// outbox at the stop (kept for --resume).
+	Epoch         uint64 `json:"epoch,omitempty"`
+	BatchesAcked  int64  `json:"batches_acked"`
+	BatchesResent int64  `json:"batches_resent"`
+	OutboxLeft    int    `json:"outbox_left"`
 
 	Order     string `json:"order"`
 	MaxConns  int    `json:"max_conns"`  // the per-node cap
@@ -104,6 +126,12 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.RobotsExcluded += st.robotsExcluded.Load()
 		s.Filtered += st.filtered.Load()
 		s.BadLinks += st.badLinks.Load()
+		s.RobotsRedirects += st.robotsRedirects.Load()
+		s.RobotsRefetches += st.robotsRefetches.Load()
+		s.RobotsRetries += st.robotsRetries.Load()
+		s.RedirectsCut += st.redirectsCut.Load()
+		s.NotHTMLSkipped += st.notHTML.Load()
+		s.EncodingErrors += st.encodingErrors.Load()
 		st.mu.Lock()
 		for k, v := range st.byStatus {
 			s.ByStatus[codeKey(k)] += v
@@ -157,6 +185,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	if elapsed > 0 {
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
+	if ht != nil {
+		s.BatchesAcked = int64(ht.sent.Load())
+		s.BatchesResent = int64(ht.resent.Load())
+	}
 	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
 	return s
 }
@@ -173,6 +205,8 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "redirects:          %d\n", s.Redirects)
 	fmt.Fprintf(w, "robots.txt:         %d fetched (%s), %d URLs excluded\n", s.RobotsFetches, fmtCounts(s.RobotsByStatus), s.RobotsExcluded)
 	fmt.Fprintf(w, "filtered:           %d, bad links %d\n", s.Filtered, s.BadLinks)
+	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
+		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.SplitterCacheSize > 0 {
@@ -189,6 +223,9 @@ func (s *Stats) WriteText(w io.Writer) {
 	}
 	if s.BatchesSent > 0 || s.BatchesReceived > 0 {
 		fmt.Fprintf(w, "peer batches:       %d sent (%d URLs), %d received (%d URLs)\n", s.BatchesSent, s.URLsSent, s.BatchesReceived, s.URLsReceived)
+	}
+	if s.Epoch > 0 {
+		fmt.Fprintf(w, "incarnation:        epoch %d: %d batches acknowledged, %d resent, %d left in the outbox\n", s.Epoch, s.BatchesAcked, s.BatchesResent, s.OutboxLeft)
 	}
 }
 
@@ -208,17 +245,18 @@ func fmtCounts(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// progress writes a live status line to cfg.Progress until done closes.
-func (c *crawl) progress(nodes []*node, start time.Time, done chan struct{}) {
+// progress reports the crawl's progress to cfg.Progress until done closes.
+func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 	if c.cfg.Progress == nil {
 		return
 	}
+	rep := progress.New(c.cfg.Progress, "crawl", "pages", c.cfg.MaxPages)
 	t := time.NewTicker(c.cfg.ProgressEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-done:
-			fmt.Fprintln(c.cfg.Progress)
+			rep.Finish()
 			return
 		case <-t.C:
 		}
@@ -231,8 +269,6 @@ func (c *crawl) progress(nodes []*node, start time.Time, done chan struct{}) {
 			queued += q
 			hosts += h
 		}
-		el := time.Since(start).Seconds()
-		fmt.Fprintf(c.cfg.Progress, "\r%6.0fs  pages %d (%.0f/s)  queued %d  hosts %d  robots-excluded %d   ",
-			el, pages, float64(pages)/max(el, 1e-9), queued, hosts, excl)
+		rep.Update(pages, fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl))
 	}
 }

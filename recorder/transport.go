@@ -6,11 +6,15 @@ import (
 )
 
 // Batch is a group of URLs the host splitter of node From sends to the node
-// that owns them. Seq numbers a sender's batches (from 1), so a receiver can
-// drop a batch it already accepted when a sender retries. A Batch is not
-// safe for concurrent use; after Send the transport owns it.
+// that owns them. Its id is (From, Epoch, Seq): Epoch is the incarnation of
+// node From that made it (bumped at every start, see [stateDir]) and Seq
+// numbers that incarnation's batches (from 1), so a receiver processes each
+// id exactly once however often it is resent, and never mistakes a new
+// incarnation's batches for old ones. A Batch is not safe for concurrent
+// use; after Send the transport owns it.
 type Batch struct {
 	From   int
+	Epoch  uint64
 	Seq    uint64
 	URLs   []string
 	Kinds  []string // tracefile.URLSeed, URLLink or URLRedirect per URL

@@ -11,12 +11,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // BatchContentType is the media type of a [Batch] on the wire: one Arrow
 // IPC stream holding one record batch with columns url (utf8), kind (utf8)
-// and source (uint64); the schema metadata carries crawltrace.from and
-// crawltrace.seq.
+// and source (uint64); the schema metadata carries the batch id:
+// crawltrace.from, crawltrace.epoch (the sender's incarnation that made the
+// batch; absent means 0) and crawltrace.seq.
 const BatchContentType = "application/vnd.apache.arrow.stream"
 
 var batchFields = []arrow.Field{
@@ -27,8 +30,8 @@ var batchFields = []arrow.Field{
 
 // EncodeBatch writes b as an Arrow IPC stream.
 func EncodeBatch(w io.Writer, b *Batch) error {
-	md := arrow.NewMetadata([]string{"crawltrace.from", "crawltrace.seq"},
-		[]string{strconv.Itoa(b.From), strconv.FormatUint(b.Seq, 10)})
+	md := arrow.NewMetadata([]string{"crawltrace.from", "crawltrace.epoch", "crawltrace.seq"},
+		[]string{strconv.Itoa(b.From), strconv.FormatUint(b.Epoch, 10), strconv.FormatUint(b.Seq, 10)})
 	schema := arrow.NewSchema(batchFields, &md)
 	mem := memory.DefaultAllocator
 	rb := array.NewRecordBuilder(mem, schema)
@@ -67,14 +70,23 @@ func encodeBatchBytes(b *Batch) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// DecodeBatch reads a batch written by [EncodeBatch].
+// DecodeBatch reads a batch written by [EncodeBatch]. The stream's framing
+// is checked before Arrow decodes it (tracefile.CheckStream), so a corrupt
+// or hostile body is an error, never a huge allocation.
 func DecodeBatch(r io.Reader) (b *Batch, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("recorder: decode batch: corrupt stream (%v)", p)
 		}
 	}()
-	ir, err := ipc.NewReader(r, ipc.WithAllocator(memory.DefaultAllocator))
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("recorder: decode batch: %w", err)
+	}
+	if err := tracefile.CheckStream(data); err != nil {
+		return nil, fmt.Errorf("recorder: decode batch: %w", err)
+	}
+	ir, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
 		return nil, fmt.Errorf("recorder: decode batch: %w", err)
 	}
@@ -85,11 +97,24 @@ func DecodeBatch(r io.Reader) (b *Batch, err error) {
 	}
 	md := s.Metadata()
 	b = &Batch{}
-	if i := md.FindKey("crawltrace.from"); i >= 0 {
-		b.From, _ = strconv.Atoi(md.Values()[i])
+	i := md.FindKey("crawltrace.from")
+	if i < 0 {
+		return nil, fmt.Errorf("recorder: decode batch: no crawltrace.from")
 	}
-	if i := md.FindKey("crawltrace.seq"); i >= 0 {
-		b.Seq, _ = strconv.ParseUint(md.Values()[i], 10, 64)
+	if b.From, err = strconv.Atoi(md.Values()[i]); err != nil || b.From < 0 {
+		return nil, fmt.Errorf("recorder: decode batch: bad crawltrace.from %q", md.Values()[i])
+	}
+	if i := md.FindKey("crawltrace.epoch"); i >= 0 {
+		if b.Epoch, err = strconv.ParseUint(md.Values()[i], 10, 64); err != nil {
+			return nil, fmt.Errorf("recorder: decode batch: bad crawltrace.epoch %q", md.Values()[i])
+		}
+	}
+	i = md.FindKey("crawltrace.seq")
+	if i < 0 {
+		return nil, fmt.Errorf("recorder: decode batch: no crawltrace.seq")
+	}
+	if b.Seq, err = strconv.ParseUint(md.Values()[i], 10, 64); err != nil || b.Seq == 0 {
+		return nil, fmt.Errorf("recorder: decode batch: bad crawltrace.seq %q", md.Values()[i])
 	}
 	for ir.Next() {
 		rec := ir.RecordBatch()

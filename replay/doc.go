@@ -16,11 +16,15 @@
 // # One pass for all sizes
 //
 // LRU and MIN are stack algorithms, so one pass gives their exact hit
-// counts at every cache size: [LRUStack] computes LRU stack distances with
-// a Fenwick tree over access times (O(log n) per request, streaming, memory
-// proportional to the distinct keys) and [MINCurve] runs the MIN (OPT)
-// stack update in an implicit treap. Both are checked request by request
-// against per-size simulations.
+// counts at every cache size. [Run] uses the marker forms, which count hits
+// only at the sizes asked for: [LRUMarkers] for LRU (streaming) and
+// [MINMarkers] for MIN (on the trace in memory). [LRUStack] computes every
+// LRU stack distance with a Fenwick tree over access times (O(log n) per
+// request, streaming, memory proportional to the distinct keys), and
+// [MINCurve] runs the MIN (OPT) stack update in an implicit treap. The
+// tests check LRUStack and MINCurve against per-size simulations, and
+// LRUMarkers against LRUStack and MINMarkers against MINCurve; nothing is
+// cross-checked at run time.
 //
 // # Sweeps
 //

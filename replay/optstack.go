@@ -24,10 +24,11 @@ func NextUse(trace []uint64) (next []int64, distinct int) {
 	return next, distinct
 }
 
-// MINCurve computes (by the OPT stack; `crawltrace replay` uses the faster
-// [MINMarkers], which it cross-checks) exact hit counts of Belady's MIN (evict the cached key
-// whose next request is farthest away; every missed key is admitted) for all
-// sizes in one pass over an in-memory trace. next is [NextUse] of trace (nil
+// MINCurve computes, by the OPT stack, exact hit counts of Belady's MIN
+// (evict the cached key whose next request is farthest away; every missed
+// key is admitted) for all sizes in one pass over an in-memory trace.
+// `crawltrace replay` uses the faster [MINMarkers] instead; the tests check
+// the two against each other, replay does not compare them at run time. next is [NextUse] of trace (nil
 // computes it); the first warmup requests are not counted.
 //
 // # Algorithm

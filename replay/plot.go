@@ -2,35 +2,38 @@ package replay
 
 import (
 	"fmt"
-	"image/color"
 	"math"
-	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // WritePlots draws the paper-style figures for rows into dir and returns the
 // files written:
 //
-//	missrate-<trace>.png/.svg   miss rate vs cache size (log2), one line per policy (Figures 2 and 4)
-//	relative-<trace>.png/.svg   miss rate relative to MIN (Figures 3 and 5), when min was run
-//	full-vs-cross-<node>.png    the full and cross subtraces of one node side by side
+//	missrate-<trace>.png/.svg        miss rate vs cache size (log2), one line per policy (Figures 2 and 4)
+//	relative-<trace>.png/.svg        miss rate relative to MIN (Figures 3 and 5), when min was run
+//	full-vs-cross-<node>.png/.svg    the full and cross subtraces of one node side by side
 //
-// <trace> is the trace's base name without its extension.
-func WritePlots(dir string, rows []Row) ([]string, error) {
+// <trace> is the trace's base name without its extension. traces, keyed by
+// base name, gives each condensed trace's metadata: titles name its crawl,
+// node and subtrace. A trace missing from it is titled from its file name.
+func WritePlots(dir string, rows []Row, traces map[string]tracefile.Meta) ([]string, error) {
 	var files []string
 	byTrace := map[string][]Row{}
-	var traces []string
+	var names []string
 	for _, r := range rows {
 		if byTrace[r.Trace] == nil {
-			traces = append(traces, r.Trace)
+			names = append(names, r.Trace)
 		}
 		byTrace[r.Trace] = append(byTrace[r.Trace], r)
 	}
@@ -39,9 +42,10 @@ func WritePlots(dir string, rows []Row) ([]string, error) {
 		files = append(files, f...)
 		return err
 	}
-	for _, tr := range traces {
+	for _, tr := range names {
 		stem := traceStem(tr)
-		p, err := missPlot(tr, byTrace[tr], false)
+		title := TraceTitle(tr, traces[tr])
+		p, err := missPlot("miss rate, "+title, byTrace[tr], false)
 		if err != nil {
 			return files, err
 		}
@@ -49,7 +53,7 @@ func WritePlots(dir string, rows []Row) ([]string, error) {
 			return files, err
 		}
 		if slices.ContainsFunc(byTrace[tr], func(r Row) bool { return r.Policy == "min" }) {
-			p, err := missPlot(tr, byTrace[tr], true)
+			p, err := missPlot("miss rate relative to MIN, "+title, byTrace[tr], true)
 			if err != nil {
 				return files, err
 			}
@@ -59,24 +63,33 @@ func WritePlots(dir string, rows []Row) ([]string, error) {
 		}
 	}
 	// Full vs cross subtrace of the same node.
-	for _, tr := range traces {
+	for _, tr := range names {
 		node, ok := strings.CutSuffix(tr, ".full.arrow")
-		if !ok || byTrace[node+".cross.arrow"] == nil {
+		cross := node + ".cross.arrow"
+		if !ok || byTrace[cross] == nil {
 			continue
 		}
-		left, err := missPlot(tr, byTrace[tr], false)
+		left, err := missPlot(TraceTitle(tr, traces[tr]), byTrace[tr], false)
 		if err != nil {
 			return files, err
 		}
-		right, err := missPlot(node+".cross.arrow", byTrace[node+".cross.arrow"], false)
+		right, err := missPlot(TraceTitle(cross, traces[cross]), byTrace[cross], false)
 		if err != nil {
 			return files, err
 		}
-		path := filepath.Join(dir, "full-vs-cross-"+node+".png")
-		if err := saveSideBySide(path, left, right); err != nil {
-			return files, err
+		for _, p := range []*plot.Plot{left, right} {
+			p.Title.TextStyle.Font.Size = vg.Points(11)
 		}
-		files = append(files, path)
+		f, err := saveCanvas(dir, "full-vs-cross-"+node, 2*FigureWidth, FigureHeight, func(dc draw.Canvas) {
+			tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6}
+			canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+			left.Draw(canvases[0][0])
+			right.Draw(canvases[0][1])
+		})
+		files = append(files, f...)
+		if err != nil {
+			return files, fmt.Errorf("replay: %w", err)
+		}
 	}
 	return files, nil
 }
@@ -85,29 +98,38 @@ func traceStem(trace string) string {
 	return strings.TrimSuffix(trace, filepath.Ext(trace))
 }
 
-// pow2Ticks labels a log2 axis with powers of two.
-type pow2Ticks struct{}
+var condensedNameRE = regexp.MustCompile(`^node-(\d+)\.(full|cross)\.arrow$`)
 
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	step := max(1, int(math.Ceil((hi-lo)/8)))
-	var ts []plot.Tick
-	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
-		t := plot.Tick{Value: float64(e)}
-		if (e-int(math.Ceil(lo)))%step == 0 {
-			t.Label = sizeLabel(1 << e)
+// TraceTitle names a trace in a figure title: "crawl demo-seed1, node 0,
+// full subtrace" from a condensed trace's metadata m, or from its file name
+// node-000.full.arrow when m is empty; other traces by their file name.
+func TraceTitle(trace string, m tracefile.Meta) string {
+	node, sub := m.Node, m.Subtrace
+	if sub == "" {
+		g := condensedNameRE.FindStringSubmatch(trace)
+		if g == nil {
+			if m.CrawlID != "" {
+				return fmt.Sprintf("crawl %s, %s", m.CrawlID, trace)
+			}
+			return trace
 		}
-		ts = append(ts, t)
+		node, _ = strconv.Atoi(g[1])
+		sub = g[2]
 	}
-	return ts
+	if m.CrawlID == "" {
+		return fmt.Sprintf("node %d, %s subtrace", node, sub)
+	}
+	return fmt.Sprintf("crawl %s, node %d, %s subtrace", m.CrawlID, node, sub)
 }
 
 // missPlot draws miss rate (or miss rate / MIN's) against log2 cache size,
 // one line per policy.
-func missPlot(trace string, rows []Row, relative bool) (*plot.Plot, error) {
+func missPlot(title string, rows []Row, relative bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = trace
+	p.Title.Text = title
 	p.X.Label.Text = "cache size (entries, log2 scale)"
-	p.X.Tick.Marker = pow2Ticks{}
+	p.X.Tick.Marker = Pow2Ticks{}
+	p.Y.Tick.Marker = DenseTicks{}
 	if relative {
 		p.Y.Label.Text = "miss rate relative to MIN"
 	} else {
@@ -142,66 +164,11 @@ func missPlot(trace string, rows []Row, relative bool) (*plot.Plot, error) {
 		}
 		l, s, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, fmt.Errorf("replay: plot %s: %w", trace, err)
+			return nil, fmt.Errorf("replay: plot %s: %w", title, err)
 		}
-		c := palette[i%len(palette)]
-		l.Color, s.Color = c, c
-		l.Width = vg.Points(1.5)
-		if i >= len(palette) {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
-		s.Shape = draw.GlyphDrawer(shapes[i%len(shapes)])
-		s.Radius = vg.Points(2.5)
+		StyleLine(i, l, s)
 		p.Add(l, s)
 		p.Legend.Add(pol, l, s)
 	}
 	return p, nil
-}
-
-var palette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
-	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
-	color.RGBA{86, 180, 233, 255}, color.RGBA{120, 120, 120, 255},
-}
-
-var shapes = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
-	draw.PlusGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{},
-}
-
-func saveSideBySide(path string, left, right *plot.Plot) error {
-	const w, h = 13 * vg.Inch, 4.5 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
-	left.Draw(canvases[0][0])
-	right.Draw(canvases[0][1])
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("replay: plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("replay: plot %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("replay: plot %s: %w", path, err)
-	}
-	return nil
-}
-
-// SavePlot writes p as dir/base.png and dir/base.svg at the size every
-// crawltrace figure uses, and returns the files written. The replay,
-// scenario and crawl-order figures all go through it.
-func SavePlot(p *plot.Plot, dir, base string) ([]string, error) {
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, base+ext)
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-			return files, fmt.Errorf("plot %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
 }

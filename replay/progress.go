@@ -1,54 +1,33 @@
 package replay
 
 import (
-	"fmt"
 	"io"
-	"sync"
-	"time"
+	"sync/atomic"
+
+	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
-// progress prints "replay: 12/40 runs, 3.1M requests/s" rewritten in place,
-// at most a few times a second. A nil writer makes it silent.
-type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	total int
-	n     int
-	reqs  int64
-	start time.Time
-	last  time.Time
+// replayProgress reports runs done of the grid with the request rate, through
+// the shared progress reporter (live on a terminal, a line every 10 s in a
+// batch job). A nil writer makes it silent.
+type replayProgress struct {
+	rep  *progress.Reporter
+	n    atomic.Int64
+	reqs atomic.Int64
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, start: time.Now()}
+func newProgress(w io.Writer, total int) *replayProgress {
+	return &replayProgress{rep: progress.New(w, "replay", "runs", int64(total))}
 }
 
-func (p *progress) done(rows []Row) {
-	if p.w == nil {
+func (p *replayProgress) done(rows []Row) {
+	if p.rep == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n++
 	if len(rows) > 0 {
-		p.reqs += rows[0].Requests * int64(max(rows[0].Seeds, 1))
+		p.reqs.Add(rows[0].Requests * int64(max(rows[0].Seeds, 1)))
 	}
-	now := time.Now()
-	if now.Sub(p.last) < 200*time.Millisecond && p.n < p.total {
-		return
-	}
-	p.last = now
-	rate := float64(p.reqs) / max(now.Sub(p.start).Seconds(), 1e-9)
-	fmt.Fprintf(p.w, "\rreplay: %d/%d runs, %.1fM requests/s   ", p.n, p.total, rate/1e6)
+	p.rep.Update(p.n.Add(1), progress.Rate(float64(p.reqs.Load()))+" requests replayed")
 }
 
-func (p *progress) finish() {
-	if p.w == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n > 0 {
-		fmt.Fprintln(p.w)
-	}
-}
+func (p *replayProgress) finish() { p.rep.Finish() }

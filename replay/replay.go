@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -199,7 +200,9 @@ type offlineData struct {
 
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
 // trace is processed in turn, its units in parallel. lru streams the trace
-// through [LRUStack]; the other online policies stream it once per size.
+// once through [LRUMarkers] for every size; min runs [MINMarkers] on the
+// trace in memory (or, with Config.MINPerSize, the policy package's MIN once
+// per size); the other online policies stream it once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
 // 8 per request for MIN's next-use times), loaded once per trace and
 // dropped when the trace is done.
@@ -214,7 +217,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	prog := newProgress(cfg.Progress, len(mine))
-	res := &Results{}
+	res := &Results{Meta: cfg.tableMeta()}
+	res.Traces, res.Meta.CrawlID = traceMetas(&cfg)
 	var mu sync.Mutex
 	for ti, path := range cfg.Traces {
 		var units []unit
@@ -301,7 +305,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		rows := make([]Row, len(c.Sizes))
 		for i, s := range c.Sizes {
 			rows[i] = Row{Trace: name, Policy: u.policy, Size: s, Requests: c.Requests,
-				Hits: float64(c.Hits[i]), Misses: float64(c.Misses(i)), MissRate: c.MissRate(i), Seeds: 1}
+				Hits: c.Hits[i], Misses: c.Misses(i), MissRate: c.MissRate(i), Seeds: 1}
 		}
 		return rows
 	}
@@ -394,10 +398,11 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 	for _, h := range hits {
 		sum += float64(h)
 	}
-	r.Hits = sum / float64(len(hits))
-	r.Misses = float64(reqs) - r.Hits
+	meanMisses := float64(reqs) - sum/float64(len(hits))
+	r.Misses = int64(math.Round(meanMisses))
+	r.Hits = reqs - r.Misses
 	if reqs > 0 {
-		r.MissRate = r.Misses / float64(reqs)
+		r.MissRate = meanMisses / float64(reqs)
 		if len(hits) > 1 {
 			var ss float64
 			for _, h := range hits {
@@ -451,4 +456,64 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 		}
 	}
 	return hits, max(t-cfg.Warmup, 0), nil
+}
+
+// tableMeta is the metadata results.arrow carries: the traces and the
+// sweep's parameters.
+func (cfg *Config) tableMeta() tracefile.TableMeta {
+	return tracefile.TableMeta{
+		Inputs: slices.Clone(cfg.Traces),
+		Params: map[string]string{
+			"format":        cfg.Format,
+			"policies":      strings.Join(cfg.Policies, ","),
+			"sizes":         sizesParam(cfg.Sizes),
+			"seeds":         strconv.Itoa(cfg.Seeds),
+			"warmup":        strconv.FormatInt(cfg.Warmup, 10),
+			"charge_static": strconv.FormatBool(cfg.ChargeStatic),
+			"min_per_size":  strconv.FormatBool(cfg.MINPerSize),
+		},
+	}
+}
+
+// sizesParam writes a size grid compactly: 1..33554432 (26 sizes) when it
+// is the powers of two between its ends, else every size.
+func sizesParam(sizes []int) string {
+	pow2 := len(sizes) > 2
+	for i, s := range sizes {
+		if i > 0 && s != 2*sizes[i-1] {
+			pow2 = false
+		}
+	}
+	if pow2 {
+		return fmt.Sprintf("%d..%d (%d sizes, powers of two)", sizes[0], sizes[len(sizes)-1], len(sizes))
+	}
+	parts := make([]string, len(sizes))
+	for i, s := range sizes {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// traceMetas reads the metadata of each condensed trace (for figure titles)
+// and joins their distinct crawl ids. Traces of other formats, or that
+// cannot be opened here (Run reports those), are left out.
+func traceMetas(cfg *Config) (map[string]tracefile.Meta, string) {
+	metas := map[string]tracefile.Meta{}
+	var crawls []string
+	if cfg.Format != FormatCondensed {
+		return metas, ""
+	}
+	for _, path := range cfg.Traces {
+		r, err := tracefile.OpenCondensed(path)
+		if err != nil {
+			continue
+		}
+		m := r.Meta()
+		r.Close()
+		metas[filepath.Base(path)] = m
+		if m.CrawlID != "" && !slices.Contains(crawls, m.CrawlID) {
+			crawls = append(crawls, m.CrawlID)
+		}
+	}
+	return metas, strings.Join(crawls, ",")
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -100,7 +101,7 @@ func TestSweepInvariants(t *testing.T) {
 	if want := len(cfg.Policies) * len(cfg.Sizes); len(res.Rows) != want {
 		t.Fatalf("%d rows, want %d", len(res.Rows), want)
 	}
-	minMiss := map[int]float64{}
+	minMiss := map[int]int64{}
 	for _, r := range res.Rows {
 		if r.Policy == "min" {
 			minMiss[r.Size] = r.Misses
@@ -116,10 +117,10 @@ func TestSweepInvariants(t *testing.T) {
 		if r.Policy != "infinite" && r.Policy != "static" && r.Misses < minMiss[r.Size] {
 			t.Errorf("%s size %d: %v misses < MIN's %v", r.Policy, r.Size, r.Misses, minMiss[r.Size])
 		}
-		if r.Policy == "infinite" && r.Misses != float64(distinct) {
+		if r.Policy == "infinite" && r.Misses != int64(distinct) {
 			t.Errorf("infinite: %v misses, want %d distinct keys", r.Misses, distinct)
 		}
-		if r.Misses < float64(distinct) && !(r.Policy == "static" && !cfg.ChargeStatic) {
+		if r.Misses < int64(distinct) && !(r.Policy == "static" && !cfg.ChargeStatic) {
 			t.Errorf("%s size %d: %v misses < %d distinct keys", r.Policy, r.Size, r.Misses, distinct)
 		}
 		if r.Policy != "infinite" && r.Policy != "static" && r.RelativeToMin < 1 {
@@ -207,7 +208,7 @@ func TestWarmup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"lru/1": 0, "lru/2": 2, "clock/2": 2, "infinite/1": 3, "infinite/2": 3,
+	want := map[string]int64{"lru/1": 0, "lru/2": 2, "clock/2": 2, "infinite/1": 3, "infinite/2": 3,
 		// MIN size 1 never hits here; size 2: 1 2 1(h) 3(evict 2? next 2 at 5, next 1 at 4 -> evict 2) 1(h) 2(m)
 		"min/1": 0, "min/2": 2}
 	for _, r := range res.Rows {
@@ -404,7 +405,8 @@ func TestArrowNoLeak(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rows := []Row{{Trace: "t", Policy: "lru", Size: 1, Requests: 3, Hits: 1, Misses: 2, MissRate: 2. / 3, RelativeToMin: math.NaN(), Seeds: 1}}
 	var b bytes.Buffer
-	if err := WriteArrow(&b, rows, mem); err != nil {
+	meta := tracefile.TableMeta{CrawlID: "c1", Inputs: []string{"t"}, Params: map[string]string{"seeds": "1"}}
+	if err := WriteArrow(&b, rows, meta, mem); err != nil {
 		t.Fatal(err)
 	}
 	r, err := ipc.NewFileReader(bytes.NewReader(b.Bytes()))
@@ -419,10 +421,21 @@ func TestArrowNoLeak(t *testing.T) {
 	if rec.NumRows() != 1 || rec.Column(7).NullN() != 1 || rec.Schema().Field(6).Name != "miss_rate" {
 		t.Errorf("arrow results: %v", rec)
 	}
+	// Counts are integers; the metadata round-trips.
+	for _, i := range []int{2, 3, 4, 5, 9} {
+		if f := rec.Schema().Field(i); f.Type.ID() != arrow.INT64 {
+			t.Errorf("column %s is %s, want int64", f.Name, f.Type)
+		}
+	}
+	got, err := tracefile.ParseTableMeta(r.Schema().Metadata())
+	if err != nil || got.Kind != tracefile.KindReplayResults || got.Table != "results" || got.CrawlID != "c1" ||
+		!slices.Equal(got.Inputs, meta.Inputs) || got.Params["seeds"] != "1" || got.ToolVersion != tracefile.ToolVersion || got.Created.IsZero() {
+		t.Errorf("metadata %+v, %v", got, err)
+	}
 }
 
 func TestCSVRoundTrip(t *testing.T) {
-	rows := []Row{{Trace: "a,b", Policy: "random", Size: 8, Requests: 10, Hits: 2.5, Misses: 7.5, MissRate: 0.75, RelativeToMin: math.NaN(), Seconds: 1.5, Seeds: 2, MissRateStd: 0.01}}
+	rows := []Row{{Trace: "a,b", Policy: "random", Size: 8, Requests: 10, Hits: 2, Misses: 8, MissRate: 0.75, RelativeToMin: math.NaN(), Seconds: 1.5, Seeds: 2, MissRateStd: 0.01}}
 	var b bytes.Buffer
 	WriteCSV(&b, rows)
 	got, err := ReadCSV(&b, "x.csv")

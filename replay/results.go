@@ -16,7 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -29,10 +28,11 @@ type Row struct {
 	Policy   string // lower-case policy name
 	Size     int    // cache size in entries
 	Requests int64  // counted requests (after the warmup)
-	// Hits and Misses are counts; for randomized policies run over several
-	// seeds they are the mean over the seeds.
-	Hits, Misses float64
-	MissRate     float64 // Misses / Requests (mean over seeds)
+	// Hits and Misses are counts, Hits + Misses = Requests. For randomized
+	// policies run over several seeds, Misses is the mean over the seeds
+	// rounded to the nearest integer; MissRate keeps the exact mean.
+	Hits, Misses int64
+	MissRate     float64 // Misses / Requests (the exact mean over seeds)
 	// RelativeToMin is MissRate divided by MIN's miss rate on the same trace
 	// and size; NaN when MIN was not run or its miss rate is 0.
 	RelativeToMin float64
@@ -50,6 +50,12 @@ type Row struct {
 type Results struct {
 	Rows  []Row
 	Files []string // files written, in order
+	// Meta is written into results.arrow: the traces, their crawl and the
+	// sweep's parameters.
+	Meta tracefile.TableMeta
+	// Traces holds the metadata of each condensed trace by base name (the
+	// Row.Trace), for figure titles; traces of other formats are absent.
+	Traces map[string]tracefile.Meta
 }
 
 // resultColumns are the header of results.csv (and the Arrow fields).
@@ -109,7 +115,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	cw.Write(resultColumns)
 	for _, r := range rows {
 		cw.Write([]string{r.Trace, r.Policy, strconv.Itoa(r.Size), strconv.FormatInt(r.Requests, 10),
-			fmtFloat(r.Hits), fmtFloat(r.Misses), fmtFloat(r.MissRate), fmtFloat(r.RelativeToMin),
+			strconv.FormatInt(r.Hits, 10), strconv.FormatInt(r.Misses, 10), fmtFloat(r.MissRate), fmtFloat(r.RelativeToMin),
 			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd)})
 	}
 	cw.Flush()
@@ -144,12 +150,26 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			errs = append(errs, err)
 			return v
 		}
+		count := func(s string) int64 {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				// Files written before counts were integers hold means
+				// over seeds such as 12.5.
+				f, ferr := strconv.ParseFloat(s, 64)
+				if ferr != nil {
+					errs = append(errs, err)
+				}
+				v = int64(math.Round(f))
+			}
+			return v
+		}
 		r.Trace, r.Policy = rec[0], rec[1]
 		r.Size, err = strconv.Atoi(rec[2])
 		errs = append(errs, err)
 		r.Requests, err = strconv.ParseInt(rec[3], 10, 64)
 		errs = append(errs, err)
-		r.Hits, r.Misses, r.MissRate, r.RelativeToMin, r.Seconds = num(rec[4]), num(rec[5]), num(rec[6]), num(rec[7]), num(rec[8])
+		r.Hits, r.Misses = count(rec[4]), count(rec[5])
+		r.MissRate, r.RelativeToMin, r.Seconds = num(rec[6]), num(rec[7]), num(rec[8])
 		r.Seeds, err = strconv.Atoi(rec[9])
 		errs = append(errs, err)
 		r.MissRateStd = num(rec[10])
@@ -166,8 +186,8 @@ var resultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "policy", Type: arrow.BinaryTypes.String},
 	{Name: "size", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "requests", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "hits", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "misses", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "hits", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "misses", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "miss_rate", Type: arrow.PrimitiveTypes.Float64},
 	{Name: "relative_to_min", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	{Name: "seconds", Type: arrow.PrimitiveTypes.Float64},
@@ -175,9 +195,11 @@ var resultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "miss_rate_std", Type: arrow.PrimitiveTypes.Float64},
 }, nil)
 
-// WriteArrow writes rows as one record batch of an Arrow IPC file (a results
-// table, not a trace, so it does not go through tracefile).
-func WriteArrow(w io.Writer, rows []Row, mem memory.Allocator) error {
+// WriteArrow writes rows as the one record batch of an Arrow IPC file whose
+// schema metadata is meta (kind and table name are set here), so that
+// `crawltrace inspect` opens it and a reader knows the tool version, the
+// traces, their crawl and the sweep's parameters.
+func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Allocator) error {
 	b := array.NewRecordBuilder(mem, resultSchema)
 	defer b.Release()
 	for _, r := range rows {
@@ -185,8 +207,8 @@ func WriteArrow(w io.Writer, rows []Row, mem memory.Allocator) error {
 		b.Field(1).(*array.StringBuilder).Append(r.Policy)
 		b.Field(2).(*array.Int64Builder).Append(int64(r.Size))
 		b.Field(3).(*array.Int64Builder).Append(r.Requests)
-		b.Field(4).(*array.Float64Builder).Append(r.Hits)
-		b.Field(5).(*array.Float64Builder).Append(r.Misses)
+		b.Field(4).(*array.Int64Builder).Append(r.Hits)
+		b.Field(5).(*array.Int64Builder).Append(r.Misses)
 		b.Field(6).(*array.Float64Builder).Append(r.MissRate)
 		if math.IsNaN(r.RelativeToMin) {
 			b.Field(7).AppendNull()
@@ -199,15 +221,8 @@ func WriteArrow(w io.Writer, rows []Row, mem memory.Allocator) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(resultSchema), ipc.WithAllocator(mem))
-	if err != nil {
-		return fmt.Errorf("replay: arrow: %w", err)
-	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return fmt.Errorf("replay: arrow: %w", err)
-	}
-	if err := fw.Close(); err != nil {
+	meta.Kind, meta.Table = tracefile.KindReplayResults, "results"
+	if err := tracefile.WriteTable(w, rec, meta, mem); err != nil {
 		return fmt.Errorf("replay: arrow: %w", err)
 	}
 	return nil
@@ -262,7 +277,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 		fill func(io.Writer) error
 	}{
 		{"results.csv", func(w io.Writer) error { return WriteCSV(w, res.Rows) }},
-		{"results.arrow", func(w io.Writer) error { return WriteArrow(w, res.Rows, memory.NewGoAllocator()) }},
+		{"results.arrow", func(w io.Writer) error { return WriteArrow(w, res.Rows, res.Meta, memory.NewGoAllocator()) }},
 		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes) }},
 	}
 	for _, f := range files {
@@ -273,7 +288,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 		res.Files = append(res.Files, p)
 	}
 	if plots {
-		written, err := WritePlots(dir, res.Rows)
+		written, err := WritePlots(dir, res.Rows, res.Traces)
 		res.Files = append(res.Files, written...)
 		if err != nil {
 			return err
@@ -368,6 +383,8 @@ func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 	}
 	sortRows(res.Rows)
 	setRelative(res.Rows)
+	// The crawl and the sweep's parameters are not in the CSV files.
+	res.Meta = tracefile.TableMeta{Inputs: files, Params: map[string]string{"merged_results": strconv.Itoa(len(files))}}
 	if outDir != "" {
 		if err := res.writeOutputs(outDir, plots); err != nil {
 			return res, err

@@ -43,6 +43,8 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"condense", "merge", emptyDir}, "report-shard"},
 		{[]string{"nosuchcommand"}, "unknown command"},
 		{[]string{"condense", "--no-such-flag", "x"}, "no-such-flag"},
+		{[]string{"crawl", "-o", filepath.Join(dir, "c1"), "--politeness-key", "dns", "http://a.test/"}, `politeness key "dns"`},
+		{[]string{"crawl", "-o", filepath.Join(dir, "c2"), "--max-redirects", "-1", "http://a.test/"}, "max redirects"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != 2 {

@@ -18,6 +18,7 @@ func init() { register(newCondenseCmd) }
 func newCondenseCmd() *cobra.Command {
 	cfg := condense.DefaultConfig()
 	var memory, shard string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "condense RAW_DIR -o OUT_DIR [--shard i/N]",
 		Short: "Condense raw URL logs to fingerprint traces and verify collisions exactly",
@@ -61,17 +62,33 @@ a file system every task sees.`,
 					return err
 				}
 			}
-			cfg.Progress = terminalStderr(cmd)
-			cfg.LimitHeap = true
-			rep, err := condense.Run(cmd.Context(), cfg)
-			if rep != nil {
-				name := condense.ReportName(0, 1)
-				if cfg.Shards > 1 {
-					name = condense.MapReportName(cfg.Shard, cfg.Shards)
-				}
-				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, filepath.Join(cfg.Output, name))
+			unit := ""
+			if cfg.Shards > 1 {
+				unit = fmt.Sprintf("map-%d-of-%d", cfg.Shard, cfg.Shards)
 			}
-			return err
+			dir, err := prepareOut(cfg.Output, "condense", unit, force)
+			if err != nil {
+				return err
+			}
+			cfg.Progress = progressOut(cmd)
+			cfg.LimitHeap = true
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			rep, err := condense.Run(ctx, cfg)
+			reportPath := filepath.Join(cfg.Output, condense.ReportName(0, 1))
+			var files []string
+			if cfg.Shards > 1 {
+				reportPath = filepath.Join(cfg.Output, condense.MapReportName(cfg.Shard, cfg.Shards))
+				files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard))
+			}
+			if rep != nil {
+				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
+				files = append(files, reportPath)
+				for _, n := range rep.PerNode {
+					files = append(files, n.Full, n.Cross)
+				}
+			}
+			return finishOut(dir, err, files...)
 		},
 	}
 	f := cmd.Flags()
@@ -84,6 +101,7 @@ a file system every task sees.`,
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to put the spill directory (default OUT_DIR; only the spill directory is removed)")
+	addForce(cmd, &force)
 	cmd.AddCommand(newCondenseMergeCmd(), newCondenseReduceCmd())
 	return cmd
 }
@@ -98,6 +116,7 @@ func parseShard(s string) (i, n int, err error) {
 func newCondenseReduceCmd() *cobra.Command {
 	var cfg condense.ReduceConfig
 	var memory, shard string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "reduce OUT_DIR --shard j/N",
 		Short: "Verify fingerprint range j of a sharded condense exactly, from every map task's buckets",
@@ -120,17 +139,23 @@ OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
 			if cfg.MemoryBytes, err = parseBytes(memory); err != nil {
 				return badInput("--memory: %v", err)
 			}
-			cfg.Progress = terminalStderr(cmd)
-			cfg.LimitHeap = true
-			rep, err := condense.Reduce(cmd.Context(), cfg)
+			dir, err := prepareOut(cfg.Dir, "condense", fmt.Sprintf("reduce-%d-of-%d", cfg.Shard, cfg.Shards), force)
 			if err != nil {
 				return err
 			}
-			t := rep.Total
-			fmt.Fprintf(cmd.OutOrStdout(), "range %d/%d: %d distinct URLs, %d distinct fingerprints, %d colliding pairs\n",
-				cfg.Shard, cfg.Shards, t.DistinctURLs, t.DistinctFPs, t.CollisionPairs)
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(cfg.Dir, condense.ReportName(cfg.Shard, cfg.Shards)))
-			return nil
+			cfg.Progress = progressOut(cmd)
+			cfg.LimitHeap = true
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			rep, err := condense.Reduce(ctx, cfg)
+			dst := filepath.Join(cfg.Dir, condense.ReportName(cfg.Shard, cfg.Shards))
+			if err == nil {
+				t := rep.Total
+				fmt.Fprintf(cmd.OutOrStdout(), "range %d/%d: %d distinct URLs, %d distinct fingerprints, %d colliding pairs\n",
+					cfg.Shard, cfg.Shards, t.DistinctURLs, t.DistinctFPs, t.CollisionPairs)
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", dst)
+			}
+			return finishOut(dir, err, dst)
 		},
 	}
 	f := cmd.Flags()
@@ -138,11 +163,13 @@ OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
 	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 24MiB)")
 	f.IntVar(&cfg.Workers, "workers", 0, "parallel workers (default: all CPUs)")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to split oversized ranges (default OUT_DIR)")
+	addForce(cmd, &force)
 	return cmd
 }
 
 func newCondenseMergeCmd() *cobra.Command {
 	var out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR_OR_REPORT... -o OUT_DIR",
 		Short: "Combine the map and reduce reports of a sharded condense into report.json",
@@ -182,8 +209,12 @@ for timings. The bucket files under each directory given are then removed.`,
 			if out == "" {
 				out = filepath.Dir(paths[0])
 			}
+			dir, err := prepareOut(out, "condense", "merge", force)
+			if err != nil {
+				return err
+			}
 			dst := filepath.Join(out, condense.ReportName(0, 1))
-			if err := tracefile.WriteJSON(dst, rep); err != nil {
+			if err := finishOut(dir, tracefile.WriteJSON(dst, rep), dst); err != nil {
 				return err
 			}
 			for _, d := range dirs {
@@ -193,7 +224,8 @@ for timings. The bucket files under each directory given are then removed.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "directory for report.json (default: the first report's directory)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default: the first report's)")
+	addForce(cmd, &force)
 	return cmd
 }
 

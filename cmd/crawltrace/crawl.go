@@ -2,16 +2,12 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/recorder"
 )
@@ -37,8 +33,24 @@ every fetch to pages-*.arrows, then writes DIR/manifest.json and DIR/stats.json.
 --nodes N runs N nodes in this process; --node-id I --peers A,B,... --listen
 ADDR --token T runs node I of a crawl whose nodes exchange URL batches over
 HTTP. Connections to private and loopback addresses are refused unless
---allow-private is given. SIGINT/SIGTERM stop the crawl cleanly; a second
-signal exits at once.`,
+--allow-private is given. SIGINT/SIGTERM stop the crawl cleanly (the trace
+is flushed and readable; exit status 130 or 143); a second signal exits at
+once.
+
+In a crawl over --peers, every batch for a peer is kept in
+DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
+node restarted with --resume (a new incarnation) resends what it holds and
+the crawl goes on. A peer silent for --peer-timeout is declared dead; with
+--partitioner consistent its hosts go to the live nodes by the ring
+(UbiCrawler's fail-over) and come back when it answers again, logged in
+DIR/node-NNN/events.jsonl. Other partitioners have no fail-over: batches wait
+for the node to return. --partitioner url is refused for live crawls (it
+would fetch one host from several nodes).
+
+--max-pages is a budget for the whole crawl. With --peers it is split
+evenly: node I may fetch MAX/N pages (one more when I < MAX mod N); a node
+that has used its share stops fetching but keeps exchanging batches, and the
+crawl ends when every node has used its share or run out of URLs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Seeds = append(cfg.Seeds, args...)
 			if seedsFile != "" {
@@ -74,14 +86,13 @@ signal exits at once.`,
 				}
 				cfg.Quality = q
 			}
-			if term.IsTerminal(int(os.Stderr.Fd())) {
-				cfg.Progress = cmd.ErrOrStderr()
-			}
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
+				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", stopReason(res.Stats))
 			}
 			if errors.Is(err, recorder.ErrConfig) {
 				return badInput("crawl: %v", err)
@@ -98,9 +109,11 @@ signal exits at once.`,
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
 	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
+	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
+	f.BoolVar(&cfg.Resume, "resume", false, "continue the crawl in OutDir")
 	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), like curl; repeatable")
 	f.BoolVar(&cfg.AllowPrivate, "allow-private", false, "allow connections to private, loopback and link-local addresses")
-	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "stop after this many fetches (0 = no limit)")
+	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "crawl-wide budget of fetches (0 = no limit); with --peers each node gets an even share")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (0 = no limit)")
 	f.DurationVar(&cfg.MinDelay, "min-delay", cfg.MinDelay, "least delay between requests to one host")
 	f.DurationVar(&cfg.MaxDelay, "max-delay", cfg.MaxDelay, "cap on the delay between requests to one host")
@@ -115,10 +128,29 @@ signal exits at once.`,
 	f.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header (include a contact URL)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "cap on the bytes read per page")
 	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one fetch")
+	f.StringVar(&cfg.PolitenessKey, "politeness-key", cfg.PolitenessKey, "what one request at a time and the delays apply to: host (every origin of a host name) or ip (every host resolving to one address)")
+	f.DurationVar(&cfg.RobotsTTL, "robots-ttl", cfg.RobotsTTL, "fetch a host's robots.txt again after this long (RFC 9309: at most 24h)")
+	f.DurationVar(&cfg.RobotsRetry, "robots-retry", cfg.RobotsRetry, "first retry delay after a robots.txt 5xx or network error (doubled each time; host disallowed meanwhile)")
+	f.IntVar(&cfg.MaxRedirects, "max-redirects", cfg.MaxRedirects, "redirects followed per chain from its first URL")
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
 	return cmd
+}
+
+// stopReason says in words why a crawl stopped.
+func stopReason(st *recorder.Stats) string {
+	switch st.StopReason {
+	case recorder.StopDone:
+		return "frontier empty (no URL left to fetch)"
+	case recorder.StopMaxPages:
+		return fmt.Sprintf("max-pages (%d pages fetched)", st.FetchAttempts)
+	case recorder.StopDuration:
+		return fmt.Sprintf("duration (after %.0fs)", st.Seconds)
+	case recorder.StopCanceled:
+		return "signal"
+	}
+	return st.StopReason
 }
 
 // readSeeds reads one URL per line, skipping blank lines and # comments.
@@ -141,36 +173,4 @@ func readSeeds(path string) ([]string, error) {
 		return nil, fmt.Errorf("crawl: seeds file %s: %w", path, err)
 	}
 	return out, nil
-}
-
-// signalContext is canceled by the first SIGINT or SIGTERM; a second one
-// exits the process at once (segments already flushed stay readable).
-func signalContext(parent context.Context) (context.Context, func()) {
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithCancel(parent)
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "crawltrace: stopping (signal again to abort)")
-			cancel()
-		case <-done:
-			return
-		}
-		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "crawltrace: aborted")
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
-		cancel()
-	}
 }

@@ -16,6 +16,7 @@ func newDemoCmd() *cobra.Command {
 	cfg := demo.DefaultConfig()
 	var policies, sizes string
 	var replayNodes []int
+	var force, noPlots, noScenarios bool
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Run the whole study end to end on the local web (no network needed)",
@@ -24,10 +25,12 @@ host splitters log every URL, condenses the logs with the exact collision
 check, replays node 0's full and cross traces through INFINITE, MIN, LRU,
 CLOCK, RANDOM, STATIC, SIEVE and S3-FIFO at cache sizes 2^0..2^25, runs the
 distributed-crawl scenarios, and writes figures, tables and SUMMARY.md to DIR.
-The default budget takes about two minutes on a 2-core machine; --max-pages,
---hosts and --pages-per-host scale it.`,
+The default budget of 50,000 pages takes one to two minutes on a 2-core
+machine; --max-pages, --hosts and --pages-per-host scale it. The crawl has no
+time limit unless --duration sets one: it stops at --max-pages or when the
+local web is exhausted, and SUMMARY.md says which.`,
 		Example: `  crawltrace demo
-  crawltrace demo --out big --max-pages 200000 --hosts 2000 --duration 0`,
+  crawltrace demo --out big --max-pages 200000 --hosts 2000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -36,11 +39,27 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 				return badInput("--sizes: %v", err)
 			}
 			cfg.ReplayNodes = replayNodes
+			if cmd.Flags().Changed("no-plots") {
+				cfg.Plots = !noPlots
+			}
+			if cmd.Flags().Changed("no-scenarios") {
+				cfg.Scenarios = !noScenarios
+			}
+			dir, err := prepareOut(cfg.OutDir, "demo", "", force)
+			if err != nil {
+				return err
+			}
 			cfg.Log = cmd.ErrOrStderr()
-			cfg.Progress = terminalStderr(cmd)
+			cfg.Progress = progressOut(cmd)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
+			// demo.Run logs the crawl's stop reason and puts it in SUMMARY.md.
 			res, err := demo.Run(ctx, cfg)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -63,11 +82,18 @@ The default budget takes about two minutes on a 2-core machine; --max-pages,
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers per node")
 	f.Int64Var(&cfg.MaxPages, "max-pages", cfg.MaxPages, "crawl budget in fetch attempts")
-	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "crawl time limit (0: none)")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "crawl time limit (0: none; the crawl stops at --max-pages or when the web is exhausted)")
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "replay policies")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "replay cache sizes")
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")
-	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "run the distributed-crawl scenarios")
-	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "draw figures")
+	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
+	f.BoolVar(&noScenarios, "no-scenarios", !cfg.Scenarios, "skip the distributed-crawl scenarios")
+	f.BoolVar(&noPlots, "no-plots", !cfg.Plots, "do not draw figures")
+	// The positive forms, kept as aliases: every command spells negations --no-X.
+	f.BoolVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "")
+	f.BoolVar(&cfg.Plots, "plots", cfg.Plots, "")
+	deprecate(f, "scenarios", "no-scenarios")
+	deprecate(f, "plots", "no-plots")
+	addForce(cmd, &force)
 	return cmd
 }

@@ -6,12 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
 func init() {
 	register(func() *cobra.Command {
 		var inFormat, format, out string
+		var force bool
 		cmd := &cobra.Command{
 			Use:   "export TRACE --format oracleGeneral|text -o FILE",
 			Short: "Convert a trace to libCacheSim's oracleGeneral or to text",
@@ -24,6 +26,9 @@ a condensed trace.`,
 				if out == "" {
 					return badInput("export: -o FILE is required")
 				}
+				if err := outdir.PrepareFile("export", out, force); err != nil {
+					return err
+				}
 				if err := replay.ExportFile(args[0], inFormat, out, format); err != nil {
 					return err
 				}
@@ -35,6 +40,7 @@ a condensed trace.`,
 		f.StringVar(&inFormat, "in-format", replay.FormatCondensed, "input format: "+strings.Join(replay.Formats(), ", "))
 		f.StringVar(&format, "format", replay.FormatOracleGeneral, "output format: "+strings.Join(replay.Formats(), ", "))
 		f.StringVarP(&out, "out", "o", "", "output file")
+		f.BoolVar(&force, "force", false, "replace an existing output file")
 		return cmd
 	})
 }

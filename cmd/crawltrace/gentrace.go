@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -12,6 +13,7 @@ func init() {
 	register(func() *cobra.Command {
 		cfg := replay.DefaultGenConfig()
 		var out string
+		var force bool
 		cmd := &cobra.Command{
 			Use:   "gen-trace -o FILE",
 			Short: "Write a synthetic condensed trace (Zipf popularity plus locality)",
@@ -26,6 +28,9 @@ traces.`,
 				if out == "" {
 					return badInput("gen-trace: -o FILE is required")
 				}
+				if err := outdir.PrepareFile("gen-trace", out, force); err != nil {
+					return err
+				}
 				if err := replay.GenerateFile(out, cfg); err != nil {
 					return err
 				}
@@ -35,6 +40,7 @@ traces.`,
 		}
 		f := cmd.Flags()
 		f.StringVarP(&out, "out", "o", "", "output file (condensed trace)")
+		f.BoolVar(&force, "force", false, "replace an existing output file")
 		f.Int64Var(&cfg.Requests, "requests", cfg.Requests, "number of requests")
 		f.IntVar(&cfg.Keys, "keys", cfg.Keys, "number of distinct keys in the popularity distribution")
 		f.Float64Var(&cfg.Alpha, "alpha", cfg.Alpha, "Zipf exponent (0 = uniform)")

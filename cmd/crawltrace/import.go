@@ -36,6 +36,23 @@ func bindImportFlags(cmd *cobra.Command, o *importer.Options) {
 	f.IntVar(&o.Replicas, "replicas", 0, "replicas per node for the consistent partitioner (0: default)")
 	f.StringVar(&o.CrawlID, "crawl-id", "", "crawl id for the metadata (default: import-<time>)")
 	f.BoolVar(&o.Raw, "raw", false, "log URLs exactly as given instead of normalizing them")
+	f.Bool("force", false, forceUsage)
+}
+
+// runImport runs one importer into o.Out under the output-directory
+// policy and prints its summary.
+func runImport(cmd *cobra.Command, args []string, o importer.Options, run func([]string, importer.Options) (*importer.Stats, error)) error {
+	force, _ := cmd.Flags().GetBool("force")
+	dir, err := prepareOut(o.Out, "import", "", force)
+	if err != nil {
+		return err
+	}
+	st, err := run(args, o)
+	if err = finishOut(dir, err); err != nil {
+		return err
+	}
+	printImportStats(cmd.OutOrStdout(), st, o.Out)
+	return nil
 }
 
 // printImportStats prints the summary every importer shows.
@@ -68,12 +85,7 @@ func newImportURLsCmd() *cobra.Command {
 			if o.Out == "" {
 				return badInput("import urls: -o RAW_DIR is required")
 			}
-			st, err := importer.URLs(args, o)
-			if err != nil {
-				return err
-			}
-			printImportStats(cmd.OutOrStdout(), st, o.Out)
-			return nil
+			return runImport(cmd, args, o, importer.URLs)
 		},
 	}
 	bindImportFlags(cmd, &o)

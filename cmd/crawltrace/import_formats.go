@@ -26,12 +26,7 @@ func newImportFormatCmd(use, short, example string, run func([]string, importer.
 			if o.Out == "" {
 				return badInput("import %s: -o RAW_DIR is required", name)
 			}
-			st, err := run(args, o)
-			if err != nil {
-				return err
-			}
-			printImportStats(cmd.OutOrStdout(), st, o.Out)
-			return nil
+			return runImport(cmd, args, o, run)
 		},
 	}
 	bindImportFlags(cmd, &o)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/sampledata"
 )
 
 // fixtures of the importer package.
@@ -62,10 +64,7 @@ func TestImportFormatsEndToEnd(t *testing.T) {
 
 // The real Common Crawl sample, when present: 253 links of one page.
 func TestImportWARCWhirlwind(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "data", "warc", "whirlwind.warc.gz")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("sample not available")
-	}
+	p := sampledata.Path(t, "warc", "whirlwind.warc.gz")
 	code, out, errs := runCLI(t, "import", "warc", p, "-o", filepath.Join(t.TempDir(), "raw"))
 	if code != 0 || !strings.Contains(out, "imported 253 URLs") || !strings.Contains(out, "3 records skipped") {
 		t.Fatalf("exit %d: %s %s", code, out, errs)

@@ -17,6 +17,7 @@ func init() {
 func newOrdersCmd() *cobra.Command {
 	cfg := orders.DefaultConfig()
 	var list string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "orders -o DIR [flags]",
 		Short: "Compare crawl orders on a local test web: speed, quality over time, LRU miss rates",
@@ -32,10 +33,19 @@ DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 				return badInput("orders: no output directory (-o DIR)")
 			}
 			cfg.Orders = strings.Split(list, ",")
-			cfg.Progress = cmd.ErrOrStderr()
+			dir, err := prepareOut(cfg.OutDir, "orders", "", force)
+			if err != nil {
+				return err
+			}
+			cfg.Progress = progressOut(cmd) // its step lines; none under --progress never
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			rep, err := orders.Run(ctx, cfg)
+			if rep != nil {
+				err = finishOut(dir, err, rep.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if errors.Is(err, orders.ErrConfig) {
 				return badInput("%v", err)
 			}
@@ -64,5 +74,6 @@ DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 	f.DurationVar(&cfg.LatencyMedian, "latency", cfg.LatencyMedian, "median per-host response time")
 	f.DurationVar(&cfg.ConnectMedian, "connect", cfg.ConnectMedian, "median per-host connection set-up time")
 	f.IntVar(&cfg.LRUMaxExp, "lru-max-exp", cfg.LRUMaxExp, "replay LRU at sizes 2^0..2^N")
+	addForce(cmd, &force)
 	return cmd
 }

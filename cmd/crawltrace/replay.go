@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/policy"
@@ -19,7 +17,7 @@ func init() {
 func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()
 	var policies, sizes, task string
-	var noPlots bool
+	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   "replay TRACE...",
 		Short: "Replay traces through cache policies at many cache sizes",
@@ -51,10 +49,23 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 				}
 			}
 			cfg.Plots = !noPlots
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				cfg.Progress = f
+			cfg.Progress = progressOut(cmd)
+			unit := ""
+			if cfg.Tasks > 1 {
+				unit = fmt.Sprintf("task-%d-of-%d", cfg.Task, cfg.Tasks)
 			}
-			res, err := replay.Run(cmd.Context(), cfg)
+			dir, err := prepareOut(cfg.OutDir, "replay", unit, force)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			res, err := replay.Run(ctx, cfg)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -70,7 +81,10 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.StringVar(&cfg.Format, "format", cfg.Format, "trace format: "+strings.Join(replay.Formats(), ", "))
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "comma-separated policies (all: "+strings.Join(policy.Names(), ",")+")")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "cache sizes: list and ranges, e.g. 16,1024 or 1k,64k,1m or 2^0..2^25")
-	f.IntVar(&cfg.Seeds, "seeds", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
+	f.IntVar(&cfg.Seeds, "random-runs", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
+	// --seeds is crawl's seed-URL file; replay's old name stays as an alias.
+	f.IntVar(&cfg.Seeds, "seeds", cfg.Seeds, "")
+	deprecate(f, "seeds", "random-runs")
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
@@ -78,13 +92,14 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	addForce(cmd, &force)
 	cmd.AddCommand(newReplayMergeCmd())
 	return cmd
 }
 
 func newReplayMergeCmd() *cobra.Command {
 	var out string
-	var noPlots bool
+	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR|FILE... -o OUT",
 		Short: "Combine the results of a sliced replay (--task i/N)",
@@ -97,7 +112,16 @@ results.arrow, memory.csv and the figures to OUT.`,
 			if out == "" {
 				return badInput("replay merge: -o OUT is required")
 			}
+			dir, err := prepareOut(out, "replay", "merge", force)
+			if err != nil {
+				return err
+			}
 			res, err := replay.Merge(args, out, !noPlots)
+			if res != nil {
+				err = finishOut(dir, err, res.Files...)
+			} else {
+				err = finishOut(dir, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -111,6 +135,7 @@ results.arrow, memory.csv and the figures to OUT.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory")
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	addForce(cmd, &force)
 	return cmd
 }
 

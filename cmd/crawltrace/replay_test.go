@@ -24,7 +24,7 @@ func TestReplayCLI(t *testing.T) {
 		t.Fatalf("gen-trace: exit %d: %s", code, errb.String())
 	}
 	res := filepath.Join(dir, "res")
-	if code := run("replay", cond, "--sizes", "1,16,256,4k", "--seeds", "2", "-o", res); code != 0 {
+	if code := run("replay", cond, "--sizes", "1,16,256,4k", "--random-runs", "2", "-o", res, "--progress", "never"); code != 0 {
 		t.Fatalf("replay: exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"node-000.full.arrow: miss rate %", "infinite", "min", "static", "4K", "wrote " + filepath.Join(res, "results.csv"), "full-vs-cross-node-000.png"} {
@@ -33,12 +33,12 @@ func TestReplayCLI(t *testing.T) {
 		}
 	}
 	if errb.Len() != 0 {
-		t.Errorf("stderr not a terminal, want no progress: %q", errb.String())
+		t.Errorf("--progress never, want no progress: %q", errb.String())
 	}
 	// Sliced, then merged: same CSV apart from timings.
 	tasks := filepath.Join(dir, "tasks")
 	for i := range 3 {
-		if code := run("replay", cond, "--sizes", "1,16,256,4k", "--seeds", "2", "--task", string(rune('0'+i))+"/3", "-o", tasks); code != 0 {
+		if code := run("replay", cond, "--sizes", "1,16,256,4k", "--random-runs", "2", "--task", string(rune('0'+i))+"/3", "-o", tasks); code != 0 {
 			t.Fatalf("replay --task: exit %d: %s", code, errb.String())
 		}
 	}

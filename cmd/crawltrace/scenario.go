@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/scenario"
 )
@@ -39,9 +40,9 @@ every question with its defaults and writes DIR/scenario-summary.json.`,
 
 // scenarioCmd builds one question's command: args RAW_DIR, -o DIR and
 // --no-plots are common; run gets the raw dir and output dir.
-func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cobra.Command, in, out string, plots bool) error) *cobra.Command {
+func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cobra.Command, in, out string, plots bool) ([]string, error)) *cobra.Command {
 	var out string
-	var noPlots bool
+	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   use + " RAW_DIR -o DIR",
 		Short: short,
@@ -50,12 +51,23 @@ func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cob
 			if out == "" {
 				return badInput("scenario %s: -o DIR is required", use)
 			}
-			return run(cmd, args[0], out, !noPlots)
+			// "all" is a whole run; each question is a unit beside the others.
+			unit := use
+			if use == "all" {
+				unit = ""
+			}
+			dir, err := prepareOut(out, "scenario", unit, force)
+			if err != nil {
+				return err
+			}
+			files, err := run(cmd, args[0], out, !noPlots)
+			return finishOut(dir, err, files...)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "write the tables only")
+	addForce(cmd, &force)
 	bind(f)
 	return cmd
 }
@@ -99,11 +111,26 @@ func newScenarioPartitionCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			var traces *outdir.Dir
+			if cfg.WriteTraces != "" {
+				force, _ := cmd.Flags().GetBool("force")
+				var err error
+				if traces, err = prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force); err != nil {
+					return nil, err
+				}
+			}
 			res, err := scenario.Partition(cfg)
+			if traces != nil {
+				var files []string
+				if res != nil {
+					files = res.Files
+				}
+				err = finishOut(traces, err, files...)
+			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%-11s %5s %9s %9s %9s\n", "partitioner", "N", "cross", "balance", "hosts bal")
@@ -112,7 +139,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 			}
 			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
 			scenarioPrintFiles(w, res.Files)
-			return nil
+			return res.Files, nil
 		})
 }
 
@@ -128,14 +155,14 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 			f.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "bytes added per batch sent")
 			f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random policies")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return err
+				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.SplitterCache(cfg)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%-8s %9s %12s %12s %10s\n", "policy", "size", "cross", "sent", "batches")
@@ -145,7 +172,7 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 				}
 			}
 			scenarioPrintFiles(w, res.Files)
-			return nil
+			return res.Files, nil
 		})
 }
 
@@ -157,14 +184,14 @@ func newScenarioThreadsCmd() *cobra.Command {
 			f.StringVar(&sizes, "sizes", "", "total cache sizes k per node (default 2^0..2^20)")
 			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "threads W sharing k (0: distinct workers in each node's log)")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return err
+				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.Threads(cfg)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%9s %8s %12s %12s\n", "k", "W", "global miss", "thread miss")
@@ -174,7 +201,7 @@ func newScenarioThreadsCmd() *cobra.Command {
 				}
 			}
 			scenarioPrintFiles(w, res.Files)
-			return nil
+			return res.Files, nil
 		})
 }
 
@@ -191,19 +218,26 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
 			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.NodeLoss(cfg)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%-11s %12s %12s %12s %10s\n", "partitioner", "hosts moved", "not of node", "refetched", "balance")
 			for _, r := range res.Rows {
 				fmt.Fprintf(w, "%-11s %12s %12d %12d %10.3f\n", r.Partitioner, scenarioPct(r.HostsMovedFraction), r.HostsMovedOther, r.Refetched, r.BalanceHosts)
 			}
+			if len(res.Live) > 0 {
+				fmt.Fprintln(w, "live reassignments logged by the crawl (events.jsonl):")
+				for _, r := range res.Live {
+					fmt.Fprintf(w, "  node %d at %s: left %v joined %v: %d hosts moved, %d not of those nodes, %d taken over\n",
+						r.Node, r.Time.UTC().Format("15:04:05.000"), r.Left, r.Joined, r.HostsMoved, r.HostsMovedOther, r.HostsIn)
+				}
+			}
 			scenarioPrintFiles(w, res.Files)
-			return nil
+			return res.Files, nil
 		})
 }
 
@@ -214,14 +248,14 @@ func newScenarioLocalityCmd() *cobra.Command {
 		func(f *pflag.FlagSet) {
 			f.StringVar(&sizes, "sizes", "", "LRU sizes (default 2^0..2^20)")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return err
+				return nil, err
 			}
-			cfg.Input, cfg.OutDir, cfg.Plots = in, out, plots
+			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
 			res, err := scenario.Locality(cfg)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%9s %9s %10s\n", "size", "hit rate", "same host")
@@ -231,7 +265,7 @@ func newScenarioLocalityCmd() *cobra.Command {
 				}
 			}
 			scenarioPrintFiles(w, res.Files)
-			return nil
+			return res.Files, nil
 		})
 }
 
@@ -241,10 +275,10 @@ func newScenarioAllCmd() *cobra.Command {
 		func(f *pflag.FlagSet) {
 			f.StringVar(&order, "order", scenario.OrderTime, "stream order: time or node")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) error {
-			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots})
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
+			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd)})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s: %d URLs, %d hosts, %d nodes (%s)\n", in, s.URLs, s.Hosts, s.Nodes, s.Partitioner)
@@ -253,6 +287,6 @@ func newScenarioAllCmd() *cobra.Command {
 			}
 			fmt.Fprintf(w, "summary: %s\n", strings.TrimSuffix(out, "/")+"/"+scenario.SummaryName)
 			scenarioPrintFiles(w, s.Files)
-			return nil
+			return s.Files, nil
 		})
 }

@@ -49,10 +49,25 @@ func TestScenarioCLI(t *testing.T) {
 	if s.URLs == 0 || !found {
 		t.Errorf("summary %s", b)
 	}
-	code, stdout, _ = runCLI(t, "scenario", "partition", raw, "-o", out, "--nodes", "2,4", "--partitioners", "host,consistent", "--no-plots")
-	if code != 0 || !strings.Contains(stdout, "consistent") {
-		t.Errorf("partition: %d %q", code, stdout)
+	// One question into the directory of "all" would leave a summary that
+	// disagrees with its table: refused, unless --force replaces all's outputs.
+	partition := []string{"scenario", "partition", raw, "-o", out, "--nodes", "2,4", "--partitioners", "host,consistent", "--no-plots"}
+	code, _, errs = runCLI(t, partition...)
+	if code != 2 || !strings.Contains(errs, out) || !strings.Contains(errs, "--force") {
+		t.Errorf("partition into all's directory: %d %q", code, errs)
 	}
+	code, stdout, errs = runCLI(t, append(partition, "--force")...)
+	if code != 0 || !strings.Contains(stdout, "consistent") {
+		t.Errorf("partition --force: %d %q %q", code, stdout, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "scenario-summary.json")); err == nil {
+		t.Errorf("--force kept the earlier run's scenario-summary.json")
+	}
+	// Questions sit side by side in one directory.
+	if code, _, errs := runCLI(t, "scenario", "locality", raw, "-o", out, "--no-plots", "--sizes", "1,4"); code != 0 {
+		t.Errorf("locality beside partition: %d %q", code, errs)
+	}
+	out = filepath.Join(dir, "bad")
 	for _, args := range [][]string{
 		{"scenario", "locality", raw},
 		{"scenario", "threads", raw, "-o", out, "--sizes", "lots"},

@@ -1,15 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -19,6 +19,7 @@ func newTestwebCmd() *cobra.Command {
 	cfg := testweb.DefaultConfig()
 	var listen, seedsOut, qualityOut string
 	var sites []string
+	var hostile bool
 	cmd := &cobra.Command{
 		Use:   "testweb",
 		Short: "Serve a deterministic synthetic web for offline crawls",
@@ -29,9 +30,16 @@ URLs carry no port: point a crawler at the server for every host, e.g.
   crawltrace crawl --resolve '*:ADDR' --allow-private --seeds SEEDS ...
 Requested by IP address (http://ADDR/) it answers with a root index linking
 every host's home page, and http://ADDR/seeds.txt lists the seed URLs.
-It runs until SIGINT or SIGTERM.`,
+With --hostile it serves instead a web built to hurt crawlers, one case
+per host of hostile.test: robots.txt behind 1, 3 and 6 redirects, an
+endless redirect chain, a huge page, a gzip bomb, a link bomb, a
+slow-loris server, non-HTML bodies, unknown encodings and trap URL spaces.
+It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if hostile {
+				return serveHostile(cmd, listen, seedsOut)
+			}
 			for _, s := range sites {
 				host, dir, ok := strings.Cut(s, "=")
 				if !ok || host == "" || dir == "" {
@@ -56,7 +64,7 @@ It runs until SIGINT or SIGTERM.`,
 					return err
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			srv, err := testweb.ServeWeb(ctx, listen, w)
 			if err != nil {
@@ -92,23 +100,51 @@ It runs until SIGINT or SIGTERM.`,
 	f.DurationVar(&cfg.LatencyMedian, "latency-median", cfg.LatencyMedian, "median of the hosts' mean response times")
 	f.BoolVar(&cfg.KeepAliveLimits, "keepalive-limits", cfg.KeepAliveLimits, "close connections after a per-host number of requests")
 	f.StringVar(&seedsOut, "seeds-out", "", "write the seed URLs to this file, one per line")
+	f.BoolVar(&hostile, "hostile", false, "serve the hostile web (robots redirects, redirect chains, bombs, slow servers, traps) instead")
 	f.StringVar(&qualityOut, "quality-out", "", "write url<TAB>quality lines to this file")
 	f.StringVar(&cfg.QualityModel, "quality", cfg.QualityModel, "quality oracle: pagerank or zipf")
 	return cmd
 }
 
-// createTestwebFile creates path and fills it with write.
+// createTestwebFile writes path with write, through a temporary file.
 func createTestwebFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	if err := tracefile.WriteFileAtomic(path, write); err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return badInput("testweb: %v", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// serveHostile serves the hostile web until SIGINT or SIGTERM.
+func serveHostile(cmd *cobra.Command, listen, seedsOut string) error {
+	w, err := testweb.NewHostile(testweb.DefaultHostileConfig())
 	if err != nil {
-		return badInput("testweb: %w", err)
+		return badInput("%w", err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if seedsOut != "" {
+		err := createTestwebFile(seedsOut, func(out io.Writer) error {
+			for _, s := range w.Seeds() {
+				if _, err := fmt.Fprintln(out, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	srv, err := testweb.ServeHostile(ctx, listen, w)
+	if err != nil {
+		return err
 	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "testweb: serving the hostile web (%s) on %s\n", strings.Join(testweb.HostileCases(), ", "), srv.Addr())
+	fmt.Fprintf(out, "testweb: crawl with --resolve '*:%s' --allow-private and the seeds http://CASE.%s/\n", srv.Addr(), testweb.HostileDomain)
+	<-srv.Done()
 	return nil
 }

@@ -16,10 +16,16 @@ func init() {
 			Short: "Print the tool and trace-format versions",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				fmt.Fprintf(cmd.OutOrStdout(), "crawltrace %s (trace format %s v%d, %s)\n",
-					tracefile.ToolVersion, tracefile.FormatName, tracefile.FormatVersion, runtime.Version())
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 				return nil
 			},
 		}
 	})
+}
+
+// versionLine is what both `crawltrace version` and `crawltrace --version`
+// print.
+func versionLine() string {
+	return fmt.Sprintf("crawltrace %s (trace format %s v%d, %s)",
+		tracefile.ToolVersion, tracefile.FormatName, tracefile.FormatVersion, runtime.Version())
 }

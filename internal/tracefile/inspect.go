@@ -13,8 +13,8 @@ import (
 
 // Inspect writes a human-readable description of path to w: the schema,
 // metadata, row counts and first rows of a raw URL segment, a page segment,
-// or a condensed trace, or a summary of every file of a crawl or condensed
-// directory.
+// a condensed trace or a results table (replay/results.arrow, the scenario
+// tables), or a summary of every such file of a directory.
 func Inspect(w io.Writer, path string, rows int) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -31,9 +31,16 @@ func Inspect(w io.Writer, path string, rows int) error {
 		}
 		return inspectSegment(w, path, kind, rows)
 	case strings.HasSuffix(path, ".arrow"):
+		kind, err := arrowKind(path)
+		if err != nil {
+			return err
+		}
+		if IsTableKind(kind) {
+			return inspectTable(w, path, rows)
+		}
 		return inspectCondensed(w, path, rows)
 	}
-	return fmt.Errorf("%w: %s: not a crawltrace file (want .arrows segments, .arrow condensed traces, or a directory)", ErrBadInput, path)
+	return fmt.Errorf("%w: %s: not a crawltrace file (want .arrows segments, .arrow condensed traces or results tables, or a directory)", ErrBadInput, path)
 }
 
 func printMeta(w io.Writer, m Meta) {

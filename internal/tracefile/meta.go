@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -104,4 +105,86 @@ func parseMeta(md arrow.Metadata) (Meta, error) {
 	m.Nodes, _ = strconv.Atoi(get("nodes"))
 	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
 	return m, nil
+}
+
+// Kinds of the results tables crawltrace writes as Arrow IPC files.
+const (
+	KindReplayResults = "replay-results" // replay/results.arrow
+	KindScenarioTable = "scenario-table" // scenario/<question>.arrow
+)
+
+// TableMeta is the schema metadata of a results table (an Arrow IPC file
+// that is not a trace): what wrote it, from what, and how. It carries the
+// same format marker as the traces, so [Inspect] opens it.
+type TableMeta struct {
+	Kind    string   // KindReplayResults or KindScenarioTable
+	Table   string   // table name, e.g. "results", "partition"
+	CrawlID string   // the crawl the inputs came from; several are joined with ","
+	Inputs  []string // input files or directories, as given
+	// Params are the run's parameters (policies, sizes, seeds, ...), by
+	// name, as text.
+	Params      map[string]string
+	Created     time.Time // when the table was written (now when zero)
+	ToolVersion string    // crawltrace version (ToolVersion when empty)
+}
+
+// Metadata encodes m as Arrow schema metadata under the crawltrace. keys;
+// Inputs and Params are JSON.
+func (m TableMeta) Metadata() arrow.Metadata {
+	created := m.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	tv := m.ToolVersion
+	if tv == "" {
+		tv = ToolVersion
+	}
+	inputs, _ := json.Marshal(m.Inputs)
+	if m.Inputs == nil {
+		inputs = []byte("[]")
+	}
+	params, _ := json.Marshal(m.Params)
+	if m.Params == nil {
+		params = []byte("{}")
+	}
+	keys := []string{"format", "version", "kind", "table", "crawl_id", "inputs", "params", "created", "tool_version"}
+	vals := []string{FormatName, strconv.Itoa(FormatVersion), m.Kind, m.Table, m.CrawlID, string(inputs), string(params),
+		created.UTC().Format(time.RFC3339Nano), tv}
+	for i := range keys {
+		keys[i] = metaPrefix + keys[i]
+	}
+	return arrow.NewMetadata(keys, vals)
+}
+
+// ParseTableMeta reads [TableMeta] from schema metadata. It fails with
+// [ErrCorrupt] when the format marker is missing, the version is newer
+// than this reader, or Inputs or Params are not valid JSON.
+func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
+	if _, err := parseMeta(md); err != nil {
+		return TableMeta{}, err
+	}
+	get := func(k string) string {
+		if i := md.FindKey(metaPrefix + k); i >= 0 {
+			return md.Values()[i]
+		}
+		return ""
+	}
+	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version")}
+	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
+	if s := get("inputs"); s != "" {
+		if err := json.Unmarshal([]byte(s), &m.Inputs); err != nil {
+			return TableMeta{}, fmt.Errorf("%w: crawltrace.inputs: %v", ErrCorrupt, err)
+		}
+	}
+	if s := get("params"); s != "" {
+		if err := json.Unmarshal([]byte(s), &m.Params); err != nil {
+			return TableMeta{}, fmt.Errorf("%w: crawltrace.params: %v", ErrCorrupt, err)
+		}
+	}
+	return m, nil
+}
+
+// IsTableKind reports whether kind is a results-table kind.
+func IsTableKind(kind string) bool {
+	return kind == KindReplayResults || kind == KindScenarioTable
 }

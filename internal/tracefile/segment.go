@@ -429,7 +429,9 @@ func (s *SegmentReader) openIPC() (err error) {
 		}
 	}()
 	if s.size == 0 {
-		return fmt.Errorf("%w: %s: empty file", ErrCorrupt, s.path)
+		// A writer killed before its first flush leaves an empty segment:
+		// cut before its schema, like one cut inside it.
+		return fmt.Errorf("%w: %s: empty file", errCutSchema, s.path)
 	}
 	s.scan = scanFrames(s.f, s.size)
 	if s.scan.messages == 0 && s.scan.truncated {

@@ -249,12 +249,13 @@ func (r *refSIEVE) access(k uint64) bool {
 	return false
 }
 
-// refS3FIFO: queues hold oldest first.
+// refS3FIFO follows Algorithm 1 of Yang et al. (SOSP 2023), except that a
+// key promoted from S into a full M waits for the next miss to evict from M
+// (as libCacheSim does); queues hold oldest first.
 type refS3FIFO struct {
 	size, S, M, G      int
 	small, main, ghost []uint64
 	freq               map[uint64]int
-	evicted            bool
 }
 
 func newRefS3FIFO(size int) *refS3FIFO {
@@ -271,12 +272,9 @@ func (r *refS3FIFO) access(k uint64) bool {
 	for len(r.small)+len(r.main) >= r.size {
 		r.evict()
 	}
-	switch {
-	case ghostHit:
+	if ghostHit {
 		r.main = append(r.main, k)
-	case !r.evicted && len(r.small) >= r.S:
-		r.main = append(r.main, k)
-	default:
+	} else {
 		r.small = append(r.small, k)
 	}
 	r.freq[k] = 0
@@ -284,8 +282,7 @@ func (r *refS3FIFO) access(k uint64) bool {
 }
 
 func (r *refS3FIFO) evict() {
-	r.evicted = true
-	if len(r.main) > r.M || len(r.small) == 0 {
+	if len(r.small) < r.S || len(r.small) == 0 {
 		for len(r.main) > 0 {
 			t := r.main[0]
 			r.main = r.main[1:]
@@ -318,14 +315,17 @@ func (r *refS3FIFO) evict() {
 	}
 }
 
-// refARC transcribes Figure 4 of Megiddo & Modha; lists hold LRU first.
+// refARC transcribes Figure 4 of Megiddo & Modha, with p and the
+// adaptation steps real numbers as written there; lists hold LRU first.
 type refARC struct {
-	c, p           int
+	c              int
+	p              float64
 	t1, t2, b1, b2 []uint64
 }
 
 func (r *refARC) replace(inB2 bool) {
-	if len(r.t1) >= 1 && ((inB2 && len(r.t1) == r.p) || len(r.t1) > r.p) {
+	t1 := float64(len(r.t1))
+	if len(r.t1) >= 1 && ((inB2 && t1 == r.p) || t1 > r.p) {
 		y := r.t1[0]
 		r.t1 = r.t1[1:]
 		r.b1 = append(r.b1, y)
@@ -342,20 +342,20 @@ func (r *refARC) access(x uint64) bool {
 		return true
 	}
 	if slices.Contains(r.b1, x) {
-		d := 1
-		if len(r.b2) > len(r.b1) {
-			d = len(r.b2) / len(r.b1)
+		d := 1.0
+		if len(r.b1) < len(r.b2) {
+			d = float64(len(r.b2)) / float64(len(r.b1))
 		}
-		r.p = min(r.p+d, r.c)
+		r.p = min(r.p+d, float64(r.c))
 		r.replace(false)
 		remove(&r.b1, x)
 		r.t2 = append(r.t2, x)
 		return false
 	}
 	if slices.Contains(r.b2, x) {
-		d := 1
-		if len(r.b1) > len(r.b2) {
-			d = len(r.b1) / len(r.b2)
+		d := 1.0
+		if len(r.b2) < len(r.b1) {
+			d = float64(len(r.b1)) / float64(len(r.b2))
 		}
 		r.p = max(r.p-d, 0)
 		r.replace(true)

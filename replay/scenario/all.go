@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,8 @@ type AllConfig struct {
 	Order string
 	// Plots draws every question's plots.
 	Plots bool
+	// Progress, when not nil, receives each question's progress lines.
+	Progress io.Writer
 }
 
 // Summary is scenario-summary.json: a small machine-readable digest of
@@ -60,7 +63,7 @@ type PartitionDigest struct {
 	CrossBytes     int64    `json:"cross_bytes"`
 	BalanceURLs    *float64 `json:"balance_urls"`
 	BalanceHosts   *float64 `json:"balance_hosts"`
-	DestMismatches int64    `json:"dest_mismatches"`
+	DestMismatches *int64   `json:"dest_mismatches"` // null when not applicable
 }
 
 // CacheDigest is one (policy, size) of the splitter-cache question, summed
@@ -106,6 +109,14 @@ type LocalityDigest struct {
 	Unknown          int64    `json:"unknown"`
 }
 
+// count turns a count of -1 (not applicable) into a JSON null.
+func count(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
 // num turns NaN into a JSON null.
 func num(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -129,6 +140,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	pc := DefaultPartitionConfig()
 	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	pc.Progress = cfg.Progress
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
@@ -141,7 +153,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	for _, r := range pr.Rows {
 		s.URLs, s.Hosts = r.URLs, r.Hosts
 		s.Partition = append(s.Partition, PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
-			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: r.DestMismatches})
+			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)})
 	}
 	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
 	if pr.Fallback > 0 {
@@ -150,6 +162,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	sc := DefaultSplitterCacheConfig()
 	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	sc.Progress = cfg.Progress
 	scr, err := SplitterCache(sc)
 	if err != nil {
 		return nil, err
@@ -165,6 +178,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	tc := DefaultThreadsConfig()
 	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	tc.Progress = cfg.Progress
 	tr, err := Threads(tc)
 	if err != nil {
 		return nil, err
@@ -180,6 +194,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	nc := DefaultNodeLossConfig()
 	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
+	nc.Progress = cfg.Progress
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
@@ -198,6 +213,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	lc := DefaultLocalityConfig()
 	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
+	lc.Progress = cfg.Progress
 	lr, err := Locality(lc)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -17,6 +19,9 @@ import (
 type LocalityConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -101,6 +106,8 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	var totalBuckets [64][numClasses]int64
 	maxSize := int64(sizes[len(sizes)-1])
 	type prev struct{ source, host uint64 }
+	rows := newRowCounter(cfg.Progress, "scenario locality", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		stack, err := replay.NewLRUStack([]int{1}, 0)
 		if err != nil {
@@ -111,6 +118,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		var buckets [64][numClasses]int64
 		var requests int64
 		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			cur := prev{source: rec.Source}
@@ -167,7 +175,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	}
 	res.Buckets = append(res.Buckets, bucketRows(-1, &totalBuckets)...)
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -221,8 +229,8 @@ func (res *LocalityResult) Tables() []*Table {
 	return []*Table{t, b}
 }
 
-func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -237,7 +245,7 @@ func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
 			same.xys = append(same.xys, plotter.XY{X: x, Y: r.SameHostFraction})
 		}
 	}
-	f, err := linePlot(dir, "locality", "host locality of LRU hits (all nodes)",
+	f, err := linePlot(meta, dir, "locality", "host locality of LRU hits (all nodes)",
 		axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same})
 	files = append(files, f...)
 	if err != nil {
@@ -261,7 +269,7 @@ func (res *LocalityResult) write(dir string, plots bool) ([]string, error) {
 			}
 		}
 	}
-	f, err = linePlot(dir, "locality-reuse", "LRU stack distance of re-references by source (all nodes)",
+	f, err = linePlot(meta, dir, "locality-reuse", "LRU stack distance of re-references by source (all nodes)",
 		axis{label: "stack distance (log2 bucket)", log2: true}, axis{label: "fraction of re-references"}, lines)
 	return append(files, f...), err
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -24,6 +25,9 @@ const (
 type NodeLossConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
 	// the plot; "" writes nothing.
 	OutDir string
@@ -103,6 +107,10 @@ type NodeLossNodeRow struct {
 type NodeLossResult struct {
 	Rows  []NodeLossRow
 	Nodes []NodeLossNodeRow
+	// Live are the reassignments the crawl itself logged when it was run
+	// over --peers with fail-over (see [ReadLiveReassigns]); empty for a
+	// crawl that lost no node.
+	Live  []LiveReassign
 	Files []string
 }
 
@@ -203,7 +211,10 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	flags := map[uint64]uint32{}
 	hosts := map[uint64]struct{}{}
 	var urls int64
+	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
+	defer rows.finish()
 	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+		rows.row()
 		urls++
 		h := hostKey(rec.URL)
 		_, oldHost := hosts[h]
@@ -253,6 +264,9 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		return nil, err
 	}
 	res := &NodeLossResult{}
+	if res.Live, err = ReadLiveReassigns(cfg.Input); err != nil {
+		return nil, err
+	}
 	for _, r := range runs {
 		row := &r.row
 		row.URLs, row.Distinct, row.Hosts = urls, int64(len(flags)), int64(len(hosts))
@@ -269,7 +283,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -293,11 +307,14 @@ func (res *NodeLossResult) Tables() []*Table {
 	for _, r := range res.Nodes {
 		per.add(r.Partitioner, r.Node, r.URLsAfter, r.Hosts)
 	}
+	if len(res.Live) > 0 {
+		return []*Table{t, per, liveTable(res.Live)}
+	}
 	return []*Table{t, per}
 }
 
-func (res *NodeLossResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -324,6 +341,6 @@ func (res *NodeLossResult) write(dir string, plots bool) ([]string, error) {
 	if len(res.Rows) > 0 {
 		title = fmt.Sprintf("hosts per node after %s node %d", map[string]string{EventRemove: "removing", EventAdd: "adding"}[res.Rows[0].Event], res.Rows[0].Node)
 	}
-	f, err := linePlot(dir, "node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines)
+	f, err := linePlot(meta, dir, "node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines)
 	return append(files, f...), err
 }

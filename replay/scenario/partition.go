@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -20,6 +21,9 @@ import (
 type PartitionConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -80,7 +84,8 @@ type PartitionRow struct {
 	CrossFraction float64
 	CrossBytes    int64
 	// DestMismatches counts rows whose owner differs from the recorded dest
-	// column, for the recorded partitioner and N only (else -1): 0 means the
+	// column, for the recorded partitioner and N only (else -1, written as a
+	// blank CSV cell, an Arrow null and a JSON null): 0 means the
 	// re-partitioning reproduces the recording exactly.
 	DestMismatches int64
 }
@@ -227,7 +232,10 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
 	hostIdx := map[uint64]int{}
 	var urls int64
+	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
+	defer rows.finish()
 	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+		rows.row()
 		urls++
 		h := hostKey(rec.URL)
 		hi, ok := hostIdx[h]
@@ -310,7 +318,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 		}
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -400,8 +408,12 @@ func (res *PartitionResult) Tables() []*Table {
 		intCol("max_urls"), floatCol("mean_urls"), floatCol("balance_urls"), intCol("max_hosts"), floatCol("mean_hosts"),
 		floatCol("balance_hosts"), intCol("cross"), floatCol("cross_fraction"), intCol("cross_bytes"), intCol("dest_mismatches")}}
 	for _, r := range res.Rows {
+		var dest any // not applicable: blank
+		if r.DestMismatches >= 0 {
+			dest = r.DestMismatches
+		}
 		sum.add(r.Partitioner, r.Nodes, r.URLs, r.Hosts, r.MaxURLs, r.MeanURLs, r.BalanceURLs, r.MaxHosts, r.MeanHosts,
-			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, r.DestMismatches)
+			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, dest)
 	}
 	per := &Table{Name: "partition-nodes", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("node"), intCol("urls"),
 		intCol("hosts"), intCol("extracted"), intCol("cross_out"), intCol("cross_bytes")}}
@@ -411,8 +423,8 @@ func (res *PartitionResult) Tables() []*Table {
 	return []*Table{sum, per}
 }
 
-func (res *PartitionResult) write(dir string, plots bool) ([]string, error) {
-	files, err := writeTables(dir, res.Tables())
+func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := writeTables(dir, res.Tables(), meta)
 	if err != nil {
 		return files, err
 	}
@@ -429,13 +441,13 @@ func (res *PartitionResult) write(dir string, plots bool) ([]string, error) {
 		crossLines[len(crossLines)-1].xys = append(crossLines[len(crossLines)-1].xys, plotter.XY{X: x, Y: r.CrossFraction})
 		balLines[len(balLines)-1].xys = append(balLines[len(balLines)-1].xys, plotter.XY{X: x, Y: r.BalanceURLs})
 	}
-	f, err := linePlot(dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
+	f, err := linePlot(meta, dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
 		axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines)
 	files = append(files, f...)
 	if err != nil {
 		return files, err
 	}
-	f, err = linePlot(dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
+	f, err = linePlot(meta, dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
 		axis{label: "max / mean URLs per node", legendLow: true}, balLines)
 	return append(files, f...), err
 }

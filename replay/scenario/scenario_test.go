@@ -479,7 +479,7 @@ func TestAll(t *testing.T) {
 			rec = &back.Partition[i]
 		}
 	}
-	if rec == nil || *rec.CrossFraction != 0.5 || rec.DestMismatches != 0 {
+	if rec == nil || *rec.CrossFraction != 0.5 || rec.DestMismatches == nil || *rec.DestMismatches != 0 {
 		t.Errorf("summary partition host/2: %+v", rec)
 	}
 	if len(back.Locality) != 21 || *back.Locality[1].SameHostFraction != 0.8 {
@@ -515,7 +515,8 @@ func TestTableArrowRoundTrip(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	if err := tb.WriteArrow(&buf, mem); err != nil {
+	meta := tracefile.TableMeta{CrawlID: "c7", Inputs: []string{"crawl"}, Params: map[string]string{"nodes": "[1,2]"}}
+	if err := tb.WriteArrow(&buf, meta, mem); err != nil {
 		t.Fatal(err)
 	}
 	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()), ipc.WithAllocator(mem))
@@ -529,6 +530,11 @@ func TestTableArrowRoundTrip(t *testing.T) {
 	}
 	if rec.NumRows() != 2 || rec.NumCols() != 3 {
 		t.Fatalf("arrow table %d x %d", rec.NumRows(), rec.NumCols())
+	}
+	got, err := tracefile.ParseTableMeta(r.Schema().Metadata())
+	if err != nil || got.Kind != tracefile.KindScenarioTable || got.Table != "x" || got.CrawlID != "c7" ||
+		got.Params["nodes"] != "[1,2]" || len(got.Inputs) != 1 || got.ToolVersion == "" {
+		t.Errorf("table metadata %+v, %v", got, err)
 	}
 	c := rec.Column(2).(*array.Float64)
 	if !c.IsNull(0) || c.Value(1) != 0.25 || rec.Column(1).(*array.Int64).Value(0) != 3 || rec.Column(0).(*array.String).Value(1) != "q" {

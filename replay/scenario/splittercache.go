@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"gonum.org/v1/plot/plotter"
@@ -16,6 +17,9 @@ import (
 type SplitterCacheConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
 	// nothing.
 	OutDir string
@@ -128,6 +132,8 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 	res := &SplitterCacheResult{}
 	total := map[[2]any]*SplitterCacheRow{}
 	var order [][2]any
+	rows := newRowCounter(cfg.Progress, "scenario splitter-cache", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		runs := []*cacheRun{{name: "none", pending: make([]int, dests)}}
 		for _, name := range cfg.Policies {
@@ -140,6 +146,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 			}
 		}
 		err := EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			dest := int(rec.Dest)
 			if dest == rec.Node {
 				return nil
@@ -195,7 +202,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 		res.Rows = append(res.Rows, *t)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -215,8 +222,8 @@ func (res *SplitterCacheResult) Tables() []*Table {
 	return []*Table{t}
 }
 
-func (res *SplitterCacheResult) write(dir string, plots bool) ([]string, error) {
-	files, err := res.Tables()[0].write(dir)
+func (res *SplitterCacheResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := res.Tables()[0].write(dir, meta)
 	if err != nil || !plots {
 		return files, err
 	}
@@ -230,7 +237,7 @@ func (res *SplitterCacheResult) write(dir string, plots bool) ([]string, error) 
 		}
 		lines[len(lines)-1].xys = append(lines[len(lines)-1].xys, plotter.XY{X: math.Log2(float64(r.Size)), Y: r.SentFraction})
 	}
-	f, err := linePlot(dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
+	f, err := linePlot(meta, dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
 		axis{label: "cache size per node (entries, log2 scale)", log2: true}, axis{label: "fraction of cross URLs sent", lo: 0, hi: 1}, lines)
 	return append(files, f...), err
 }

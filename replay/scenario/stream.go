@@ -3,8 +3,10 @@ package scenario
 import (
 	"container/heap"
 	"fmt"
+	"io"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/progress"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
@@ -304,3 +306,32 @@ func (p pageIndex) hosts() map[uint64]uint64 {
 // hostKey is the fingerprint of u's host (authority), the key under which
 // scenarios count distinct hosts.
 func hostKey(u string) uint64 { return fingerprint.URL(partition.HostOf(u)) }
+
+// rowCounter reports the rows a question has read against the crawl's URL
+// rows (from its manifest; unknown without one). Single-goroutine, like the
+// stream visitors that call it.
+type rowCounter struct {
+	p *progress.Reporter
+	n int64
+}
+
+func newRowCounter(w io.Writer, name, dir string) *rowCounter {
+	if w == nil {
+		return &rowCounter{}
+	}
+	var total int64
+	if m, err := tracefile.ReadManifest(dir); err == nil {
+		total = m.URLRows()
+	}
+	return &rowCounter{p: progress.New(w, name, "rows", total)}
+}
+
+// row counts one row; the reporter is told every 4096 rows.
+func (c *rowCounter) row() {
+	c.n++
+	if c.n&4095 == 0 {
+		c.p.Set(c.n)
+	}
+}
+
+func (c *rowCounter) finish() { c.p.Finish() }

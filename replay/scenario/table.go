@@ -2,23 +2,22 @@ package scenario
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
@@ -43,7 +42,8 @@ func intCol(name string) Column   { return Column{name, arrow.PrimitiveTypes.Int
 func floatCol(name string) Column { return Column{name, arrow.PrimitiveTypes.Float64} }
 func strCol(name string) Column   { return Column{name, arrow.BinaryTypes.String} }
 
-// add appends a row; ints of any width are stored as int64.
+// add appends a row; ints of any width are stored as int64, and nil is a
+// value that does not apply (blank in CSV, null in Arrow).
 func (t *Table) add(vals ...any) {
 	if len(vals) != len(t.Columns) {
 		panic(fmt.Sprintf("scenario: table %s: row of %d values for %d columns", t.Name, len(vals), len(t.Columns)))
@@ -64,6 +64,8 @@ func (t *Table) add(vals ...any) {
 
 func cellString(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return ""
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
@@ -96,18 +98,27 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// WriteArrow writes t as one record batch of an Arrow IPC file (a results
-// table, not a trace).
-func (t *Table) WriteArrow(w io.Writer, mem memory.Allocator) error {
+// WriteArrow writes t as the one record batch of an Arrow IPC file whose
+// schema metadata is meta, with kind [tracefile.KindScenarioTable] and the
+// table's name, so that `crawltrace inspect` opens it.
+func (t *Table) WriteArrow(w io.Writer, meta tracefile.TableMeta, mem memory.Allocator) error {
 	fields := make([]arrow.Field, len(t.Columns))
 	for i, c := range t.Columns {
-		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Type.ID() == arrow.FLOAT64}
+		nullable := c.Type.ID() == arrow.FLOAT64
+		for _, r := range t.Rows {
+			nullable = nullable || r[i] == nil
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: nullable}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for _, r := range t.Rows {
 		for i, v := range r {
+			if v == nil {
+				b.Field(i).AppendNull()
+				continue
+			}
 			switch fb := b.Field(i).(type) {
 			case *array.Int64Builder:
 				fb.Append(v.(int64))
@@ -124,22 +135,62 @@ func (t *Table) WriteArrow(w io.Writer, mem memory.Allocator) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err != nil {
-		return fmt.Errorf("scenario: arrow: %w", err)
-	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return fmt.Errorf("scenario: arrow: %w", err)
-	}
-	if err := fw.Close(); err != nil {
+	meta.Kind, meta.Table = tracefile.KindScenarioTable, t.Name
+	if err := tracefile.WriteTable(w, rec, meta, mem); err != nil {
 		return fmt.Errorf("scenario: arrow: %w", err)
 	}
 	return nil
 }
 
+// runMeta is the metadata of the tables of one question: the crawl
+// directory, its crawl id (from its manifest, when readable) and the
+// question's parameters (cfg's fields but the input, output and plots).
+func runMeta(input string, cfg any) tracefile.TableMeta {
+	m := tracefile.TableMeta{Inputs: []string{input}, Params: map[string]string{}}
+	if man, err := tracefile.ReadManifest(input); err == nil {
+		m.CrawlID = man.CrawlID
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return m
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return m
+	}
+	for k, v := range fields {
+		switch k {
+		case "Input", "OutDir", "Plots", "WriteTraces":
+			continue
+		}
+		val := string(v)
+		if uq, err := strconv.Unquote(val); err == nil {
+			val = uq
+		}
+		m.Params[snake(k)] = val
+	}
+	return m
+}
+
+// snake turns a Go field name into a parameter name: FramingBytes ->
+// framing_bytes, LRUSizes -> lru_sizes.
+func snake(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		if unicode.IsUpper(r) {
+			if i > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // write writes dir/Name.csv and dir/Name.arrow and returns their paths.
-func (t *Table) write(dir string) ([]string, error) {
+func (t *Table) write(dir string, meta tracefile.TableMeta) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
@@ -148,7 +199,7 @@ func (t *Table) write(dir string) ([]string, error) {
 	if err := writeFile(csvPath, t.WriteCSV); err != nil {
 		return nil, err
 	}
-	if err := writeFile(arrowPath, func(w io.Writer) error { return t.WriteArrow(w, memory.NewGoAllocator()) }); err != nil {
+	if err := writeFile(arrowPath, func(w io.Writer) error { return t.WriteArrow(w, meta, memory.NewGoAllocator()) }); err != nil {
 		return []string{csvPath}, err
 	}
 	return []string{csvPath, arrowPath}, nil
@@ -174,58 +225,21 @@ type axis struct {
 	legendLow bool
 }
 
-var palette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
-	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
-	color.RGBA{86, 180, 233, 255}, color.RGBA{120, 120, 120, 255},
-}
-
-var glyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
-	draw.PlusGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{},
-}
-
-// pow2Ticks labels a log2 axis with the powers of two.
-type pow2Ticks struct{}
-
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	step := max(1, int(math.Ceil((hi-lo)/10)))
-	var ts []plot.Tick
-	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
-		t := plot.Tick{Value: float64(e)}
-		if (e-int(math.Ceil(lo)))%step == 0 {
-			t.Label = pow2Label(e)
-		}
-		ts = append(ts, t)
-	}
-	return ts
-}
-
-// pow2Label writes 2^e as 512, 1K, 64M, 2G.
-func pow2Label(e int) string {
-	switch {
-	case e < 0:
-		return strconv.FormatFloat(math.Exp2(float64(e)), 'g', -1, 64)
-	case e >= 30:
-		return strconv.Itoa(1<<(e-30)) + "G"
-	case e >= 20:
-		return strconv.Itoa(1<<(e-20)) + "M"
-	case e >= 10:
-		return strconv.Itoa(1<<(e-10)) + "K"
-	}
-	return strconv.Itoa(1 << e)
-}
-
 // linePlot draws lines into dir/base.png and dir/base.svg and returns the
-// paths. Series with no points are left out.
-func linePlot(dir, base, title string, x, y axis, lines []series) ([]string, error) {
+// paths. The title names the crawl of meta. Series with no points are left
+// out; overlapping series stay distinguishable ([replay.StyleLine]).
+func linePlot(meta tracefile.TableMeta, dir, base, title string, x, y axis, lines []series) ([]string, error) {
 	p := plot.New()
 	p.Title.Text = title
+	if meta.CrawlID != "" {
+		p.Title.Text = fmt.Sprintf("%s, crawl %s", title, meta.CrawlID)
+	}
 	p.X.Label.Text = x.label
 	p.Y.Label.Text = y.label
 	if x.log2 {
-		p.X.Tick.Marker = pow2Ticks{}
+		p.X.Tick.Marker = replay.Pow2Ticks{}
 	}
+	p.Y.Tick.Marker = replay.DenseTicks{}
 	if y.lo < y.hi {
 		p.Y.Min, p.Y.Max = y.lo, y.hi
 	}
@@ -246,14 +260,7 @@ func linePlot(dir, base, title string, x, y axis, lines []series) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("scenario: plot %s: %w", base, err)
 		}
-		c := palette[i%len(palette)]
-		l.Color, pts.Color = c, c
-		l.Width = vg.Points(1.5)
-		if i >= len(palette) {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
-		pts.Shape = glyphs[i%len(glyphs)]
-		pts.Radius = vg.Points(2.5)
+		replay.StyleLine(i, l, pts)
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)
 	}
@@ -287,10 +294,10 @@ func balance(loads []int64) (maxLoad int64, mean, bal float64) {
 }
 
 // writeTables writes every table's CSV and Arrow files into dir.
-func writeTables(dir string, tables []*Table) ([]string, error) {
+func writeTables(dir string, tables []*Table, meta tracefile.TableMeta) ([]string, error) {
 	var files []string
 	for _, t := range tables {
-		f, err := t.write(dir)
+		f, err := t.write(dir, meta)
 		files = append(files, f...)
 		if err != nil {
 			return files, err

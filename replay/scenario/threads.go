@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 
@@ -17,6 +18,9 @@ import (
 type ThreadsConfig struct {
 	// Input is the raw crawl directory.
 	Input string
+	// Progress, when not nil, receives progress lines: rows read of the
+	// crawl's URL rows (a *progress.Sink picks live or batch lines).
+	Progress io.Writer
 	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
 	OutDir string
 	// Sizes are the total cache sizes k per node.
@@ -86,6 +90,8 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		totals[i] = ThreadsRow{Node: -1, Size: sizes[i]}
 	}
 	threadHist := make([]int64, maxSize+1) // per-worker stack distance -> count
+	rows := newRowCounter(cfg.Progress, "scenario threads", cfg.Input)
+	defer rows.finish()
 	for _, node := range info.nodes {
 		clear(threadHist)
 		global, err := replay.NewLRUStack([]int{1}, 0)
@@ -96,6 +102,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		workers := map[uint16]*replay.LRUStack{}
 		var requests int64
 		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			if d := global.Access(fp); d > 0 {
@@ -160,7 +167,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		res.Rows = append(res.Rows, t)
 	}
 	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots)
+		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
 		res.Files = append(res.Files, files...)
 		if err != nil {
 			return res, err
@@ -179,8 +186,8 @@ func (res *ThreadsResult) Tables() []*Table {
 	return []*Table{t}
 }
 
-func (res *ThreadsResult) write(dir string, plots bool) ([]string, error) {
-	files, err := res.Tables()[0].write(dir)
+func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
+	files, err := res.Tables()[0].write(dir, meta)
 	if err != nil || !plots {
 		return files, err
 	}
@@ -192,7 +199,7 @@ func (res *ThreadsResult) write(dir string, plots bool) ([]string, error) {
 			th.xys = append(th.xys, plotter.XY{X: x, Y: r.ThreadMissRate})
 		}
 	}
-	f, err := linePlot(dir, "threads", "per-thread vs global URL cache (all nodes)",
+	f, err := linePlot(meta, dir, "threads", "per-thread vs global URL cache (all nodes)",
 		axis{label: "total cache size k per node (entries, log2 scale)", log2: true}, axis{label: "miss rate", lo: 0, hi: 1}, []series{g, th})
 	return append(files, f...), err
 }

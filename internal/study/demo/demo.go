@@ -40,11 +40,17 @@ type Config struct {
 	Workers int
 	// MaxPages bounds the crawl (fetch attempts over all nodes).
 	MaxPages int64
-	// Duration bounds the crawl's wall time (0: no bound).
+	// Duration bounds the crawl's wall time. 0, the default, sets no bound:
+	// the crawl stops at MaxPages or when the local web is exhausted, so a
+	// larger MaxPages never needs a longer Duration. When both are set,
+	// Run says before crawling that whichever comes first stops the crawl.
 	Duration time.Duration
 	// Policies and Sizes of the replay.
 	Policies []string
 	Sizes    []int
+	// ChargeStatic makes STATIC count its preloads as misses
+	// ([replay.Config.ChargeStatic]).
+	ChargeStatic bool
 	// ReplayNodes lists the nodes whose full and cross traces are replayed
 	// (the paper replayed one machine's); nil means node 0.
 	ReplayNodes []int
@@ -56,10 +62,11 @@ type Config struct {
 	Log, Progress io.Writer
 }
 
-// DefaultConfig is the README's demo: about two minutes on a 2-core machine.
+// DefaultConfig is the README's demo: 50,000 pages, one to two minutes on a
+// 2-core machine, with no time limit on the crawl.
 func DefaultConfig() Config {
 	return Config{
-		Hosts: 400, PagesPerHost: 200, Seed: 1, Nodes: 4, Workers: 16, MaxPages: 50000, Duration: 60 * time.Second,
+		Hosts: 400, PagesPerHost: 200, Seed: 1, Nodes: 4, Workers: 16, MaxPages: 50000,
 		Policies: []string{"infinite", "min", "lru", "clock", "random", "static", "sieve", "s3fifo"},
 		Sizes:    replay.PaperSizes(), Scenarios: true, Plots: true,
 	}
@@ -83,7 +90,8 @@ func demoOutput(name string) bool {
 	case "crawl", "condensed", "replay", "scenario", "SUMMARY.md":
 		return true
 	}
-	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png")
+	// .crawltrace-outputs-*: the command's listing of what it wrote.
+	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".crawltrace-outputs-")
 }
 
 // Run executes the demo.
@@ -146,6 +154,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rc.CrawlID = fmt.Sprintf("demo-seed%d", cfg.Seed)
 	rc.Progress = cfg.Progress
 	logf("crawling with %d nodes x %d workers, up to %d pages", cfg.Nodes, cfg.Workers, cfg.MaxPages)
+	if cfg.Duration > 0 {
+		logf("note: the crawl stops at %d pages or after %s, whichever comes first (--duration 0 lifts the time limit)", cfg.MaxPages, cfg.Duration)
+	}
 	cr, err := recorder.Run(ctx, rc)
 	if err != nil {
 		return nil, fmt.Errorf("demo: crawl: %w", err)
@@ -155,6 +166,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	st := cr.Stats
 	logf("crawled %d pages (%d HTML) in %.1fs, logged %d URLs (%.1f%% local)", st.FetchAttempts, st.HTMLPages, st.Seconds,
 		st.URLsLogged, 100*st.LocalFraction)
+	logf("crawl stopped: %s", stopReason(cfg, st.StopReason))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -164,6 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	condDir := filepath.Join(cfg.OutDir, "condensed")
 	cc := condense.DefaultConfig()
 	cc.Input, cc.Output = crawlDir, condDir
+	cc.Progress = cfg.Progress
 	rep, err := condense.Run(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("demo: condense: %w", err)
@@ -182,6 +195,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rpc.Policies, rpc.Sizes = cfg.Policies, cfg.Sizes
 	rpc.OutDir = filepath.Join(cfg.OutDir, "replay")
 	rpc.Plots = cfg.Plots
+	rpc.ChargeStatic = cfg.ChargeStatic
 	rpc.Progress = cfg.Progress
 	for _, n := range nodes {
 		for _, sub := range []string{tracefile.SubtraceFull, tracefile.SubtraceCross} {
@@ -200,7 +214,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Scenarios {
 		t0 = time.Now()
 		logf("running distributed-crawl scenarios")
-		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots})
+		sum, err := scenario.All(scenario.AllConfig{Input: crawlDir, OutDir: filepath.Join(cfg.OutDir, "scenario"), Order: "time", Plots: cfg.Plots, Progress: cfg.Progress})
 		if err != nil {
 			return nil, fmt.Errorf("demo: scenario: %w", err)
 		}
@@ -210,14 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// 6. Summary.
 	res.Summary = filepath.Join(cfg.OutDir, "SUMMARY.md")
-	f, err := os.Create(res.Summary)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	werr := writeSummary(f, cfg, res)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
+	werr := tracefile.WriteFileAtomic(res.Summary, func(w io.Writer) error { return writeSummary(w, cfg, res) })
 	if werr != nil {
 		return nil, fmt.Errorf("demo: summary: %w", werr)
 	}

@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -20,6 +23,9 @@ func TestDemoTiny(t *testing.T) {
 		t.Skip("end-to-end demo")
 	}
 	cfg := DefaultConfig()
+	if cfg.Duration != 0 {
+		t.Errorf("default demo has a crawl time limit %s; --max-pages alone should bound it", cfg.Duration)
+	}
 	cfg.OutDir = t.TempDir()
 	cfg.Hosts, cfg.PagesPerHost, cfg.MaxPages, cfg.Workers = 20, 30, 400, 4
 	cfg.Sizes = []int{1, 2, 4, 16, 64, 256, 1024, 4096, 1 << 16}
@@ -88,10 +94,30 @@ func TestDemoTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, _ := os.ReadFile(res.Summary)
-	for _, want := range []string{"62.55", "Critical point", "node-000.cross.arrow", "colliding pairs", "Host locality", "Losing a node"} {
+	for _, want := range []string{"62.55", "Critical point", "node-000.cross.arrow", "colliding pairs", "Host locality", "Losing a node",
+		"The crawl stopped after", "max-pages, the budget of 400 pages", "preloads are not charged", "--charge-static"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("SUMMARY.md lacks %q", want)
 		}
+	}
+	// inspect opens every Arrow file the demo wrote; the results tables
+	// name the demo's crawl.
+	var arrows int
+	filepath.WalkDir(cfg.OutDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".arrow") {
+			return err
+		}
+		arrows++
+		var out strings.Builder
+		if err := tracefile.Inspect(&out, p, 1); err != nil {
+			t.Errorf("inspect %s: %v", p, err)
+		} else if !strings.Contains(out.String(), `crawl "demo-seed1"`) {
+			t.Errorf("inspect %s does not name the crawl:\n%s", p, out.String())
+		}
+		return nil
+	})
+	if arrows < 10 {
+		t.Errorf("only %d Arrow files under %s", arrows, cfg.OutDir)
 	}
 	// A second run into the same directory replaces the earlier output.
 	if _, err := Run(context.Background(), cfg); err != nil {
@@ -102,5 +128,43 @@ func TestDemoTiny(t *testing.T) {
 	cfg.OutDir = other
 	if _, err := Run(context.Background(), cfg); err == nil {
 		t.Error("demo overwrote a non-demo directory")
+	}
+}
+
+// Every stop reason reads as a sentence naming the limit that ended the crawl.
+func TestStopReason(t *testing.T) {
+	cfg := Config{MaxPages: 200000, Duration: time.Minute}
+	for _, tc := range []struct{ reason, want string }{
+		{recorder.StopMaxPages, "max-pages, the budget of 200000 pages"},
+		{recorder.StopDuration, "duration, the time limit of 1m0s (--duration) elapsed before --max-pages 200000"},
+		{recorder.StopDone, "frontier empty"},
+		{recorder.StopCanceled, "signal"},
+	} {
+		if got := stopReason(cfg, tc.reason); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q, want prefix %q", tc.reason, got, tc.want)
+		}
+	}
+}
+
+// A time limit set beside --max-pages is announced before the crawl starts.
+func TestDurationNoteBeforeCrawl(t *testing.T) {
+	var log strings.Builder
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.Hosts, cfg.PagesPerHost, cfg.MaxPages, cfg.Workers, cfg.Nodes = 5, 5, 10, 2, 1
+	cfg.Duration = time.Hour
+	cfg.Sizes, cfg.Policies, cfg.Scenarios, cfg.Plots = []int{1, 2}, []string{"lru"}, false, false
+	cfg.Log = &log
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	note := strings.Index(out, "whichever comes first")
+	crawled := strings.Index(out, "demo: crawled")
+	if note < 0 || crawled < 0 || note > crawled {
+		t.Errorf("no time-limit note before the crawl:\n%s", out)
+	}
+	if !strings.Contains(out, "crawl stopped: ") {
+		t.Errorf("no stop reason on the log:\n%s", out)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/scenario"
 )
@@ -45,6 +47,7 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	p("| redirects logged | %d | 38 million |\n", st.Redirects)
 	p("| robots.txt exclusions | %d | |\n", st.RobotsExcluded)
 	p("| pages per second (this machine) | %.0f | |\n\n", st.PagesPerSecond)
+	p("The crawl stopped after %.1fs: %s.\n\n", st.Seconds, stopReason(cfg, st.StopReason))
 
 	p("## Condensing\n\n")
 	p("%d URLs from %d nodes: %d distinct URLs, %d distinct 64-bit fingerprints, %d colliding pairs (expected %.2g). ",
@@ -79,13 +82,16 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 			p("\n\n")
 		}
 	}
+	if slices.Contains(cfg.Policies, "static") && len(names) > 0 {
+		p("**STATIC.** %s\n\n", staticNote(cfg.ChargeStatic))
+	}
 	if res.Scenario != nil {
 		writeScenario(w, res.Scenario)
 	}
 	p("## Files\n\n")
 	p("- `crawl/`: raw URL and page logs per node, `manifest.json`, `stats.json`\n")
 	p("- `condensed/`: `node-NNN.full.arrow`, `node-NNN.cross.arrow`, `report.json`\n")
-	p("- `replay/`: `results.csv`, `results.arrow`, `memory.csv`, figures (miss rate vs size, relative to MIN, full vs cross)\n")
+	p("- `replay/`: `results.csv`, `results.arrow`, `memory.csv`, figures as PNG and SVG (miss rate vs size, relative to MIN, full vs cross)\n")
 	if res.Scenario != nil {
 		p("- `scenario/`: distributed-crawl what-ifs (partitioning, splitter cache, per-thread caches, node loss, host locality)\n")
 	}
@@ -98,6 +104,33 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	}
 	p("%s.\n", strings.Join(stages, ", "))
 	return nil
+}
+
+// stopReason explains a recorder stop reason in the demo's terms.
+func stopReason(cfg Config, reason string) string {
+	switch reason {
+	case recorder.StopMaxPages:
+		return fmt.Sprintf("max-pages, the budget of %d pages (--max-pages) was used", cfg.MaxPages)
+	case recorder.StopDuration:
+		return fmt.Sprintf("duration, the time limit of %s (--duration) elapsed before --max-pages %d was reached", cfg.Duration, cfg.MaxPages)
+	case recorder.StopDone:
+		return fmt.Sprintf("frontier empty, no URL was left to crawl before --max-pages %d was reached", cfg.MaxPages)
+	case recorder.StopCanceled:
+		return "signal, the crawl was interrupted"
+	case "":
+		return "unknown"
+	}
+	return reason
+}
+
+// staticNote says how to read STATIC's row.
+func staticNote(charged bool) string {
+	if charged {
+		return "STATIC's cache is preloaded with the trace's most frequent URLs, and each preload is charged as a miss on its first request (--charge-static)."
+	}
+	return "STATIC's cache is preloaded with the trace's most frequent URLs, and the preloads are not charged: a preloaded URL hits even on its first request. " +
+		"So at large sizes STATIC can miss less than INFINITE, which pays one miss per distinct URL, down to 0 when the cache holds every distinct URL. " +
+		"Rerun with --charge-static to count each preload as a miss."
 }
 
 func sizeRange(s []int) string {

@@ -3,7 +3,6 @@ package orders
 import (
 	"encoding/csv"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
@@ -151,6 +148,7 @@ func writeReport(dir string, results []Result) ([]string, error) {
 		p.X.Label.Text = "time (s)"
 		p.Y.Label.Text = fig.y
 		p.Legend.Top, p.Legend.Left = true, true
+		p.Y.Tick.Marker = replay.DenseTicks{}
 		p.Add(plotter.NewGrid())
 		for i := range results {
 			xys := downsample(results[i].Curve, fig.val, 800)
@@ -161,7 +159,7 @@ func writeReport(dir string, results []Result) ([]string, error) {
 			if err != nil {
 				return files, fmt.Errorf("orders: plot %s: %w", fig.base, err)
 			}
-			style(l, i)
+			replay.StyleLine(i, l, nil)
 			p.Add(l)
 			p.Legend.Add(results[i].Order, l)
 		}
@@ -172,7 +170,8 @@ func writeReport(dir string, results []Result) ([]string, error) {
 	p := plot.New()
 	p.Title.Text = "LRU miss rate by crawl order"
 	p.X.Label.Text = "cache size (entries, log2 scale)"
-	p.X.Tick.Marker = pow2Ticks{}
+	p.X.Tick.Marker = replay.Pow2Ticks{}
+	p.Y.Tick.Marker = replay.DenseTicks{}
 	p.Y.Label.Text = "miss rate"
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top = true
@@ -191,10 +190,7 @@ func writeReport(dir string, results []Result) ([]string, error) {
 		if err != nil {
 			return files, fmt.Errorf("orders: plot lru-by-order: %w", err)
 		}
-		style(l, i)
-		s.Color = l.Color
-		s.Shape = shapes[i%len(shapes)]
-		s.Radius = vg.Points(2.5)
+		replay.StyleLine(i, l, s)
 		p.Add(l, s)
 		p.Legend.Add(results[i].Order, l, s)
 	}
@@ -218,44 +214,4 @@ func downsample(c []Point, val func(Point) float64, n int) plotter.XYs {
 		xys = append(xys, plotter.XY{X: last.Seconds, Y: val(last)})
 	}
 	return xys
-}
-
-var palette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
-	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
-}
-
-var shapes = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{},
-}
-
-func style(l *plotter.Line, i int) {
-	l.Color = palette[i%len(palette)]
-	l.Width = vg.Points(1.5)
-	if i >= len(palette) {
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-	}
-}
-
-// pow2Ticks labels a log2 axis with powers of two.
-type pow2Ticks struct{}
-
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	step := max(1, int(math.Ceil((hi-lo)/8)))
-	var ts []plot.Tick
-	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
-		t := plot.Tick{Value: float64(e)}
-		if (e-int(math.Ceil(lo)))%step == 0 {
-			switch {
-			case e >= 20:
-				t.Label = fmt.Sprintf("%dM", 1<<(e-20))
-			case e >= 10:
-				t.Label = fmt.Sprintf("%dK", 1<<(e-10))
-			default:
-				t.Label = strconv.Itoa(1 << e)
-			}
-		}
-		ts = append(ts, t)
-	}
-	return ts
 }

@@ -1,0 +1,655 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// execEnv makes the test binary run as crawltrace itself, so the
+// multi-process tests exec real crawltrace processes without a build step.
+const execEnv = "CRAWLTRACE_TEST_EXEC"
+
+// clusterWeb serves a small deterministic web (no traps, no crawl delays)
+// in the test process and writes its seeds file.
+type clusterWeb struct {
+	addr  string
+	seeds string
+	web   *testweb.Web
+}
+
+func startClusterWeb(t testing.TB, hosts, pages int) *clusterWeb {
+	t.Helper()
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = hosts, pages, 0
+	wc.CrawlDelayFraction = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	w, err := testweb.New(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(w.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &clusterWeb{addr: srv.Addr(), seeds: seeds, web: w}
+}
+
+// proc is one crawltrace process.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process exited; err is then set
+	err  error
+	log  string
+}
+
+func startProc(t testing.TB, logPath string, args ...string) *proc {
+	t.Helper()
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), execEnv+"=1")
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit on its own within d.
+func (p *proc) wait(t testing.TB, name string, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(d):
+		p.cmd.Process.Kill()
+		<-p.done
+		b, _ := os.ReadFile(p.log)
+		t.Fatalf("%s did not stop within %s; its log:\n%s", name, d, tail(string(b), 3000))
+		return nil
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// freePorts returns n loopback addresses free a moment ago.
+func freePorts(t testing.TB, n int) []string {
+	t.Helper()
+	var out []string
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// cluster is an N-process TCP crawl of a clusterWeb into dir.
+type cluster struct {
+	dir   string
+	peers []string
+	web   *clusterWeb
+	extra []string
+	procs []*proc
+}
+
+const clusterToken = "test-token"
+
+func (c *cluster) args(i int, more ...string) []string {
+	a := []string{"crawl", "-o", c.dir, "--node-id", strconv.Itoa(i), "--peers", strings.Join(c.peers, ","),
+		"--token", clusterToken, "--resolve", "*:" + c.web.addr, "--allow-private", "--seeds", c.web.seeds,
+		"--delay-factor", "0", "--workers", "4", "--idle-grace", "500ms", "--crawl-id", "cluster-test"}
+	return append(append(a, c.extra...), more...)
+}
+
+func newCluster(t testing.TB, web *clusterWeb, n int, extra ...string) *cluster {
+	c := &cluster{dir: t.TempDir(), peers: freePorts(t, n), web: web, extra: extra}
+	c.procs = make([]*proc, n)
+	for i := range n {
+		c.procs[i] = c.start(t, i)
+	}
+	return c
+}
+
+func (c *cluster) start(t testing.TB, i int, more ...string) *proc {
+	return startProc(t, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", i)), c.args(i, more...)...)
+}
+
+func (c *cluster) status(i int) (recorder.NodeStatus, error) {
+	var s recorder.NodeStatus
+	req, _ := http.NewRequest(http.MethodGet, "http://"+c.peers[i]+recorder.PathStatus, nil)
+	req.Header.Set("Authorization", "Bearer "+clusterToken)
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("status %s", resp.Status)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&s)
+	return s, err
+}
+
+// waitUntil polls cond every 50ms for up to d.
+func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// pagesOf returns the URLs of node's page log (robots.txt excluded), cut
+// segments of killed incarnations included.
+func pagesOf(t testing.TB, dir string, node int) []string {
+	t.Helper()
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Size() == 0 {
+			continue // a killed node's segment before its schema was written
+		}
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			if tracefile.IsCutSchema(err) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				if u := tracefile.PageRow(rec, i).URL; !strings.HasSuffix(u, "/robots.txt") {
+					out = append(out, u)
+				}
+			}
+		}
+		s.Close()
+	}
+	return out
+}
+
+// controlPages crawls web with one process and returns the pages it fetched.
+func controlPages(t testing.TB, web *clusterWeb) map[string]bool {
+	t.Helper()
+	dir := t.TempDir()
+	p := startProc(t, filepath.Join(dir, "log"), "crawl", "-o", dir, "--resolve", "*:"+web.addr, "--allow-private",
+		"--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "8")
+	if err := p.wait(t, "control crawl", 60*time.Second); err != nil {
+		t.Fatalf("control crawl: %v", err)
+	}
+	want := map[string]bool{}
+	for _, u := range pagesOf(t, dir, 0) {
+		want[u] = true
+	}
+	if len(want) < 100 {
+		t.Fatalf("control crawl fetched %d pages", len(want))
+	}
+	return want
+}
+
+func readStats(t testing.TB, dir string, node int) recorder.Stats {
+	t.Helper()
+	var s recorder.Stats
+	b, err := os.ReadFile(filepath.Join(tracefile.NodeDir(dir, node), recorder.StatsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type eventLine struct {
+	Event           string   `json:"event"`
+	Node            int      `json:"node"`
+	Epoch           uint64   `json:"epoch"`
+	Peer            *int     `json:"peer"`
+	Live            []int    `json:"live"`
+	Left            []int    `json:"left"`
+	Joined          []int    `json:"joined"`
+	HostsMoved      int      `json:"hosts_moved"`
+	HostsMovedOther int      `json:"hosts_moved_other"`
+	HostsIn         []string `json:"hosts_in"`
+	HostsOut        []string `json:"hosts_out"`
+}
+
+func readEvents(t testing.TB, dir string, node int) []eventLine {
+	t.Helper()
+	f, err := os.Open(filepath.Join(tracefile.NodeDir(dir, node), recorder.EventsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []eventLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var e eventLine
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("events of node %d: %v", node, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+recorder.PathBatch, bytes.NewReader(body))
+	req.Header.Set("Content-Type", recorder.BatchContentType)
+	req.Header.Set("Authorization", auth)
+	if epoch != "" {
+		req.Header.Set(recorder.HeaderEpoch, epoch)
+	}
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		t.Errorf("post: %v", err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestClusterRestart: three crawltrace processes; node 1 is killed with
+// SIGKILL mid-crawl and restarted with --resume 8 s later. All three exit
+// 0 on their own and every page a 1-process crawl fetches is fetched.
+// Wrong tokens, garbage and a stale epoch sent to a live node are refused
+// and the crawl goes on.
+func TestClusterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := newCluster(t, web, 3, "--min-delay", "150ms")
+	waitUntil(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
+		s, err := c.status(1)
+		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), tracefile.SegmentName(tracefile.PrefixPages, 1)))
+		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
+	})
+	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
+	<-c.procs[1].done
+	time.Sleep(8 * time.Second)
+	c.procs[1] = c.start(t, 1, "--resume")
+	waitUntil(t, "node 0 to see node 1's new incarnation", 30*time.Second, func() bool {
+		s, err := c.status(0)
+		return err == nil && len(s.Peers) == 3 && s.Peers[1] == 2
+	})
+	// Bad input to a live node: refused, and the node stays up.
+	var buf bytes.Buffer
+	if err := recorder.EncodeBatch(&buf, &recorder.Batch{From: 1, Epoch: 1, Seq: 999, URLs: []string{"http://h0001.test/stale"}, Kinds: []string{"link"}, Source: []uint64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	old := buf.Bytes()
+	for _, tc := range []struct {
+		name, auth, epoch string
+		body              []byte
+		code              int
+	}{
+		{"wrong token", "Bearer nope", "2", old, http.StatusUnauthorized},
+		{"garbage", "Bearer " + clusterToken, "2", []byte("\xff\xff\xff\xffgarbage"), http.StatusBadRequest},
+		{"stale epoch", "Bearer " + clusterToken, "1", old, http.StatusConflict},
+	} {
+		start := time.Now()
+		code := postRaw(t, c.peers[0], tc.auth, tc.epoch, tc.body)
+		t.Logf("%s: %d after %s", tc.name, code, time.Since(start))
+		if code != tc.code {
+			t.Errorf("%s: %d, want %d", tc.name, code, tc.code)
+		}
+	}
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	got := map[string]int{}
+	for i := range 3 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u]++
+		}
+	}
+	missing, twice := 0, 0
+	for u := range want {
+		if got[u] == 0 {
+			missing++
+			if missing <= 5 {
+				t.Errorf("never fetched: %s", u)
+			}
+		}
+	}
+	for _, n := range got {
+		if n > 1 {
+			twice++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d pages never fetched", missing, len(want))
+	}
+	st := readStats(t, c.dir, 1)
+	t.Logf("%d pages, %d fetched more than once (node 1 re-crawled its hosts); node 1 epoch %d resent %d batches, its peers %d+%d",
+		len(want), twice, st.Epoch, st.BatchesResent, readStats(t, c.dir, 0).BatchesResent, readStats(t, c.dir, 2).BatchesResent)
+	for i := range 3 {
+		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone || s.OutboxLeft != 0 {
+			t.Errorf("node %d: stop %s, outbox left %d", i, s.StopReason, s.OutboxLeft)
+		}
+	}
+	if st.Epoch != 2 {
+		t.Errorf("restarted node 1 has epoch %d, want 2", st.Epoch)
+	}
+	// The trace of a crawl with a restart condenses like any other.
+	if code, out, stderr := runCLI(t, "condense", c.dir, "-o", t.TempDir()); code != 0 {
+		t.Errorf("condense: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestClusterMaxPages: --max-pages is shared by the processes, and a
+// clean stop delivers every batch: sent equals received, none left.
+func TestClusterMaxPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a crawl in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	c := newCluster(t, web, 3, "--min-delay", "0", "--max-pages", "100")
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	var fetched, sent, acked, recv int64
+	for i := range 3 {
+		s := readStats(t, c.dir, i)
+		if s.StopReason != recorder.StopMaxPages || s.OutboxLeft != 0 {
+			t.Errorf("node %d: stop %s, outbox left %d", i, s.StopReason, s.OutboxLeft)
+		}
+		fetched += s.FetchAttempts
+		sent += s.BatchesSent
+		acked += s.BatchesAcked
+		recv += s.BatchesReceived
+	}
+	if fetched != 100 {
+		t.Errorf("%d pages fetched, want the budget 100", fetched)
+	}
+	if sent == 0 || sent != recv || acked != sent {
+		t.Errorf("batches: %d sent, %d acknowledged, %d received", sent, acked, recv)
+	}
+}
+
+// TestClusterFailover: three processes with the consistent partitioner;
+// node 2 is killed and never restarted. Nodes 0 and 1 declare it dead,
+// take its hosts by the ring (and only its hosts) and finish the crawl:
+// every page is fetched but those node 2 had fetched.
+func TestClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
+	waitUntil(t, "node 2 to exchange batches and log URLs", 30*time.Second, func() bool {
+		s, err := c.status(2)
+		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 2), tracefile.SegmentName(tracefile.PrefixURLs, 1)))
+		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
+	})
+	c.procs[2].cmd.Process.Signal(syscall.SIGKILL)
+	<-c.procs[2].done
+	for i := range 2 {
+		if err := c.procs[i].wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
+			b, _ := os.ReadFile(c.procs[i].log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	ring := partition.NewConsistent([]int{0, 1, 2}, 0)
+	after := ring.Without(2)
+	byHost := map[string]map[int]bool{}
+	fetched := map[string]bool{}
+	for i := range 3 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			fetched[u] = true
+			h := partition.HostOf(u)
+			if byHost[h] == nil {
+				byHost[h] = map[int]bool{}
+			}
+			byHost[h][i] = true
+		}
+	}
+	for u := range want {
+		if !fetched[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	taken := 0
+	for h, nodes := range byHost {
+		u := "http://" + h + "/"
+		own := ring.Node(u)
+		if own == 2 && nodes[after.Node(u)] {
+			taken++
+		}
+		for n := range nodes {
+			if n != own && !(own == 2 && n == after.Node(u)) {
+				t.Errorf("host %s (node %d's) fetched by node %d", h, own, n)
+			}
+		}
+	}
+	if taken == 0 {
+		t.Error("no host of node 2 was crawled by its new owner")
+	}
+	hostsIn := 0
+	for i := range 2 {
+		var re []eventLine
+		for _, e := range readEvents(t, c.dir, i) {
+			if e.Event == "reassign" {
+				re = append(re, e)
+			}
+		}
+		if len(re) != 1 || !slices.Equal(re[0].Left, []int{2}) || !slices.Equal(re[0].Live, []int{0, 1}) || re[0].HostsMovedOther != 0 {
+			t.Fatalf("node %d reassign events: %+v", i, re)
+		}
+		hostsIn += len(re[0].HostsIn)
+		for _, h := range re[0].HostsIn {
+			u := "http://" + h + "/"
+			if ring.Node(u) != 2 || after.Node(u) != i {
+				t.Errorf("node %d took host %s, owned by %d before and %d after", i, h, ring.Node(u), after.Node(u))
+			}
+		}
+		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone {
+			t.Errorf("node %d stopped: %s", i, s.StopReason)
+		}
+	}
+	if hostsIn == 0 {
+		t.Error("the reassign events name no host taken over")
+	}
+	t.Logf("%d hosts of node 2 crawled by their new owners; events name %d", taken, hostsIn)
+	// scenario node-loss simulates the same loss and shows the live one.
+	code, out, stderr := runCLI(t, "scenario", "node-loss", c.dir, "-o", t.TempDir(), "--node", "2", "--no-plots")
+	if code != 0 || !strings.Contains(out, "live reassignments") || !strings.Contains(out, "left [2] joined []") {
+		t.Errorf("scenario node-loss: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Logf("scenario node-loss:\n%s", out)
+}
+
+// TestClusterRefusesURLPartitioner: a live crawl never splits a host over
+// nodes.
+func TestClusterRefusesURLPartitioner(t *testing.T) {
+	code, _, stderr := runCLI(t, "crawl", "-o", t.TempDir(), "--nodes", "2", "--partitioner", "url", "http://a.test/")
+	if code != 2 || !strings.Contains(stderr, `partitioner "url"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestClusterRejoin: with the consistent partitioner node 2 is killed,
+// declared dead and its hosts taken over; restarted with --resume, it
+// rejoins, its hosts go back to it, and the crawl finishes with every page
+// fetched.
+func TestClusterRejoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "1s")
+	waitUntil(t, "node 2 to exchange batches", 30*time.Second, func() bool {
+		s, err := c.status(2)
+		return err == nil && s.Sent > 0 && s.Received > 0
+	})
+	c.procs[2].cmd.Process.Signal(syscall.SIGKILL)
+	<-c.procs[2].done
+	waitUntil(t, "nodes 0 and 1 to declare node 2 dead", 30*time.Second, func() bool {
+		for i := range 2 {
+			s, err := c.status(i)
+			if err != nil || !slices.Equal(s.Dead, []int{2}) {
+				return false
+			}
+		}
+		return true
+	})
+	c.procs[2] = c.start(t, 2, "--resume")
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	got := map[string]bool{}
+	for i := range 3 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	for i := range 2 {
+		var left, joined bool
+		for _, e := range readEvents(t, c.dir, i) {
+			if e.Event != "reassign" {
+				continue
+			}
+			if e.HostsMovedOther != 0 {
+				t.Errorf("node %d: a reassignment moved %d hosts of other nodes", i, e.HostsMovedOther)
+			}
+			left = left || slices.Equal(e.Left, []int{2})
+			joined = joined || (slices.Equal(e.Joined, []int{2}) && slices.Equal(e.Live, []int{0, 1, 2}))
+		}
+		if !left || !joined {
+			t.Errorf("node %d: reassign events: left %v, joined %v", i, left, joined)
+		}
+	}
+	if s := readStats(t, c.dir, 2); s.Epoch != 2 || s.StopReason != recorder.StopDone {
+		t.Errorf("node 2: epoch %d, stop %s", s.Epoch, s.StopReason)
+	}
+}
+
+// TestClusterStopKeepsOutbox: node 0 crawls while node 1 is down and stops
+// on --duration; the batches for node 1 cannot be delivered, so they stay
+// in its outbox and are reported. Restarted with --resume beside node 1,
+// node 0 resends them and the crawl finishes with every page fetched.
+func TestClusterStopKeepsOutbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three crawls in child processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms"}}
+	c.procs = make([]*proc, 2)
+	c.procs[0] = c.start(t, 0, "--duration", "3s")
+	if err := c.procs[0].wait(t, "node 0", 60*time.Second); err != nil {
+		t.Fatalf("node 0: %v", err)
+	}
+	st := readStats(t, c.dir, 0)
+	files, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox", "*.arrows"))
+	if st.StopReason != recorder.StopDuration || st.OutboxLeft == 0 || len(files) != st.OutboxLeft {
+		t.Fatalf("stop %s, outbox left %d, %d outbox files", st.StopReason, st.OutboxLeft, len(files))
+	}
+	var stopped bool
+	for _, e := range readEvents(t, c.dir, 0) {
+		stopped = stopped || e.Event == "stop"
+	}
+	if !stopped {
+		t.Error("no stop event")
+	}
+	c.procs[0] = c.start(t, 0, "--resume")
+	c.procs[1] = c.start(t, 1)
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
+	if s := readStats(t, c.dir, 0); s.BatchesResent < int64(st.OutboxLeft) || s.OutboxLeft != 0 || s.Epoch != 2 {
+		t.Errorf("resumed node 0: epoch %d, resent %d (outbox held %d), left %d", s.Epoch, s.BatchesResent, st.OutboxLeft, s.OutboxLeft)
+	}
+	got := map[string]bool{}
+	for i := range 2 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox")); err == nil {
+		t.Error("outbox kept after the crawl ended")
+	}
+}

@@ -1,0 +1,68 @@
+// Package sampledata locates the real sample files (Heritrix crawl.logs,
+// WARC and WAT files) that tests read but the repository does not ship.
+//
+// The samples live in ../shared/data beside the module root, or wherever
+// CRAWLTRACE_SAMPLES points. When they are missing, a test skips, except in
+// CI (CI=true), where a missing sample fails the test so that a CI without
+// the samples cannot pass silently.
+package sampledata
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// EnvDir names the environment variable that overrides the sample
+// directory.
+const EnvDir = "CRAWLTRACE_SAMPLES"
+
+// Dir returns the sample directory: $CRAWLTRACE_SAMPLES, or ../shared/data
+// relative to the module root.
+func Dir() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("..", "shared", "data")
+	}
+	// file is <root>/internal/sampledata/sampledata.go.
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	return filepath.Join(filepath.Dir(root), "shared", "data")
+}
+
+// InCI reports whether the tests run in CI (CI=true), where missing
+// samples are an error.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Path returns the sample file Dir()/parts. When it does not exist the test
+// is skipped, or failed in CI.
+func Path(t testing.TB, parts ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{Dir()}, parts...)...)
+	if _, err := os.Stat(p); err != nil {
+		if InCI() {
+			t.Fatalf("sample %s missing in CI (CI=true; set %s or provide ../shared/data): %v", p, EnvDir, err)
+			return p
+		}
+		t.Skipf("sample %s not available (set %s)", p, EnvDir)
+	}
+	return p
+}
+
+// Optional returns the sample file Dir()/parts and whether it exists, for
+// tests that check a sample only when it is there. In CI a missing sample
+// fails the test.
+func Optional(t testing.TB, parts ...string) (string, bool) {
+	t.Helper()
+	p := filepath.Join(append([]string{Dir()}, parts...)...)
+	if _, err := os.Stat(p); err != nil {
+		if InCI() {
+			t.Fatalf("sample %s missing in CI (CI=true; set %s or provide ../shared/data): %v", p, EnvDir, err)
+		}
+		return p, false
+	}
+	return p, true
+}

@@ -1,0 +1,51 @@
+package sampledata
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fakeTB records what Path and Optional do with a missing sample.
+type fakeTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Skipf(string, ...any)  { f.skipped = true }
+func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
+
+func TestMissingSampleSkipsOrFailsInCI(t *testing.T) {
+	t.Setenv(EnvDir, t.TempDir())
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		var f fakeTB
+		Path(&f, "nope.warc.gz")
+		if f.skipped == (ci == "true") || f.failed != (ci == "true") {
+			t.Errorf("CI=%q: skipped %v failed %v", ci, f.skipped, f.failed)
+		}
+		var g fakeTB
+		if _, ok := Optional(&g, "nope"); ok || g.failed != (ci == "true") || g.skipped {
+			t.Errorf("Optional, CI=%q: ok %v failed %v skipped %v", ci, ok, g.failed, g.skipped)
+		}
+	}
+}
+
+func TestPresentSample(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvDir, dir)
+	t.Setenv("CI", "true")
+	os.WriteFile(filepath.Join(dir, "x.log"), []byte("x"), 0o644)
+	var f fakeTB
+	if p := Path(&f, "x.log"); p != filepath.Join(dir, "x.log") || f.failed || f.skipped {
+		t.Errorf("Path = %s, failed %v skipped %v", p, f.failed, f.skipped)
+	}
+}
+
+func TestDefaultDirIsBesideTheModule(t *testing.T) {
+	t.Setenv(EnvDir, "")
+	if got := Dir(); filepath.Base(got) != "data" || filepath.Base(filepath.Dir(got)) != "shared" {
+		t.Errorf("Dir() = %s", got)
+	}
+}

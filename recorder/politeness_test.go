@@ -1,0 +1,195 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// politeServer records request starts and the most requests in flight at
+// once, per host name (the Host header without its port) and overall.
+type politeServer struct {
+	mu       sync.Mutex
+	inFlight map[string]int
+	peak     map[string]int
+	all      int
+	peakAll  int
+	starts   []time.Time
+	hosts    map[string]int // requests per Host header, port included
+}
+
+func (p *politeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := hostOf("http://" + r.Host + "/")
+	p.mu.Lock()
+	p.inFlight[host]++
+	p.peak[host] = max(p.peak[host], p.inFlight[host])
+	p.all++
+	p.peakAll = max(p.peakAll, p.all)
+	p.starts = append(p.starts, time.Now())
+	p.hosts[r.Host]++
+	p.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	if r.URL.Path == "/robots.txt" {
+		w.Write([]byte("User-agent: *\nAllow: /\n"))
+	} else {
+		// Links to the same pages on the host's other origin.
+		linkPage("http://"+host+"/a", "http://"+host+":81/a", "http://"+host+"/b", "http://"+host+":81/b")(w, r)
+	}
+	p.mu.Lock()
+	p.inFlight[host]--
+	p.all--
+	p.mu.Unlock()
+}
+
+func startPolite(t *testing.T) (*politeServer, *httptest.Server) {
+	p := &politeServer{inFlight: map[string]int{}, peak: map[string]int{}, hosts: map[string]int{}}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return p, srv
+}
+
+// TestPolitenessPerHost: two origins of one host (ports 80 and 81, both
+// served here) share one queue, one request in flight and one delay.
+func TestPolitenessPerHost(t *testing.T) {
+	p, srv := startPolite(t)
+	cfg := localConfig(t, srv.Listener.Addr().String(), "http://h.test/", "http://h.test:81/")
+	cfg.MinDelay = 150 * time.Millisecond
+	res := runCrawl(t, cfg)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.peak["h.test"] != 1 {
+		t.Errorf("%d requests in flight at once to h.test, want 1", p.peak["h.test"])
+	}
+	for i := 1; i < len(p.starts); i++ {
+		if d := p.starts[i].Sub(p.starts[i-1]); d < cfg.MinDelay {
+			t.Errorf("requests %d and %d to h.test %v apart, want at least %v", i-1, i, d, cfg.MinDelay)
+		}
+	}
+	// Both origins were crawled, each with its own robots.txt.
+	if p.hosts["h.test"] != 4 || p.hosts["h.test:81"] != 4 || res.Stats.RobotsFetches != 2 {
+		t.Errorf("requests per origin %v, robots.txt fetches %d; want 4, 4 and 2", p.hosts, res.Stats.RobotsFetches)
+	}
+}
+
+// TestPolitenessPerIP: with PolitenessKey ip, hosts resolving to one
+// address share its politeness; by host they are crawled in parallel.
+func TestPolitenessPerIP(t *testing.T) {
+	seeds := []string{"http://a.test/", "http://b.test/", "http://c.test/"}
+	p, srv := startPolite(t)
+	cfg := localConfig(t, srv.Listener.Addr().String(), seeds...)
+	cfg.PolitenessKey = PolitenessIP
+	cfg.MinDelay = 50 * time.Millisecond
+	runCrawl(t, cfg)
+	p.mu.Lock()
+	if p.peakAll != 1 {
+		t.Errorf("ip: %d requests in flight at once to 127.0.0.1, want 1", p.peakAll)
+	}
+	for i := 1; i < len(p.starts); i++ {
+		if d := p.starts[i].Sub(p.starts[i-1]); d < cfg.MinDelay {
+			t.Errorf("ip: requests %d and %d %v apart, want at least %v", i-1, i, d, cfg.MinDelay)
+		}
+	}
+	p.mu.Unlock()
+
+	keys := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, Resolve: map[string]string{"x.test": "10.0.0.1:80"}})
+	keys.lookup = func(_ context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "y.test", "z.test":
+			return []netip.Addr{netip.MustParseAddr("192.0.2.9"), netip.MustParseAddr("::ffff:192.0.2.7")}, nil
+		}
+		return nil, fmt.Errorf("no such host %s", host)
+	}
+	for u, want := range map[string]string{
+		"http://x.test/":       "ip:10.0.0.1",
+		"https://y.test:8443/": "ip:192.0.2.7",
+		"http://z.test/":       "ip:192.0.2.7",
+		"http://[::1]:8080/":   "ip:::1",
+		"http://nx.test/":      "nx.test",
+		"http://u@X.test/":     "ip:10.0.0.1",
+	} {
+		if got := keys.key(u); got != want {
+			t.Errorf("ip key of %s = %q, want %q", u, got, want)
+		}
+	}
+	if got := (*politenessKeys)(nil).key("https://User@Host.test:8443/p"); got != "host.test" {
+		t.Errorf("host key %q", got)
+	}
+}
+
+// TestRobotsHTTPToHTTPS: http://a.test/robots.txt redirects to https, the
+// common case on the real web; the HTTPS rules apply to the http origin,
+// and the two origins of a.test share one request at a time and the delay.
+func TestRobotsHTTPToHTTPS(t *testing.T) {
+	var mu sync.Mutex
+	var starts []time.Time
+	var inFlight, peak int
+	var got []string
+	track := func(scheme string, h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			starts = append(starts, time.Now())
+			got = append(got, scheme+" "+r.URL.Path)
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+			h(w, r)
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}
+	}
+	tlsSrv := httptest.NewTLSServer(nil)
+	t.Cleanup(tlsSrv.Close)
+	_, tlsPort, _ := net.SplitHostPort(tlsSrv.Listener.Addr().String())
+	tlsSrv.Config.Handler = track("https", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
+			return
+		}
+		linkPage()(w, r)
+	})
+	plain := httptest.NewServer(track("http", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, "https://a.test:"+tlsPort+"/robots.txt", http.StatusMovedPermanently)
+			return
+		}
+		linkPage("/secret", "/open", "https://a.test:"+tlsPort+"/page")(w, r)
+	}))
+	t.Cleanup(plain.Close)
+	_, plainPort, _ := net.SplitHostPort(plain.Listener.Addr().String())
+
+	cfg := localConfig(t, "127.0.0.1", "http://a.test:"+plainPort+"/")
+	cfg.tlsConfig = tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.tlsConfig.ServerName = "example.com" // the name httptest's certificate is for
+	cfg.MinDelay = 100 * time.Millisecond
+	res := runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"http /robots.txt", "https /robots.txt", "http /", "http /open", "https /page"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("not fetched: %s (requests %v)", want, got)
+		}
+	}
+	if slices.Contains(got, "http /secret") {
+		t.Errorf("fetched /secret, disallowed by the robots.txt behind the redirect")
+	}
+	if res.Stats.RobotsRedirects != 1 {
+		t.Errorf("robots redirects %d, want 1", res.Stats.RobotsRedirects)
+	}
+	if peak != 1 {
+		t.Errorf("%d requests to a.test in flight at once", peak)
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < cfg.MinDelay {
+			t.Errorf("requests %d and %d %v apart (%v)", i-1, i, d, got)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package recorder
+
+import "sync"
+
+// maxRedirectTargets bounds the redirect targets remembered at once; past
+// it a new chain is not tracked (each of its hops counts from zero).
+const maxRedirectTargets = 1 << 20
+
+// redirectChains remembers, for each redirect target not yet fetched, how
+// many redirects led to it from the first URL of its chain, so that a
+// chain (an endless /r0 -> /r1 -> ... included) is cut after
+// Config.MaxRedirects hops. A target is forgotten when it is fetched. In
+// TCP mode a target owned by another node starts a new count there. It is
+// safe for concurrent use; the zero value is ready.
+type redirectChains struct {
+	mu   sync.Mutex
+	hops map[string]int
+}
+
+// take returns the redirects that led to u (0 for a URL not reached by a
+// redirect) and forgets u.
+func (c *redirectChains) take(u string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.hops[u]
+	if ok {
+		delete(c.hops, u)
+	}
+	return n
+}
+
+// put records that u is reached after hops redirects.
+func (c *redirectChains) put(u string, hops int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hops == nil {
+		c.hops = make(map[string]int)
+	}
+	if len(c.hops) < maxRedirectTargets || c.hops[u] > 0 {
+		c.hops[u] = max(c.hops[u], hops)
+	}
+}

@@ -1,0 +1,97 @@
+package scenario
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// LiveReassign is one reassignment a live crawl over --peers logged in a
+// node's events.jsonl (docs/trace-format.md): the node, when, the nodes
+// that left and joined, and the hosts that node had seen that changed
+// owner, of which HostsMovedOther were neither a leaving node's nor went
+// to a joining one (0 under consistent hashing). [NodeLoss] reports them
+// beside its simulation, so a simulated node loss can be compared with a
+// live one.
+type LiveReassign struct {
+	Node            int
+	Time            time.Time
+	Left, Joined    []int
+	Live            []int
+	HostsMoved      int
+	HostsMovedOther int
+	HostsIn         int // hosts this node took over
+	URLsRerouted    int64
+}
+
+// ReadLiveReassigns reads the reassign events of every node of the crawl
+// in dir, in time order. A crawl without event logs has none.
+func ReadLiveReassigns(dir string) ([]LiveReassign, error) {
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []LiveReassign
+	for _, n := range nodes {
+		p := filepath.Join(tracefile.NodeDir(dir, n), "events.jsonl")
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<26)
+		line := 0
+		for sc.Scan() {
+			line++
+			var e struct {
+				Time            time.Time `json:"time"`
+				Node            int       `json:"node"`
+				Event           string    `json:"event"`
+				Live            []int     `json:"live"`
+				Left            []int     `json:"left"`
+				Joined          []int     `json:"joined"`
+				HostsMoved      int       `json:"hosts_moved"`
+				HostsMovedOther int       `json:"hosts_moved_other"`
+				HostsIn         []string  `json:"hosts_in"`
+				URLsRerouted    int64     `json:"urls_rerouted"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("scenario: %s line %d: %w", p, line, tracefile.ErrCorrupt)
+			}
+			if e.Event != "reassign" {
+				continue
+			}
+			out = append(out, LiveReassign{Node: e.Node, Time: e.Time, Left: e.Left, Joined: e.Joined, Live: e.Live,
+				HostsMoved: e.HostsMoved, HostsMovedOther: e.HostsMovedOther, HostsIn: len(e.HostsIn), URLsRerouted: e.URLsRerouted})
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %s: %w", p, err)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b LiveReassign) int { return a.Time.Compare(b.Time) })
+	return out, nil
+}
+
+func liveTable(live []LiveReassign) *Table {
+	t := &Table{Name: "node-loss-live", Columns: []Column{intCol("node"), strCol("time"), strCol("left"), strCol("joined"),
+		intCol("hosts_moved"), intCol("hosts_moved_other"), intCol("hosts_in"), intCol("urls_rerouted")}}
+	for _, r := range live {
+		t.add(r.Node, r.Time.UTC().Format(time.RFC3339Nano), fmt.Sprint(r.Left), fmt.Sprint(r.Joined), r.HostsMoved,
+			r.HostsMovedOther, r.HostsIn, r.URLsRerouted)
+	}
+	return t
+}
