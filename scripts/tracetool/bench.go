@@ -26,12 +26,13 @@ type measure struct {
 func timeCmd(dir string, name string, args ...string) (measure, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "LC_ALL=C")
-	cmd.Stderr = os.Stderr
+	var stderr strings.Builder
+	cmd.Stderr = &stderr // progress lines; shown only when the command fails
 	start := time.Now()
 	out, err := cmd.Output()
 	m := measure{wall: time.Since(start).Seconds(), out: strings.TrimSpace(string(out))}
 	if err != nil {
-		return m, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		return m, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
