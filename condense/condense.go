@@ -2,7 +2,6 @@ package condense
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
 	"github.com/crawltrace/crawltrace/internal/progress"
@@ -38,13 +37,15 @@ type Config struct {
 	Bits int
 	// Seed is the fingerprint hash seed; default 0 (the trace format's).
 	Seed uint64
-	// MemoryBytes bounds the memory of the verification (partition loads and
-	// buffers). Default 1 GiB.
+	// MemoryBytes bounds the memory of the collision check: the map side's
+	// repeat filter (a quarter) and bucket buffers (an eighth), the reduce
+	// side's loaded ranges (a third per worker). Default 1 GiB.
 	MemoryBytes int64
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
-	// Shard and Shards select fingerprint range Shard of Shards (and the
-	// nodes n with n mod Shards = Shard). Shards <= 1 means unsharded.
+	// Shard and Shards make Run map task Shard of Shards of a cluster run:
+	// it reads the nodes n with n mod Shards = Shard (see [Reduce] and
+	// [Merge]). Shards <= 1 means unsharded.
 	Shard, Shards int
 	// FailOnCollision makes Run return ErrCollision when any are found.
 	FailOnCollision bool
@@ -65,7 +66,7 @@ type Config struct {
 	// library caller decides.
 	LimitHeap bool
 	// Progress, when non-nil, receives stage lines and the progress of
-	// reading (rows of the manifest's count) and of verifying (partitions);
+	// reading (rows of the manifest's count) and of verifying (ranges);
 	// a *progress.Sink picks live or batch lines.
 	Progress io.Writer
 }
@@ -102,27 +103,75 @@ func (c *Config) fill() error {
 }
 
 // heapAllowance is what LimitHeap allows beyond the budget: readers'
-// buffers, condensed-trace batches and recent-URL caches.
-const heapAllowance = 48 << 20
+// buffers and condensed-trace batches.
+const heapAllowance = 24 << 20
 
 // minPartitionBytes keeps partitions from being uselessly small (a
 // variable so tests can force splitting on small inputs).
 var minPartitionBytes int64 = 1 << 20
 
-// spillBufBytes bounds the write buffer of one partition file; with many
-// partitions the buffers shrink so that all of them stay within an eighth
-// of the memory budget (but not below 4 KiB).
-const spillBufBytes = 32 << 10
+// spillBufBytes bounds the write buffer of one bucket file; with many
+// buckets the buffers shrink so that all of them stay within an eighth of
+// the memory budget (but not below 4 KiB).
+const spillBufBytes = 64 << 10
 
-// spillBuf is the write buffer size for parts partitions written by
-// workers nodes at once within budget bytes.
+// spillBuf is the write buffer size for parts buckets written by workers
+// workers at once within budget bytes.
 func spillBuf(budget int64, parts, workers int) int {
 	b := budget / 8 / int64(max(parts*workers, 1))
 	return int(min(max(b, 4<<10), spillBufBytes))
 }
 
+// spillShare is the part of the input's bytes assumed to reach the buckets
+// when sizing the fingerprint ranges (first occurrences of about 70 bytes
+// for rows of about 100; fewer with repeats).
+const spillShare = 0.7
+
+// rangesFor is the number of fingerprint ranges per shard: enough that one
+// range of the buckets fits a reduce worker's share of the budget. It
+// depends only on the input size, the budget and the shard count, so every
+// map task of a sharded run computes the same.
+func rangesFor(inBytes, budget int64, shards int) int {
+	share := max(budget/6, minPartitionBytes)
+	parts := 1
+	for float64(parts)*float64(share) < spillShare*float64(inBytes)/float64(shards) && parts < 4096 {
+		parts *= 2
+	}
+	return parts
+}
+
+// inputSize is the total size of the URL log segments of nodes.
+func inputSize(input string, nodes []int) (int64, error) {
+	var inBytes int64
+	for _, n := range nodes {
+		segs, err := tracefile.ListSegments(tracefile.NodeDir(input, n), tracefile.PrefixURLs)
+		if err != nil {
+			return 0, err
+		}
+		if len(segs) == 0 {
+			return 0, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(input, n))
+		}
+		for _, s := range segs {
+			if st, err := os.Stat(s); err == nil {
+				inBytes += st.Size()
+			}
+		}
+	}
+	return inBytes, nil
+}
+
 // Run condenses cfg.Input into cfg.Output and returns the report (also
-// written to report.json, or the shard's partial report name).
+// written to report.json).
+//
+// Unsharded (Shards <= 1) it does everything: the map side reads every
+// segment once, in parallel, writing the condensed traces and spilling the
+// first occurrences of URLs by fingerprint range to a private directory;
+// the reduce side then verifies each range exactly.
+//
+// With Shards = N it is map task Shard of a cluster run: it reads only the
+// nodes n with n mod N = Shard, writes their traces, and leaves its buckets
+// in Output/buckets/map-i/ and its part of the report in map-i-of-N.json;
+// [Reduce] then verifies each range and [Merge] writes report.json.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	if err := cfg.fill(); err != nil {
@@ -136,64 +185,62 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Size the partitioning from the input size: each occurrence costs
-	// about its row bytes in a spill file, and one partition must fit a
-	// worker's share of the budget with room for its index.
-	var inBytes int64
-	for _, n := range nodes {
-		segs, err := tracefile.ListSegments(tracefile.NodeDir(cfg.Input, n), tracefile.PrefixURLs)
-		if err != nil {
-			return nil, err
-		}
-		if len(segs) == 0 {
-			return nil, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(cfg.Input, n))
-		}
-		for _, s := range segs {
-			if st, err := os.Stat(s); err == nil {
-				inBytes += st.Size()
-			}
-		}
+	inBytes, err := inputSize(cfg.Input, nodes)
+	if err != nil {
+		return nil, err
 	}
-	share := cfg.MemoryBytes / int64(cfg.Workers) / 3
-	if share < minPartitionBytes {
-		share = minPartitionBytes
-	}
-	parts := 1
-	for int64(parts)*share < inBytes/int64(cfg.Shards) && parts < 4096 {
-		parts *= 2
-	}
+	sharded := cfg.Shards > 1
+	parts := rangesFor(inBytes, cfg.MemoryBytes, cfg.Shards)
 	if cfg.NoVerify {
 		parts = 0
+	}
+	var mine []int
+	for _, n := range nodes {
+		if n%cfg.Shards == cfg.Shard {
+			mine = append(mine, n)
+		}
 	}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
-	if parts > 0 {
-		// A private directory inside TempDir: only it is removed at the end.
-		if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
-			return nil, fmt.Errorf("condense: %w", err)
-		}
-		dir, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".spill-%d-", cfg.Shard))
-		if err != nil {
-			return nil, fmt.Errorf("condense: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		cfg.TempDir = dir
+	// A private directory inside TempDir for chunk and (unsharded) spill
+	// files: only it is removed at the end.
+	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
 	}
+	tmp, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".spill-%d-", cfg.Shard))
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cfg.TempDir = tmp
 	if cfg.LimitHeap {
 		old := debug.SetMemoryLimit(cfg.MemoryBytes + heapAllowance)
 		defer debug.SetMemoryLimit(old)
 	}
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
-	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", manifestRows(cfg.Input))
-	rep, err := r.do(ctx)
+	var total int64 // a map task reads only its nodes: total unknown
+	if !sharded {
+		total = manifestRows(cfg.Input)
+	}
+	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", total)
+	var rep *Report
+	if sharded {
+		rep, err = r.mapTask(ctx, mine, inBytes)
+	} else {
+		rep, err = r.do(ctx)
+	}
 	if err != nil {
 		r.cleanup()
 		return nil, err
 	}
 	rep.ElapsedSec = time.Since(start).Seconds()
 	rep.MemoryBudget = cfg.MemoryBytes
-	if err := tracefile.WriteJSON(filepath.Join(cfg.Output, ReportName(cfg.Shard, cfg.Shards)), rep); err != nil {
+	name := ReportName(0, 1)
+	if sharded {
+		name = MapReportName(cfg.Shard, cfg.Shards)
+	}
+	if err := tracefile.WriteJSON(filepath.Join(cfg.Output, name), rep); err != nil {
 		r.cleanup()
 		return nil, err
 	}
@@ -211,6 +258,10 @@ type run struct {
 	mu      sync.Mutex
 	written map[string]bool
 	rowsIn  atomic.Int64
+	spilled atomic.Int64 // records written to buckets
+	// totalRanges is the number of fingerprint ranges the buckets were
+	// split into (over all shards), for splitting a range further.
+	totalRanges int
 	// reading reports rowsIn against the manifest's row count.
 	reading *progress.Reporter
 }
@@ -225,55 +276,59 @@ func (r *run) cleanup() {
 	}
 }
 
-// rangeOf returns the global partition index of fp among shards*parts
-// contiguous fingerprint ranges. Fingerprints narrower than 64 bits are
-// scaled to the full range first.
-func (r *run) rangeOf(fp uint64) int {
-	hi, _ := bits.Mul64(fp<<(64-uint(r.cfg.Bits)), uint64(r.cfg.Shards*r.parts))
+// rangeOf returns the index of fp among ranges contiguous fingerprint
+// ranges. Fingerprints narrower than 64 bits are scaled to the full range
+// first.
+func (r *run) rangeOf(fp uint64, ranges int) int {
+	hi, _ := bits.Mul64(fp<<(64-uint(r.cfg.Bits)), uint64(ranges))
 	return int(hi)
 }
 
+// do is an unsharded run: map every node into r.parts ranges, then verify
+// every range.
 func (r *run) do(ctx context.Context) (*Report, error) {
-	rep := &Report{Format: "crawltrace-condense-report", Input: r.cfg.Input, Nodes: len(r.nodes), Bits: r.cfg.Bits,
-		Seed: r.cfg.Seed, Shard: r.cfg.Shard, Shards: r.cfg.Shards, Partitions: r.parts}
-	nodeReps := make([]NodeReport, len(r.nodes))
-	var metaOnce sync.Once
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.Workers)
-	for i, n := range r.nodes {
-		g.Go(func() error {
-			nr, meta, err := r.pass1(gctx, n)
-			if err != nil {
-				return err
-			}
-			metaOnce.Do(func() { rep.CrawlID = meta.CrawlID; rep.Nodes = max(meta.Nodes, len(r.nodes)) })
-			nodeReps[i] = nr
-			return nil
-		})
+	rep := r.newReport()
+	bucketDir := filepath.Join(r.cfg.TempDir, "buckets")
+	if err := os.MkdirAll(bucketDir, 0o755); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
 	}
-	err := g.Wait()
-	r.reading.Finish()
+	nodeReps, meta, read, err := r.mapNodes(ctx, r.nodes, r.parts, bucketDir)
 	if err != nil {
 		return nil, err
 	}
-	r.progress("read %d rows from %d nodes", r.rowsIn.Load(), len(r.nodes))
+	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
+	r.progress("read %d rows from %d nodes, spilled %d first occurrences", r.rowsIn.Load(), len(r.nodes), r.spilled.Load())
+	if r.rowsIn.Load() == 0 {
+		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
+	}
 	var total Counts
 	if r.parts > 0 {
-		perNode, tot, err := r.verify(ctx)
+		ranges := make([]int, r.parts)
+		for i := range ranges {
+			ranges[i] = i
+		}
+		files := func(g int) ([]string, error) {
+			return filepath.Glob(filepath.Join(bucketDir, fmt.Sprintf("r%06d-*.spill", g)))
+		}
+		perNode, tot, err := r.verify(ctx, ranges, r.parts, files)
 		if err != nil {
 			return nil, err
 		}
 		total = tot
 		for i := range nodeReps {
-			c := perNode[nodeReps[i].Node]
-			nodeReps[i].DistinctURLs = c.DistinctURLs
-			nodeReps[i].DistinctFPs = c.DistinctFPs
-			nodeReps[i].CollidingFPs = c.CollidingFPs
-			nodeReps[i].CollisionPairs = c.CollisionPairs
-			nodeReps[i].Collisions = c.Collisions
-			nodeReps[i].CollisionsTruncated = c.CollisionsTruncated
+			nodeReps[i].setDistinct(perNode[nodeReps[i].Node])
 		}
 	}
+	r.finishReport(rep, nodeReps, total)
+	return rep, nil
+}
+
+func (r *run) newReport() *Report {
+	return &Report{Format: reportFormat, Input: r.cfg.Input, Nodes: len(r.nodes), Bits: r.cfg.Bits,
+		Seed: r.cfg.Seed, Shard: r.cfg.Shard, Shards: r.cfg.Shards, Partitions: r.parts}
+}
+
+func (r *run) finishReport(rep *Report, nodeReps []NodeReport, total Counts) {
 	for i := range nodeReps {
 		nodeReps[i].finish(r.cfg.Bits)
 		total.Rows += nodeReps[i].Rows
@@ -282,18 +337,25 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		rep.BytesOut += nodeReps[i].BytesOut
 		rep.CutSegments = append(rep.CutSegments, nodeReps[i].CutSegments...)
 	}
-	if r.rowsIn.Load() == 0 {
-		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
-	}
 	total.finish(r.cfg.Bits)
 	rep.Total = total
 	rep.PerNode = nodeReps
-	return rep, nil
 }
 
-// manifestRows is the number of URL rows in the crawl in dir (every shard
-// reads them all) from its manifest; 0 when there is none (a crawl cut
-// short).
+func (n *NodeReport) setDistinct(c *Counts) {
+	if c == nil {
+		return
+	}
+	n.DistinctURLs = c.DistinctURLs
+	n.DistinctFPs = c.DistinctFPs
+	n.CollidingFPs = c.CollidingFPs
+	n.CollisionPairs = c.CollisionPairs
+	n.Collisions = c.Collisions
+	n.CollisionsTruncated = c.CollisionsTruncated
+}
+
+// manifestRows is the number of URL rows in the crawl in dir from its
+// manifest; 0 when there is none (a crawl cut short).
 func manifestRows(dir string) int64 {
 	m, err := tracefile.ReadManifest(dir)
 	if err != nil {
@@ -308,132 +370,21 @@ func (r *run) progress(format string, args ...any) {
 	}
 }
 
-func (r *run) spillPath(node, part int) string {
-	return filepath.Join(r.cfg.TempDir, fmt.Sprintf("p%05d-n%05d.spill", part, node))
-}
-
-// pass1 streams one node's URL log: writes its condensed traces (if this
-// shard owns the node) and spills (fp, node, url) of this shard's range.
-func (r *run) pass1(ctx context.Context, node int) (NodeReport, tracefile.Meta, error) {
-	nr := NodeReport{Node: node}
-	rd, err := tracefile.OpenNodeURLs(r.cfg.Input, node)
+// readChars is the bytes this process has read so far (rchar in
+// /proc/self/io: every read, from disk or the page cache), or -1 where
+// that is not available.
+func readChars() int64 {
+	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
-		return nr, tracefile.Meta{}, err
+		return -1
 	}
-	defer rd.Close()
-	meta := rd.Meta()
-	writeTraces := node%r.cfg.Shards == r.cfg.Shard
-	var full, cross *tracefile.CondensedWriter
-	if writeTraces {
-		m := meta
-		m.Node, m.Created, m.ToolVersion = node, time.Now(), ""
-		m.Subtrace = tracefile.SubtraceFull
-		nr.Full = filepath.Join(r.cfg.Output, tracefile.CondensedName(node, tracefile.SubtraceFull))
-		if full, err = tracefile.CreateCondensed(nr.Full, m); err != nil {
-			return nr, meta, err
-		}
-		defer full.Abort()
-		m.Subtrace = tracefile.SubtraceCross
-		nr.Cross = filepath.Join(r.cfg.Output, tracefile.CondensedName(node, tracefile.SubtraceCross))
-		if cross, err = tracefile.CreateCondensed(nr.Cross, m); err != nil {
-			return nr, meta, err
-		}
-		defer cross.Abort()
-	}
-	// Spill files for this shard's partitions.
-	var spills []*spillWriter
-	if r.parts > 0 {
-		spills = make([]*spillWriter, r.parts)
-		defer func() {
-			for _, s := range spills {
-				if s != nil {
-					s.f.Close()
-				}
-			}
-		}()
-	}
-	recent := newRecentCache()
-	lo := r.cfg.Shard * r.parts
-	var rows, crossRows int64
-	var rec [10]byte
-	for rd.Next() {
-		if err := ctx.Err(); err != nil {
-			return nr, meta, err
-		}
-		b := rd.Batch()
-		n := b.Len()
-		for i := 0; i < n; i++ {
-			u := b.URL.Value(i)
-			fp := r.hasher.String(u)
-			if writeTraces {
-				if err := full.Append(fp); err != nil {
-					return nr, meta, err
-				}
-				if int(b.Dest.Value(i)) != node {
-					crossRows++
-					if err := cross.Append(fp); err != nil {
-						return nr, meta, err
-					}
-				}
-			}
-			if r.parts == 0 {
-				continue
-			}
-			g := r.rangeOf(fp) - lo
-			if g < 0 || g >= r.parts || recent.seen(fp, u) {
-				continue
-			}
-			s := spills[g]
-			if s == nil {
-				if s, err = newSpillWriter(r.spillPath(node, g), spillBuf(r.cfg.MemoryBytes, r.parts, r.cfg.Workers)); err != nil {
-					return nr, meta, err
-				}
-				spills[g] = s
-			}
-			binary.LittleEndian.PutUint64(rec[:8], fp)
-			binary.LittleEndian.PutUint16(rec[8:], uint16(node))
-			if err := s.write(rec[:], u); err != nil {
-				return nr, meta, err
-			}
-		}
-		rows += int64(n)
-		r.reading.Set(r.rowsIn.Add(int64(n)))
-	}
-	if err := rd.Err(); err != nil {
-		return nr, meta, err
-	}
-	for _, s := range spills {
-		if s != nil {
-			if err := s.close(); err != nil {
-				return nr, meta, err
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err == nil {
+				return n
 			}
 		}
 	}
-	for _, si := range rd.Segments() {
-		nr.BytesIn += si.Bytes
-		if !si.Clean {
-			file := filepath.Join(tracefile.NodeDir(r.cfg.Input, node), si.File)
-			if r.cfg.Strict {
-				return nr, meta, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, file, si.Rows, si.Error)
-			}
-			nr.CutSegments = append(nr.CutSegments, CutSegment{Node: node, File: file, RowsRecovered: si.Rows, Reason: si.Error})
-		}
-	}
-	if writeTraces {
-		nr.Rows, nr.CrossRows = rows, crossRows
-		for _, w := range []*tracefile.CondensedWriter{full, cross} {
-			if err := w.Close(); err != nil {
-				return nr, meta, err
-			}
-		}
-		r.mu.Lock()
-		r.written[nr.Full], r.written[nr.Cross] = true, true
-		r.mu.Unlock()
-		for _, p := range []string{nr.Full, nr.Cross} {
-			if st, err := os.Stat(p); err == nil {
-				nr.BytesOut += st.Size()
-			}
-		}
-	}
-	return nr, meta, nil
+	return -1
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -192,6 +193,7 @@ func TestCollisionsAt16Bits(t *testing.T) {
 func comparable(r *Report) *Report {
 	c := *r
 	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
+	c.InputBytes, c.InputBytesRead = 0, 0
 	c.PerNode = append([]NodeReport(nil), r.PerNode...)
 	for i := range c.PerNode {
 		c.PerNode[i].Full = filepath.Base(c.PerNode[i].Full)
@@ -221,45 +223,70 @@ func TestMemoryBudgetGivesSameReport(t *testing.T) {
 	}
 }
 
+// The map, reduce and merge of a sharded run, each task in its own call:
+// the merged report equals an unsharded run's, every node's traces are
+// written once, and the map tasks together read the input once.
 func TestShardedEqualsUnsharded(t *testing.T) {
 	in := t.TempDir()
-	makeCrawl(t, in, 4, 5000, 3000, 5)
+	makeCrawl(t, in, 5, 5000, 3000, 5)
 	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
 	out := t.TempDir()
-	var parts []*Report
-	var mu sync.Mutex
-	sem := make(chan struct{}, 2) // 4 shards, 2 at a time
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rep, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: 4, Workers: 1})
-			if err != nil {
-				errs <- err
-				return
-			}
-			mu.Lock()
-			parts = append(parts, rep)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	// Read the partial reports back from disk, as `condense merge` does.
-	var disk []*Report
-	for i := 0; i < 4; i++ {
-		r, err := ReadReport(filepath.Join(out, ReportName(i, 4)))
-		if err != nil {
+	const shards = 4
+	// A small budget: several ranges per shard, and oversized ones split.
+	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
+	minPartitionBytes = 4 << 10
+	runAll := func(at int, f func(i int) error) {
+		t.Helper()
+		sem := make(chan struct{}, at)
+		var wg sync.WaitGroup
+		errs := make(chan error, shards)
+		for i := 0; i < shards; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
 			t.Fatal(err)
 		}
-		disk = append(disk, r)
+	}
+	// Reduce before every map has finished is refused.
+	if _, err := Reduce(context.Background(), ReduceConfig{Dir: out, Shard: 0, Shards: shards}); !errors.Is(err, tracefile.ErrBadInput) {
+		t.Errorf("reduce before the maps: %v", err)
+	}
+	var read int64
+	var mu sync.Mutex
+	// One map at a time: rchar is per process.
+	runAll(1, func(i int) error {
+		rep, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: shards, Workers: 1, MemoryBytes: 64 << 10})
+		if err == nil {
+			mu.Lock()
+			read += rep.InputBytesRead
+			mu.Unlock()
+		}
+		return err
+	})
+	runAll(2, func(i int) error {
+		_, err := Reduce(context.Background(), ReduceConfig{Dir: out, Shard: i, Shards: shards, Workers: 2, MemoryBytes: 64 << 10})
+		return err
+	})
+	// Read the partial reports back from disk, as `condense merge` does.
+	var disk []*Report
+	for i := 0; i < shards; i++ {
+		for _, name := range []string{MapReportName(i, shards), ReportName(i, shards)} {
+			r, err := ReadReport(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			disk = append(disk, r)
+		}
 	}
 	merged, err := Merge(disk)
 	if err != nil {
@@ -268,12 +295,20 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
 		t.Errorf("merged report differs:\nwhole  %+v\nmerged %+v", whole.Total, merged.Total)
 	}
-	for n := 0; n < 4; n++ {
+	if merged.Total.DistinctURLs == 0 || merged.Total.CollisionPairs == 0 {
+		t.Errorf("fixture should have distinct URLs and collisions at 17 bits: %+v", merged.Total)
+	}
+	for n := 0; n < 5; n++ {
 		if _, err := os.Stat(filepath.Join(out, tracefile.CondensedName(n, tracefile.SubtraceFull))); err != nil {
 			t.Errorf("node %d trace not written by its shard: %v", n, err)
 		}
 	}
-	if _, err := Merge(disk[:3]); err == nil {
+	// Read volume: the map tasks together read each input byte about once
+	// (rchar also counts a little framing read twice).
+	if read > 0 && (float64(read) < 0.9*float64(merged.BytesIn) || float64(read) > 1.3*float64(merged.BytesIn)) {
+		t.Errorf("map tasks read %d bytes of a %d-byte input", read, merged.BytesIn)
+	}
+	if _, err := Merge(disk[:len(disk)-1]); err == nil {
 		t.Error("merge with a missing shard succeeded")
 	}
 	if _, err := Merge(append(disk, disk[0])); err == nil {
@@ -328,5 +363,43 @@ func TestBadInput(t *testing.T) {
 	w.Close()
 	if _, err := Run(context.Background(), Config{Input: ec, Output: t.TempDir()}); !errors.Is(err, tracefile.ErrBadInput) {
 		t.Errorf("empty crawl: %v", err)
+	}
+}
+
+// One node of many segments read by more workers than nodes: segments read
+// ahead of their turn are appended in log order.
+func TestSegmentsReadInParallelKeepLogOrder(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	recs := makeCrawl(t, in, 1, 20000, 5000, 9)
+	segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 0), tracefile.PrefixURLs)
+	if len(segs) < 8 {
+		t.Fatalf("want many segments, got %d", len(segs))
+	}
+	rep := mustRun(t, Config{Input: in, Output: out, Workers: 4})
+	full, _, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(0, tracefile.SubtraceFull)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cross, _, err := tracefile.ReadCondensedAll(filepath.Join(out, tracefile.CondensedName(0, tracefile.SubtraceCross)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantFull, wantCross []uint64
+	for _, r := range recs[0] {
+		fp := fingerprint.URL(r.URL)
+		wantFull = append(wantFull, fp)
+		if r.Dest != 0 {
+			wantCross = append(wantCross, fp)
+		}
+	}
+	if !slices.Equal(full, wantFull) || !slices.Equal(cross, wantCross) {
+		t.Errorf("traces out of log order: %d/%d full, %d/%d cross", len(full), len(wantFull), len(cross), len(wantCross))
+	}
+	urls, fps, _ := bruteForce(recs[0], fingerprint.Default)
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.InputBytesRead == 0 {
+		t.Errorf("total %+v, want %d URLs, %d fingerprints", rep.Total, urls, fps)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 3 {
+		t.Errorf("output holds %d entries, want two traces and report.json (chunk files left?)", len(ents))
 	}
 }

@@ -15,25 +15,32 @@
 // machine). condense does more: it counts both exactly and lists every
 // colliding pair by name, within a memory budget.
 //
-// During the streaming pass each (fingerprint, node, URL) is spilled to one
-// of P partition files chosen by the fingerprint's range. Identical URLs are
-// the bulk of a crawl trace (the paper's whole point), so a small exact cache
-// of recently spilled URL strings (direct-mapped on the fingerprint,
-// comparing the full string) drops repeats before they reach disk; it never
-// drops a URL that differs from the one cached, so nothing is lost for the
-// check. A URL always falls in the same range as its fingerprint, so the
-// per-partition counts of distinct URLs and distinct fingerprints add up to
-// the global ones, and a collision is always inside one partition. Each
-// partition is then loaded, sorted by fingerprint and scanned, groups with
-// one fingerprint and more than one distinct URL being the collisions. A
-// partition larger than its share of the budget is split again by the next
-// bits of the fingerprint.
+// The map side reads every segment once, on Config.Workers workers (one
+// segment each at a time; a segment read ahead of its node's turn keeps its
+// fingerprints in a chunk file until the segments before it are written, so
+// the condensed traces stay in log order). Each worker hashes each URL and
+// spills the first occurrences of (fingerprint, node, URL) to one bucket
+// file per fingerprint range. Identical URLs are the bulk of a crawl trace
+// (the paper's whole point), so a fingerprint-indexed table of where each
+// recent URL's first occurrence is kept drops a repeat after one comparison
+// of the full string; it never drops a URL that differs from the one kept,
+// so nothing is lost for the check. A URL always falls in the same range as
+// its fingerprint, so the per-range counts of distinct URLs and distinct
+// fingerprints add up to the global ones, and a collision is always inside
+// one range. The reduce side loads each range, sorts it by fingerprint and
+// compares the URL strings within each group of equal fingerprints, groups
+// with more than one distinct URL being the collisions. A range larger than
+// its share of the budget is split again by the next bits of the
+// fingerprint.
 //
 // # Shards
 //
-// With Config.Shard = i and Config.Shards = N, only fingerprint range i of N
-// is verified and only nodes n with n mod N = i get their condensed traces
-// written; the result is a partial report (report-shard-i-of-N.json), and
-// [Merge] adds the partial reports into the report an unsharded run would
-// have written. docs/cluster.md shows Slurm and Kubernetes recipes.
+// With Config.Shard = i and Config.Shards = N, [Run] is map task i of a
+// cluster run: it reads only the nodes n with n mod N = i, writes their
+// traces, and leaves its buckets in Output/buckets/map-i and its part of
+// the report in map-i-of-N.json. [Reduce] task j then verifies fingerprint
+// range j from every map task's buckets (report-shard-j-of-N.json), and
+// [Merge] adds the reports into the report an unsharded run would have
+// written. Each input byte is read once in all. docs/cluster.md shows Slurm
+// and Kubernetes recipes.
 package condense

@@ -52,24 +52,38 @@ type NodeReport struct {
 
 // Report is what condense found, written as report.json.
 type Report struct {
-	Format       string       `json:"format"`
-	CrawlID      string       `json:"crawl_id"`
-	Input        string       `json:"input"`
-	Nodes        int          `json:"nodes"`
-	Bits         int          `json:"fingerprint_bits"`
-	Seed         uint64       `json:"fingerprint_seed"`
-	Shard        int          `json:"shard"`
-	Shards       int          `json:"shards"`
-	ShardsMerged []int        `json:"shards_merged,omitempty"`
-	Partitions   int          `json:"partitions"`
-	MemoryBudget int64        `json:"memory_budget"`
-	Total        Counts       `json:"total"`
-	BytesIn      int64        `json:"bytes_in"`
-	BytesOut     int64        `json:"bytes_out"`
-	ElapsedSec   float64      `json:"elapsed_seconds"`
-	PerNode      []NodeReport `json:"per_node"`
-	CutSegments  []CutSegment `json:"cut_segments,omitempty"`
+	Format       string `json:"format"`
+	CrawlID      string `json:"crawl_id"`
+	Input        string `json:"input"`
+	Nodes        int    `json:"nodes"`
+	Bits         int    `json:"fingerprint_bits"`
+	Seed         uint64 `json:"fingerprint_seed"`
+	Stage        string `json:"stage,omitempty"` // "map" or "reduce" in a sharded run
+	Shard        int    `json:"shard"`
+	Shards       int    `json:"shards"`
+	ShardsMerged []int  `json:"shards_merged,omitempty"`
+	Partitions   int    `json:"partitions"`
+	MemoryBudget int64  `json:"memory_budget"`
+	Total        Counts `json:"total"`
+	BytesIn      int64  `json:"bytes_in"`
+	BytesOut     int64  `json:"bytes_out"`
+	// InputBytes is the size of the whole raw trace (map reports).
+	InputBytes int64 `json:"input_bytes,omitempty"`
+	// InputBytesRead is what the map side read (rchar of /proc/self/io,
+	// less its own temporary files; -1 where unavailable).
+	InputBytesRead int64        `json:"input_bytes_read"`
+	ElapsedSec     float64      `json:"elapsed_seconds"`
+	PerNode        []NodeReport `json:"per_node"`
+	CutSegments    []CutSegment `json:"cut_segments,omitempty"`
 }
+
+// Stages of a sharded run's reports.
+const (
+	StageMap    = "map"
+	StageReduce = "reduce"
+)
+
+const reportFormat = "crawltrace-condense-report"
 
 // MaxListedCollisions caps the pairs listed by name in a report (all are
 // counted).
@@ -91,7 +105,7 @@ func ReadReport(path string) (*Report, error) {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
 	var r Report
-	if err := json.Unmarshal(b, &r); err != nil || r.Format != "crawltrace-condense-report" {
+	if err := json.Unmarshal(b, &r); err != nil || r.Format != reportFormat {
 		return nil, fmt.Errorf("%w: %s: not a condense report", tracefile.ErrBadInput, path)
 	}
 	return &r, nil
@@ -135,57 +149,78 @@ func (c *Counts) finish(bits int) {
 	c.ExpectedCollisions = fingerprint.ExpectedCollisions(float64(c.DistinctURLs), bits)
 }
 
-// Merge combines the partial reports of all shards of one run into the
-// report an unsharded run would have written. Every shard 0..N-1 must be
-// present exactly once.
+// Merge combines the reports of a sharded run, the N map reports and the
+// N reduce reports, into the report an unsharded run would have written.
+// Every task 0..N-1 of both stages must be present exactly once.
 func Merge(parts []*Report) (*Report, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: condense merge: no partial reports", tracefile.ErrBadInput)
 	}
 	n := parts[0].Shards
-	seen := make(map[int]bool)
+	seen := map[string]map[int]bool{StageMap: {}, StageReduce: {}}
+	var maps, reduces []*Report
 	for _, p := range parts {
 		if p.Shards != n || p.Shards < 1 {
 			return nil, fmt.Errorf("%w: condense merge: reports from runs with different shard counts (%d and %d)", tracefile.ErrBadInput, n, p.Shards)
 		}
 		if p.CrawlID != parts[0].CrawlID || p.Bits != parts[0].Bits || p.Seed != parts[0].Seed || p.Nodes != parts[0].Nodes {
-			return nil, fmt.Errorf("%w: condense merge: shard %d is from a different crawl or fingerprint setting", tracefile.ErrBadInput, p.Shard)
+			return nil, fmt.Errorf("%w: condense merge: %s %d is from a different crawl or fingerprint setting", tracefile.ErrBadInput, p.Stage, p.Shard)
 		}
-		if seen[p.Shard] {
-			return nil, fmt.Errorf("%w: condense merge: shard %d given twice", tracefile.ErrBadInput, p.Shard)
+		s, ok := seen[p.Stage]
+		if !ok {
+			return nil, fmt.Errorf("%w: condense merge: shard %d: not a map or reduce report of a sharded run", tracefile.ErrBadInput, p.Shard)
 		}
-		seen[p.Shard] = true
+		if s[p.Shard] {
+			return nil, fmt.Errorf("%w: condense merge: %s task %d given twice", tracefile.ErrBadInput, p.Stage, p.Shard)
+		}
+		s[p.Shard] = true
+		if p.Stage == StageMap {
+			maps = append(maps, p)
+		} else {
+			reduces = append(reduces, p)
+		}
 	}
-	for i := 0; i < n; i++ {
-		if !seen[i] {
-			return nil, fmt.Errorf("%w: condense merge: shard %d of %d is missing", tracefile.ErrBadInput, i, n)
+	for _, stage := range []string{StageMap, StageReduce} {
+		for i := 0; i < n; i++ {
+			if !seen[stage][i] {
+				return nil, fmt.Errorf("%w: condense merge: %s task %d of %d is missing", tracefile.ErrBadInput, stage, i, n)
+			}
 		}
 	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].Shard < parts[j].Shard })
-	first := parts[0]
+	sort.Slice(maps, func(i, j int) bool { return maps[i].Shard < maps[j].Shard })
+	sort.Slice(reduces, func(i, j int) bool { return reduces[i].Shard < reduces[j].Shard })
+	first := maps[0]
 	out := &Report{Format: first.Format, CrawlID: first.CrawlID, Input: first.Input, Nodes: first.Nodes, Bits: first.Bits,
 		Seed: first.Seed, Shards: 1, MemoryBudget: first.MemoryBudget}
 	byNode := map[int]*NodeReport{}
 	var order []int
-	for _, p := range parts {
+	for _, p := range maps {
 		out.ShardsMerged = append(out.ShardsMerged, p.Shard)
+		out.ElapsedSec += p.ElapsedSec
+		if p.InputBytesRead >= 0 && out.InputBytesRead >= 0 {
+			out.InputBytesRead += p.InputBytesRead
+		} else {
+			out.InputBytesRead = -1
+		}
+		for _, nr := range p.PerNode {
+			if _, ok := byNode[nr.Node]; ok {
+				return nil, fmt.Errorf("%w: condense merge: node %d read by two map tasks", tracefile.ErrBadInput, nr.Node)
+			}
+			m := nr
+			m.Counts = Counts{Rows: nr.Rows, CrossRows: nr.CrossRows}
+			byNode[nr.Node] = &m
+			order = append(order, nr.Node)
+		}
+	}
+	for _, p := range reduces {
 		out.Partitions += p.Partitions
 		out.ElapsedSec += p.ElapsedSec
 		for _, nr := range p.PerNode {
 			m, ok := byNode[nr.Node]
 			if !ok {
-				m = &NodeReport{Node: nr.Node}
-				byNode[nr.Node] = m
-				order = append(order, nr.Node)
+				return nil, fmt.Errorf("%w: condense merge: reduce %d counts node %d, which no map task read", tracefile.ErrBadInput, p.Shard, nr.Node)
 			}
 			m.Counts.add(nr.Counts)
-			// Rows, traces and bytes come from the shard that wrote the node.
-			if nr.Full != "" {
-				m.Rows, m.CrossRows = nr.Rows, nr.CrossRows
-				m.Full, m.Cross = nr.Full, nr.Cross
-				m.BytesIn, m.BytesOut = nr.BytesIn, nr.BytesOut
-				m.CutSegments = nr.CutSegments
-			}
 		}
 		out.Total.add(p.Total)
 	}
@@ -199,6 +234,9 @@ func Merge(parts []*Report) (*Report, error) {
 		out.BytesIn += m.BytesIn
 		out.BytesOut += m.BytesOut
 		out.CutSegments = append(out.CutSegments, m.CutSegments...)
+	}
+	if out.Total.Rows == 0 {
+		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, out.Input)
 	}
 	out.Total.finish(out.Bits)
 	return out, nil

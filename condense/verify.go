@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -17,13 +18,15 @@ import (
 	"github.com/crawltrace/crawltrace/internal/progress"
 )
 
-// verify processes every partition of this shard and adds up the counts.
-func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
+// verify checks the fingerprint ranges in ranges (of total contiguous
+// ranges), whose bucket files files lists, and adds up the counts.
+func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g int) ([]string, error)) (map[int]*Counts, Counts, error) {
 	perNode := map[int]*Counts{}
 	for _, n := range r.nodes {
 		perNode[n] = &Counts{}
 	}
-	var total Counts
+	r.totalRanges = total
+	var sum Counts
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.Workers)
@@ -32,27 +35,24 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 		limit = minPartitionBytes
 	}
 	var done atomic.Int64
-	prog := progress.New(r.cfg.Progress, "condense: verifying", "partitions", int64(r.parts))
+	prog := progress.New(r.cfg.Progress, "condense: verifying", "ranges", int64(len(ranges)))
 	defer prog.Finish()
-	for p := 0; p < r.parts; p++ {
+	for _, p := range ranges {
 		g.Go(func() error {
-			var files []string
-			for _, n := range r.nodes {
-				path := r.spillPath(n, p)
-				if _, err := os.Stat(path); err == nil {
-					files = append(files, path)
-				}
+			fs, err := files(p)
+			if err != nil {
+				return fmt.Errorf("condense: %w", err)
 			}
 			res := newPartResult()
-			if err := r.processFiles(gctx, files, limit, 0, res); err != nil {
+			if err := r.processFiles(gctx, fs, limit, 0, res); err != nil {
 				return err
 			}
-			for _, f := range files {
-				os.Remove(f)
-			}
 			mu.Lock()
-			total.add(res.total)
+			sum.add(res.total)
 			for n, c := range res.nodes {
+				if perNode[n] == nil {
+					perNode[n] = &Counts{}
+				}
 				perNode[n].add(*c)
 			}
 			mu.Unlock()
@@ -63,7 +63,7 @@ func (r *run) verify(ctx context.Context) (map[int]*Counts, Counts, error) {
 	if err := g.Wait(); err != nil {
 		return nil, Counts{}, err
 	}
-	return perNode, total, nil
+	return perNode, sum, nil
 }
 
 type partResult struct {
@@ -103,21 +103,49 @@ func (r *run) processFiles(ctx context.Context, files []string, limit int64, dep
 	if size > limit && depth < maxSplitDepth {
 		return r.split(ctx, files, limit, depth, res)
 	}
-	buf := make([]byte, 0, size)
+	lb := loadBufs.Get().(*loadBuf)
+	defer loadBufs.Put(lb)
+	if int64(cap(lb.buf)) < size {
+		lb.buf = make([]byte, 0, size)
+	}
+	buf := lb.buf[:0]
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		fh, err := os.Open(f)
 		if err != nil {
 			return fmt.Errorf("condense: %w", err)
 		}
-		buf = append(buf, b...)
+		st, err := fh.Stat()
+		if err == nil && int64(len(buf))+st.Size() > int64(cap(buf)) {
+			err = fmt.Errorf("%s changed while being read", f)
+		}
+		if err == nil {
+			n := int(st.Size())
+			_, err = io.ReadFull(fh, buf[len(buf):len(buf)+n])
+			buf = buf[:len(buf)+n]
+		}
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
 	}
-	return countBuffer(buf, res)
+	lb.buf = buf
+	var err error
+	lb.ents, err = countBuffer(buf, lb.ents[:0], res)
+	return err
 }
+
+// loadBuf is the memory one reduce worker reuses from range to range.
+type loadBuf struct {
+	buf  []byte
+	ents []entry
+}
+
+var loadBufs = sync.Pool{New: func() any { return new(loadBuf) }}
 
 // shiftFor is how far the fingerprint is shifted to pick a sub-partition at
 // a given split depth: below the bits that chose the top-level range.
 func (r *run) shiftFor(depth int) uint {
-	used := bits.Len(uint(r.cfg.Shards*r.parts-1)) + 4*depth
+	used := bits.Len(uint(r.totalRanges-1)) + 4*depth
 	s := r.cfg.Bits - used - 4
 	if s < 0 {
 		s = 0
@@ -179,12 +207,14 @@ type entry struct {
 // countBuffer counts distinct URLs and fingerprints in one loaded partition
 // and finds its collisions: sort by fingerprint, then compare the URL
 // strings within each group of equal fingerprints.
-func countBuffer(buf []byte, res *partResult) error {
-	var ents []entry
+func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
+	if want := len(buf) / 48; cap(ents) < want {
+		ents = make([]entry, 0, want) // records are rarely shorter than 48 bytes
+	}
 	for off := 0; off < len(buf); {
 		fp, node, u, next, err := decodeRec(buf, off)
 		if err != nil {
-			return fmt.Errorf("condense: spill: %w", err)
+			return ents, fmt.Errorf("condense: spill: %w", err)
 		}
 		ents = append(ents, entry{fp: fp, off: uint32(next - len(u)), n: uint32(len(u)), node: node})
 		off = next
@@ -198,7 +228,29 @@ func countBuffer(buf []byte, res *partResult) error {
 	var fpNodes []uint16
 	has := func(s []uint16, n uint16) bool { return slices.Contains(s, n) }
 	for i := 0; i < len(ents); {
-		j := i
+		// The common case: every record of the fingerprint holds the same
+		// URL (one URL, seen on one or more nodes).
+		j, same := i+1, true
+		first := buf[ents[i].off : ents[i].off+ents[i].n]
+		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
+			same = same && string(buf[ents[j].off:ents[j].off+ents[j].n]) == string(first)
+		}
+		if same {
+			res.total.DistinctFPs++
+			res.total.DistinctURLs++
+			fpNodes = fpNodes[:0]
+			for k := i; k < j; k++ {
+				if !has(fpNodes, ents[k].node) {
+					fpNodes = append(fpNodes, ents[k].node)
+					c := res.node(int(ents[k].node))
+					c.DistinctFPs++
+					c.DistinctURLs++
+				}
+			}
+			i = j
+			continue
+		}
+		j = i
 		group = group[:0]
 		fpNodes = fpNodes[:0]
 		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
@@ -255,7 +307,7 @@ func countBuffer(buf []byte, res *partResult) error {
 		}
 		i = j
 	}
-	return nil
+	return ents, nil
 }
 
 func collision(fp uint64, a, b []byte) Collision {

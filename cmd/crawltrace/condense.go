@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ func newCondenseCmd() *cobra.Command {
 	var memory, shard string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "condense RAW_DIR -o OUT_DIR",
+		Use:   "condense RAW_DIR -o OUT_DIR [--shard i/N]",
 		Short: "Condense raw URL logs to fingerprint traces and verify collisions exactly",
 		Long: `condense reads every segment of every node of a raw crawl directory (cut
 segments too, reporting them), writes each node's full and cross condensed
@@ -32,10 +33,19 @@ rows than manifest.json records) are read as far as they go and reported as
 warnings; --strict makes them an error (exit 2).
 
 Collisions are a finding, not an error: they are printed and the exit status
-is 0 unless --fail-on-collision.`,
+is 0 unless --fail-on-collision.
+
+On a cluster, --shard i/N makes this map task i of N: it reads only the nodes
+n with n mod N = i (each input byte is read by one task), writes their traces,
+and leaves fingerprint-range buckets in OUT_DIR/buckets/ and its counts in
+OUT_DIR/map-i-of-N.json. When every map task is done, run
+'condense reduce OUT_DIR --shard j/N' for each j (exact check of range j),
+then 'condense merge OUT_DIR -o OUT_DIR' for report.json. OUT_DIR must be on
+a file system every task sees.`,
 		Example: `  crawltrace condense crawl/ -o condensed/
   crawltrace condense crawl/ -o condensed/ --memory 4GiB
-  crawltrace condense crawl/ -o condensed/ --shard 3/16    # one shard of a cluster run
+  crawltrace condense crawl/ -o condensed/ --shard 3/16    # map task 3 of a cluster run
+  crawltrace condense reduce condensed/ --shard 3/16       # reduce task 3, after every map
   crawltrace condense merge condensed/ -o condensed/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,13 +61,14 @@ is 0 unless --fail-on-collision.`,
 				cfg.MemoryBytes = n
 			}
 			if shard != "" {
-				if _, err := fmt.Sscanf(shard, "%d/%d", &cfg.Shard, &cfg.Shards); err != nil || cfg.Shards < 1 || cfg.Shard < 0 || cfg.Shard >= cfg.Shards {
-					return badInput("--shard %q: want i/N with 0 <= i < N", shard)
+				var err error
+				if cfg.Shard, cfg.Shards, err = parseShard(shard); err != nil {
+					return err
 				}
 			}
 			unit := ""
 			if cfg.Shards > 1 {
-				unit = fmt.Sprintf("shard-%d-of-%d", cfg.Shard, cfg.Shards)
+				unit = fmt.Sprintf("map-%d-of-%d", cfg.Shard, cfg.Shards)
 			}
 			dir, err := prepareOut(cfg.Output, "condense", unit, force)
 			if err != nil {
@@ -68,8 +79,12 @@ is 0 unless --fail-on-collision.`,
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			rep, err := condense.Run(ctx, cfg)
-			reportPath := filepath.Join(cfg.Output, condense.ReportName(cfg.Shard, cfg.Shards))
+			reportPath := filepath.Join(cfg.Output, condense.ReportName(0, 1))
 			var files []string
+			if cfg.Shards > 1 {
+				reportPath = filepath.Join(cfg.Output, condense.MapReportName(cfg.Shard, cfg.Shards))
+				files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard))
+			}
 			if rep != nil {
 				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
 				files = append(files, reportPath)
@@ -84,15 +99,76 @@ is 0 unless --fail-on-collision.`,
 	f.StringVarP(&cfg.Output, "out", "o", "", "output directory for condensed traces and report.json")
 	f.IntVar(&cfg.Bits, "bits", cfg.Bits, "fingerprint width in bits (below 64 only to test the collision check)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "fingerprint hash seed (0 is the trace format's)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 48MiB), e.g. 512MiB, 8GiB")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers")
-	f.StringVar(&shard, "shard", "", "verify only fingerprint range i of N and write a partial report (i/N)")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB")
+	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers (default: all CPUs)")
+	f.StringVar(&shard, "shard", "", "map task i of N of a cluster run: read nodes n mod N = i, write their traces and buckets (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.Strict, "strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to put the spill directory (default OUT_DIR; only the spill directory is removed)")
 	addForce(cmd, &force)
-	cmd.AddCommand(newCondenseMergeCmd())
+	cmd.AddCommand(newCondenseMergeCmd(), newCondenseReduceCmd())
+	return cmd
+}
+
+func parseShard(s string) (i, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, badInput("--shard %q: want i/N with 0 <= i < N", s)
+	}
+	return i, n, nil
+}
+
+func newCondenseReduceCmd() *cobra.Command {
+	var cfg condense.ReduceConfig
+	var memory, shard string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "reduce OUT_DIR --shard j/N",
+		Short: "Verify fingerprint range j of a sharded condense exactly, from every map task's buckets",
+		Long: `reduce is the second step of a sharded condense: once every map task
+('condense RAW -o OUT_DIR --shard i/N') has written OUT_DIR/map-i-of-N.json,
+reduce task j reads the buckets of fingerprint range j from all of them,
+compares every distinct URL within its fingerprint group, and writes
+OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
+		Example: `  crawltrace condense reduce condensed/ --shard 3/16 --memory 24GiB`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Dir = args[0]
+			if shard == "" {
+				return badInput("condense reduce: --shard j/N is required")
+			}
+			var err error
+			if cfg.Shard, cfg.Shards, err = parseShard(shard); err != nil {
+				return err
+			}
+			if cfg.MemoryBytes, err = parseBytes(memory); err != nil {
+				return badInput("--memory: %v", err)
+			}
+			dir, err := prepareOut(cfg.Dir, "condense", fmt.Sprintf("reduce-%d-of-%d", cfg.Shard, cfg.Shards), force)
+			if err != nil {
+				return err
+			}
+			cfg.Progress = progressOut(cmd)
+			cfg.LimitHeap = true
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			rep, err := condense.Reduce(ctx, cfg)
+			dst := filepath.Join(cfg.Dir, condense.ReportName(cfg.Shard, cfg.Shards))
+			if err == nil {
+				t := rep.Total
+				fmt.Fprintf(cmd.OutOrStdout(), "range %d/%d: %d distinct URLs, %d distinct fingerprints, %d colliding pairs\n",
+					cfg.Shard, cfg.Shards, t.DistinctURLs, t.DistinctFPs, t.CollisionPairs)
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", dst)
+			}
+			return finishOut(dir, err, dst)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&shard, "shard", "", "the fingerprint range to verify (j/N, N as in the map tasks)")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 24MiB)")
+	f.IntVar(&cfg.Workers, "workers", 0, "parallel workers (default: all CPUs)")
+	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to split oversized ranges (default OUT_DIR)")
+	addForce(cmd, &force)
 	return cmd
 }
 
@@ -101,20 +177,27 @@ func newCondenseMergeCmd() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR_OR_REPORT... -o OUT_DIR",
-		Short: "Combine the partial reports of a sharded condense into report.json",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Combine the map and reduce reports of a sharded condense into report.json",
+		Long: `merge reads the map-i-of-N.json and report-shard-j-of-N.json files of a
+sharded condense (in the directories given, or the files named), checks that
+every task 0..N-1 of both steps is there once and from the same crawl and
+fingerprint setting, and writes report.json, equal to an unsharded run's but
+for timings. The bucket files under each directory given are then removed.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var paths []string
+			var paths, dirs []string
 			for _, a := range args {
 				if filepath.Ext(a) == ".json" {
 					paths = append(paths, a)
 					continue
 				}
-				m, _ := filepath.Glob(filepath.Join(a, "report-shard-*-of-*.json"))
-				if len(m) == 0 {
-					return badInput("condense merge: %s: no report-shard-*-of-*.json files", a)
+				m, _ := filepath.Glob(filepath.Join(a, "map-*-of-*.json"))
+				r, _ := filepath.Glob(filepath.Join(a, "report-shard-*-of-*.json"))
+				if len(m)+len(r) == 0 {
+					return badInput("condense merge: %s: no map-*-of-*.json or report-shard-*-of-*.json files", a)
 				}
-				paths = append(paths, m...)
+				paths = append(append(paths, m...), r...)
+				dirs = append(dirs, a)
 			}
 			var parts []*condense.Report
 			for _, p := range paths {
@@ -138,6 +221,9 @@ func newCondenseMergeCmd() *cobra.Command {
 			dst := filepath.Join(out, condense.ReportName(0, 1))
 			if err := finishOut(dir, tracefile.WriteJSON(dst, rep), dst); err != nil {
 				return err
+			}
+			for _, d := range dirs {
+				os.RemoveAll(filepath.Join(d, condense.BucketDir))
 			}
 			printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, dst)
 			return nil

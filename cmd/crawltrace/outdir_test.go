@@ -108,13 +108,16 @@ func TestForeignAndRerunDirectories(t *testing.T) {
 	}
 }
 
-// The shards of a condense and their merge share one directory.
+// The map and reduce tasks of a condense and their merge share one
+// directory.
 func TestCondenseShardsShareDirectory(t *testing.T) {
 	dir := t.TempDir()
 	raw, cond := filepath.Join(dir, "raw"), filepath.Join(dir, "cond")
 	mustRun(t, "import", "urls", filepath.Join("..", "..", "examples", "urls.txt"), "--nodes", "3", "-o", raw)
 	mustRun(t, "condense", raw, "-o", cond, "--shard", "0/2")
 	mustRun(t, "condense", raw, "-o", cond, "--shard", "1/2")
+	mustRun(t, "condense", "reduce", cond, "--shard", "0/2")
+	mustRun(t, "condense", "reduce", cond, "--shard", "1/2")
 	out := mustRun(t, "condense", "merge", cond, "-o", cond)
 	if !strings.Contains(out, "no fingerprint collisions") {
 		t.Errorf("merge: %q", out)
@@ -122,7 +125,8 @@ func TestCondenseShardsShareDirectory(t *testing.T) {
 	refusal(t, cond, "condense", raw, "-o", cond, "--shard", "1/2")
 	refusal(t, cond, "condense", "merge", cond, "-o", cond)
 	mustRun(t, "condense", raw, "-o", cond, "--shard", "1/2", "--force")
-	for _, f := range []string{"node-000.full.arrow", "node-001.full.arrow", "node-002.full.arrow", "report-shard-0-of-2.json", "report-shard-1-of-2.json"} {
+	refusal(t, cond, "condense", "reduce", cond, "--shard", "0/2")
+	for _, f := range []string{"node-000.full.arrow", "node-001.full.arrow", "node-002.full.arrow", "map-0-of-2.json", "map-1-of-2.json", "report-shard-0-of-2.json", "report-shard-1-of-2.json"} {
 		if _, err := os.Stat(filepath.Join(cond, f)); err != nil {
 			t.Error(err)
 		}

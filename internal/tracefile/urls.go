@@ -80,7 +80,7 @@ func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: %s: no %s-*%s segments", ErrBadInput, dir, PrefixURLs, SegmentExt)
 	}
-	r := &NodeURLReader{paths: paths, want: manifestRows(crawlDir, node)}
+	r := &NodeURLReader{paths: paths, want: ManifestSegmentRows(crawlDir, node)}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -109,23 +109,30 @@ func (r *NodeURLReader) open() error {
 }
 
 // addInfo records a finished segment, checked against the row count the
-// manifest records for it: a segment holding fewer rows than its writer
-// wrote was cut after the fact (a truncated copy), even when it ends on a
-// batch boundary.
+// manifest records for it (see [CheckSegmentRows]).
 func (r *NodeURLReader) addInfo(si SegmentInfo) {
-	if want, ok := r.want[si.File]; ok && si.Rows < want {
-		miss := fmt.Sprintf("%d rows missing: holds %d, %s records %d", want-si.Rows, si.Rows, ManifestName, want)
+	r.infos = append(r.infos, CheckSegmentRows(si, r.want))
+}
+
+// CheckSegmentRows checks a finished URL segment against want, the rows
+// the crawl's manifest records per segment file ([ManifestSegmentRows]):
+// a segment holding fewer rows than its writer wrote was cut after the
+// fact (a truncated copy), even when it ends on a batch boundary, and is
+// returned as cut with the missing row count in its Error.
+func CheckSegmentRows(si SegmentInfo, want map[string]int64) SegmentInfo {
+	if w, ok := want[si.File]; ok && si.Rows < w {
+		miss := fmt.Sprintf("%d rows missing: holds %d, %s records %d", w-si.Rows, si.Rows, ManifestName, w)
 		if si.Error != "" {
 			miss += "; " + si.Error
 		}
 		si.Clean, si.Error = false, miss
 	}
-	r.infos = append(r.infos, si)
+	return si
 }
 
-// manifestRows maps node's URL segment files to the rows crawlDir's
+// ManifestSegmentRows maps node's URL segment files to the rows crawlDir's
 // manifest records for them; nil when there is no readable manifest.
-func manifestRows(crawlDir string, node int) map[string]int64 {
+func ManifestSegmentRows(crawlDir string, node int) map[string]int64 {
 	m, err := ReadManifest(crawlDir)
 	if err != nil {
 		return nil

@@ -1,0 +1,206 @@
+package condense
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// A sharded run is a map, a shuffle through the shared file system and a
+// reduce:
+//
+//   - map task i of N ([Run] with Shard i, Shards N) reads the segments of
+//     the nodes n with n mod N = i, once, writes their condensed traces, and
+//     spills the first occurrences of (fingerprint, node, URL) into
+//     OUT/buckets/map-i/, one file per fingerprint range and worker; its
+//     part of the report goes to OUT/map-i-of-N.json;
+//   - reduce task j of N ([Reduce]) reads the buckets of fingerprint range j
+//     from every map task and verifies them exactly, writing
+//     OUT/report-shard-j-of-N.json;
+//   - [Merge] adds the map and reduce reports into report.json.
+//
+// Every input byte is read once in all, by one map task.
+
+// BucketDir is the directory of the map tasks' bucket files in a sharded
+// run's output directory.
+const BucketDir = "buckets"
+
+// MapReportName is the file name of map task i of n's report.
+func MapReportName(i, n int) string { return fmt.Sprintf("map-%d-of-%d.json", i, n) }
+
+// MapBucketDir is the directory of map task i's bucket files.
+func MapBucketDir(out string, i int) string {
+	return filepath.Join(out, BucketDir, fmt.Sprintf("map-%d", i))
+}
+
+// mapTask is map task r.cfg.Shard: it reads nodes and writes buckets for
+// all Shards*parts ranges.
+func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report, error) {
+	rep := r.newReport()
+	rep.Stage = StageMap
+	ranges := r.cfg.Shards * r.parts
+	final := MapBucketDir(r.cfg.Output, r.cfg.Shard)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	// Written under a temporary name and renamed when complete, so a retried
+	// task never leaves a partial set of buckets for the reduce.
+	tmp, err := os.MkdirTemp(filepath.Dir(final), fmt.Sprintf(".map-%d-", r.cfg.Shard))
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var nodeReps []NodeReport
+	if len(nodes) > 0 {
+		var meta tracefile.Meta
+		var read int64
+		nodeReps, meta, read, err = r.mapNodes(ctx, nodes, ranges, tmp)
+		if err != nil {
+			return nil, err
+		}
+		rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
+	} else if rep.CrawlID, err = crawlID(r.cfg.Input, r.nodes); err != nil {
+		return nil, err
+	}
+	r.progress("map %d/%d: read %d rows from %d nodes", r.cfg.Shard, r.cfg.Shards, r.rowsIn.Load(), len(nodes))
+	if err := os.RemoveAll(final); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	rep.InputBytes = inBytes
+	r.finishReport(rep, nodeReps, Counts{})
+	return rep, nil
+}
+
+// crawlID reads the crawl id from the first segment of the first node (for
+// a map task that owns no node).
+func crawlID(input string, nodes []int) (string, error) {
+	if len(nodes) == 0 {
+		return "", nil
+	}
+	rd, err := tracefile.OpenNodeURLs(input, nodes[0])
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	return rd.Meta().CrawlID, nil
+}
+
+// ReduceConfig configures one reduce task of a sharded run.
+type ReduceConfig struct {
+	// Dir is the map tasks' output directory (OUT of `condense --shard`);
+	// the reduce report is written there too.
+	Dir string
+	// Shard and Shards: this task verifies fingerprint range Shard of Shards.
+	Shard, Shards int
+	// MemoryBytes, Workers, TempDir, LimitHeap and Progress are as in
+	// [Config].
+	MemoryBytes int64
+	Workers     int
+	TempDir     string
+	LimitHeap   bool
+	Progress    io.Writer
+}
+
+// Reduce runs reduce task cfg.Shard of cfg.Shards: it verifies that range
+// exactly from the buckets of every map task and writes
+// report-shard-i-of-N.json. Every map task must have finished.
+func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
+	start := time.Now()
+	d := DefaultConfig()
+	if cfg.MemoryBytes <= 0 {
+		cfg.MemoryBytes = d.MemoryBytes
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = d.Workers
+	}
+	if cfg.Shards < 1 || cfg.Shard < 0 || cfg.Shard >= cfg.Shards {
+		return nil, fmt.Errorf("%w: condense reduce: shard %d/%d out of range", tracefile.ErrBadInput, cfg.Shard, cfg.Shards)
+	}
+	var maps []*Report
+	for i := 0; i < cfg.Shards; i++ {
+		p := filepath.Join(cfg.Dir, MapReportName(i, cfg.Shards))
+		m, err := ReadReport(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: condense reduce: %s: missing (map task %d of %d has not finished)", tracefile.ErrBadInput, p, i, cfg.Shards)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.Stage != StageMap {
+			return nil, fmt.Errorf("%w: condense reduce: %s: not a map report", tracefile.ErrBadInput, p)
+		}
+		if len(maps) > 0 && (m.CrawlID != maps[0].CrawlID || m.Bits != maps[0].Bits || m.Seed != maps[0].Seed || m.Partitions != maps[0].Partitions) {
+			return nil, fmt.Errorf("%w: condense reduce: %s is from a different crawl, fingerprint setting or memory budget than %s", tracefile.ErrBadInput, p, MapReportName(0, cfg.Shards))
+		}
+		maps = append(maps, m)
+	}
+	first := maps[0]
+	hasher, err := fingerprint.New(first.Seed, first.Bits)
+	if err != nil {
+		return nil, fmt.Errorf("%w: condense reduce: %v", tracefile.ErrBadInput, err)
+	}
+	var nodes []int
+	for _, m := range maps {
+		for _, nr := range m.PerNode {
+			nodes = append(nodes, nr.Node)
+		}
+	}
+	if cfg.TempDir == "" {
+		cfg.TempDir = cfg.Dir
+	}
+	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	tmp, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".reduce-%d-", cfg.Shard))
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if cfg.LimitHeap {
+		old := debug.SetMemoryLimit(cfg.MemoryBytes + heapAllowance)
+		defer debug.SetMemoryLimit(old)
+	}
+	r := &run{cfg: Config{Input: first.Input, Output: cfg.Dir, Bits: first.Bits, Seed: first.Seed, MemoryBytes: cfg.MemoryBytes,
+		Workers: cfg.Workers, Shard: cfg.Shard, Shards: cfg.Shards, TempDir: tmp, Progress: cfg.Progress},
+		hasher: hasher, parts: first.Partitions, nodes: nodes, written: map[string]bool{}}
+	var ranges []int
+	for g := cfg.Shard * r.parts; g < (cfg.Shard+1)*r.parts; g++ {
+		ranges = append(ranges, g)
+	}
+	files := func(g int) ([]string, error) {
+		return filepath.Glob(filepath.Join(cfg.Dir, BucketDir, "map-*", fmt.Sprintf("r%06d-*.spill", g)))
+	}
+	perNode, total, err := r.verify(ctx, ranges, cfg.Shards*r.parts, files)
+	if err != nil {
+		return nil, err
+	}
+	rep := r.newReport()
+	rep.Stage, rep.CrawlID, rep.Nodes, rep.Input = StageReduce, first.CrawlID, first.Nodes, first.Input
+	var nodeReps []NodeReport
+	for _, m := range maps {
+		for _, nr := range m.PerNode {
+			x := NodeReport{Node: nr.Node}
+			x.setDistinct(perNode[nr.Node])
+			nodeReps = append(nodeReps, x)
+		}
+	}
+	r.finishReport(rep, nodeReps, total)
+	rep.ElapsedSec = time.Since(start).Seconds()
+	rep.MemoryBudget = cfg.MemoryBytes
+	if err := tracefile.WriteJSON(filepath.Join(cfg.Dir, ReportName(cfg.Shard, cfg.Shards)), rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}

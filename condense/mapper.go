@@ -1,0 +1,460 @@
+package condense
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// The map side: every segment of every node this task owns is read once, by
+// one of cfg.Workers workers, which hashes each URL, appends the
+// fingerprints to the node's condensed traces in log order, and spills the
+// first occurrences of (fingerprint, node, URL) to one bucket file per
+// fingerprint range.
+
+// unit is one segment of one node.
+type unit struct {
+	node, seq int // seq: the segment's index within its node
+	path      string
+}
+
+// nodeSink puts a node's fingerprints into its condensed traces in log
+// order although its segments are read by several workers: the worker of
+// the next segment in order writes straight into the traces; one that is
+// ahead writes its fingerprints to a chunk file, appended in order when the
+// segments before it are done.
+type nodeSink struct {
+	mu              sync.Mutex
+	node            int
+	next            int  // seq of the next segment to append
+	busy            bool // a worker is appending segment next directly
+	pending         map[int]*chunk
+	full, cross     *tracefile.CondensedWriter
+	rows, crossRows int64
+	meta            tracefile.Meta
+	haveMeta        bool
+	infos           map[int][]tracefile.SegmentInfo
+	dir             string
+}
+
+// chunk holds the fingerprints of one segment read ahead of its turn.
+type chunk struct {
+	path string
+	full int64 // fingerprints of the full trace; the cross ones follow
+	n    int64
+}
+
+type mapper struct {
+	r       *run
+	sinks   map[int]*nodeSink
+	ranges  int // fingerprint ranges the buckets split into
+	bucket  string
+	chunkRd int64 // bytes read back from chunk files (not input)
+	mu      sync.Mutex
+}
+
+// mapNodes runs the map side over nodes, writing traces when traces is
+// true, and buckets into dir (none when ranges is 0).
+func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, error) {
+	m := &mapper{r: r, sinks: map[int]*nodeSink{}, ranges: ranges, bucket: dir}
+	var units []unit
+	maxSeg := 0
+	segs := map[int][]string{}
+	for _, n := range nodes {
+		ps, err := tracefile.ListSegments(tracefile.NodeDir(r.cfg.Input, n), tracefile.PrefixURLs)
+		if err != nil {
+			return nil, tracefile.Meta{}, 0, err
+		}
+		if len(ps) == 0 {
+			return nil, tracefile.Meta{}, 0, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
+		}
+		segs[n] = ps
+		maxSeg = max(maxSeg, len(ps))
+		m.sinks[n] = &nodeSink{node: n, pending: map[int]*chunk{}, infos: map[int][]tracefile.SegmentInfo{}, dir: r.cfg.TempDir}
+	}
+	// Segment-major order: the workers start on different nodes, so most
+	// segments are appended directly.
+	for s := 0; s < maxSeg; s++ {
+		for _, n := range nodes {
+			if s < len(segs[n]) {
+				units = append(units, unit{node: n, seq: s, path: segs[n][s]})
+			}
+		}
+	}
+	rchar0 := readChars()
+	work := make(chan unit)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(work)
+		for _, u := range units {
+			select {
+			case work <- u:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	workers := min(r.cfg.Workers, len(units))
+	for w := 0; w < workers; w++ {
+		g.Go(func() error { return m.worker(gctx, w, work) })
+	}
+	err := g.Wait()
+	r.reading.Finish()
+	defer func() {
+		for _, s := range m.sinks {
+			for _, c := range s.pending {
+				os.Remove(c.path)
+			}
+			if s.full != nil {
+				s.full.Abort()
+				s.cross.Abort()
+			}
+		}
+	}()
+	if err != nil {
+		return nil, tracefile.Meta{}, 0, err
+	}
+	var reps []NodeReport
+	var meta tracefile.Meta
+	for i, n := range nodes {
+		s := m.sinks[n]
+		if !s.haveMeta {
+			return nil, meta, 0, fmt.Errorf("%w: %s: every segment was cut before its schema", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
+		}
+		if i == 0 {
+			meta = s.meta
+		}
+		nr := NodeReport{Node: n, Full: r.tracePath(n, tracefile.SubtraceFull), Cross: r.tracePath(n, tracefile.SubtraceCross)}
+		nr.Rows, nr.CrossRows = s.rows, s.crossRows
+		want := tracefile.ManifestSegmentRows(r.cfg.Input, n)
+		for q := 0; q < len(segs[n]); q++ {
+			for _, si := range s.infos[q] {
+				si = tracefile.CheckSegmentRows(si, want)
+				nr.BytesIn += si.Bytes
+				if !si.Clean {
+					if r.cfg.Strict {
+						return nil, meta, 0, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), si.Rows, si.Error)
+					}
+					nr.CutSegments = append(nr.CutSegments, CutSegment{Node: n, File: filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), RowsRecovered: si.Rows, Reason: si.Error})
+				}
+			}
+		}
+		if err := s.full.Close(); err != nil {
+			return nil, meta, 0, err
+		}
+		if err := s.cross.Close(); err != nil {
+			return nil, meta, 0, err
+		}
+		s.full, s.cross = nil, nil
+		r.mu.Lock()
+		r.written[nr.Full], r.written[nr.Cross] = true, true
+		r.mu.Unlock()
+		for _, p := range []string{nr.Full, nr.Cross} {
+			if st, err := os.Stat(p); err == nil {
+				nr.BytesOut += st.Size()
+			}
+		}
+		reps = append(reps, nr)
+	}
+	read := int64(-1)
+	if rchar0 >= 0 {
+		read = readChars() - rchar0 - m.chunkRd
+	}
+	return reps, meta, read, nil
+}
+
+func (r *run) tracePath(node int, sub string) string {
+	return filepath.Join(r.cfg.Output, tracefile.CondensedName(node, sub))
+}
+
+// workerState is what a worker keeps between units: its repeat filter and
+// its bucket writers.
+type workerState struct {
+	id      int
+	seen    *firstSeen
+	node    int
+	buckets []*spillWriter
+	full    []uint64
+	cross   []uint64
+	sink    uint64 // see firstSeen.prefetch
+}
+
+// prefetchBlock is how many lookups of the repeat filter overlap their
+// cache misses.
+const prefetchBlock = 32
+
+func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
+	r := m.r
+	ws := &workerState{id: id, node: -1}
+	if m.ranges > 0 {
+		ws.buckets = make([]*spillWriter, m.ranges)
+		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
+	}
+	defer func() {
+		for _, b := range ws.buckets {
+			if b != nil && b.f != nil {
+				b.f.Close()
+			}
+		}
+	}()
+	for u := range work {
+		if err := m.do(ctx, ws, u); err != nil {
+			return err
+		}
+	}
+	for _, b := range ws.buckets {
+		if b != nil {
+			if err := b.close(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// bucketName is the bucket file of fingerprint range g written by worker w.
+func bucketName(g, w int) string { return fmt.Sprintf("r%06d-w%03d.spill", g, w) }
+
+// do reads one segment.
+func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
+	r := m.r
+	s := m.sinks[u.node]
+	seg, err := tracefile.OpenSegment(u.path, tracefile.KindURLs)
+	if tracefile.IsCutSchema(err) {
+		// A crash right after rotation: a cut segment with no rows.
+		return m.finish(s, u, nil, []tracefile.SegmentInfo{{File: filepath.Base(u.path), Error: err.Error()}})
+	}
+	if err != nil {
+		return err
+	}
+	defer seg.Close()
+	if err := s.setMeta(seg.Meta(), r); err != nil {
+		return err
+	}
+	// Write straight into the traces when this segment is next in order.
+	s.mu.Lock()
+	direct := s.next == u.seq && !s.busy
+	if direct {
+		s.busy = true
+	}
+	s.mu.Unlock()
+	var ck *chunk
+	var cw *bufio.Writer
+	var cf, cxf *os.File
+	var cxw *bufio.Writer
+	if !direct {
+		ck = &chunk{path: filepath.Join(r.cfg.TempDir, fmt.Sprintf("chunk-n%05d-s%06d", u.node, u.seq))}
+		if cf, err = os.Create(ck.path); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		defer cf.Close()
+		if cxf, err = os.Create(ck.path + ".x"); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		defer cxf.Close()
+		cw, cxw = bufio.NewWriterSize(cf, 256<<10), bufio.NewWriterSize(cxf, 64<<10)
+	}
+	if ws.node != u.node && ws.seen != nil {
+		ws.seen.clear()
+	}
+	ws.node = u.node
+	hasher := r.hasher
+	node := u.node
+	var rec [10]byte
+	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
+	spillBufSize := spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers)
+	var rows, crossRows, spilled int64
+	for seg.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := tracefile.NewURLBatch(seg.Record())
+		n := b.Len()
+		full, cross := ws.full[:0], ws.cross[:0]
+		dests := b.Dest.Uint16Values()
+		for i := 0; i < n; i++ {
+			fp := hasher.String(b.URL.Value(i))
+			full = append(full, fp)
+			if int(dests[i]) != node {
+				cross = append(cross, fp)
+			}
+		}
+		for i := 0; i < n && m.ranges > 0; i++ {
+			if i%prefetchBlock == 0 {
+				ws.sink += ws.seen.prefetch(full[i:min(i+prefetchBlock, n)])
+			}
+			url, fp := b.URL.Value(i), full[i]
+			if ws.seen.seen(fp, url) {
+				continue
+			}
+			g := r.rangeOf(fp, m.ranges)
+			sw := ws.buckets[g]
+			if sw == nil {
+				if sw, err = newSpillWriter(filepath.Join(m.bucket, bucketName(g, ws.id)), spillBufSize); err != nil {
+					return err
+				}
+				ws.buckets[g] = sw
+			}
+			binary.LittleEndian.PutUint64(rec[:8], fp)
+			spilled++
+			if err := sw.write(rec[:], url); err != nil {
+				return err
+			}
+		}
+		ws.full, ws.cross = full, cross
+		rows += int64(n)
+		crossRows += int64(len(cross))
+		r.spilled.Add(spilled)
+		spilled = 0
+		r.reading.Set(r.rowsIn.Add(int64(n)))
+		if direct {
+			if err := s.full.AppendSlice(full); err != nil {
+				return err
+			}
+			if err := s.cross.AppendSlice(cross); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := cw.Write(u64bytes(full)); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		if _, err := cxw.Write(u64bytes(cross)); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		ck.full += int64(len(full))
+		ck.n += int64(len(full) + len(cross))
+	}
+	s.mu.Lock()
+	s.rows += rows
+	s.crossRows += crossRows
+	s.mu.Unlock()
+	infos := []tracefile.SegmentInfo{seg.Info()}
+	if !direct {
+		if err := cw.Flush(); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		if err := cxw.Flush(); err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+	}
+	return m.finish(s, u, ck, infos)
+}
+
+func u64bytes(v []uint64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], x)
+	}
+	return b
+}
+
+// setMeta records the node's metadata from its first readable segment and
+// opens its condensed traces.
+func (s *nodeSink) setMeta(meta tracefile.Meta, r *run) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.haveMeta {
+		return nil
+	}
+	s.haveMeta, s.meta = true, meta
+	m := meta
+	m.Node, m.Created, m.ToolVersion = s.node, time.Now(), ""
+	m.Subtrace = tracefile.SubtraceFull
+	var err error
+	if s.full, err = tracefile.CreateCondensed(r.tracePath(s.node, tracefile.SubtraceFull), m); err != nil {
+		return err
+	}
+	m.Subtrace = tracefile.SubtraceCross
+	if s.cross, err = tracefile.CreateCondensed(r.tracePath(s.node, tracefile.SubtraceCross), m); err != nil {
+		return err
+	}
+	return nil
+}
+
+// finish marks segment u done: appends it (if it was read ahead) and every
+// read-ahead segment after it whose turn has come.
+func (m *mapper) finish(s *nodeSink, u unit, ck *chunk, infos []tracefile.SegmentInfo) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.infos[u.seq] = infos
+	if ck == nil && s.busy && s.next == u.seq {
+		s.busy = false
+		s.next++
+	} else if ck == nil && s.next == u.seq {
+		s.next++ // a segment with no rows
+	} else {
+		if ck == nil {
+			ck = &chunk{}
+		}
+		s.pending[u.seq] = ck
+	}
+	for !s.busy {
+		c, ok := s.pending[s.next]
+		if !ok {
+			return nil
+		}
+		delete(s.pending, s.next)
+		if c.path != "" {
+			if err := m.appendChunk(s, c); err != nil {
+				return err
+			}
+		}
+		s.next++
+	}
+	return nil
+}
+
+func (m *mapper) appendChunk(s *nodeSink, c *chunk) error {
+	defer os.Remove(c.path)
+	defer os.Remove(c.path + ".x")
+	for _, part := range []struct {
+		path string
+		w    *tracefile.CondensedWriter
+	}{{c.path, s.full}, {c.path + ".x", s.cross}} {
+		f, err := os.Open(part.path)
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		br := bufio.NewReaderSize(f, 256<<10)
+		buf := make([]byte, 64<<10)
+		fps := make([]uint64, 0, len(buf)/8)
+		for {
+			k, err := io.ReadFull(br, buf)
+			fps = fps[:0]
+			for i := 0; i+8 <= k; i += 8 {
+				fps = append(fps, binary.LittleEndian.Uint64(buf[i:]))
+			}
+			m.mu.Lock()
+			m.chunkRd += int64(k)
+			m.mu.Unlock()
+			if werr := part.w.AppendSlice(fps); werr != nil {
+				f.Close()
+				return werr
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("condense: %w", err)
+			}
+		}
+		f.Close()
+	}
+	return nil
+}

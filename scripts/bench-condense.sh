@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Reproduces the condense figures of docs/benchmarks.md: generates the raw
+# traces (and the same URLs as text), then times `crawltrace condense`
+# against `LC_ALL=C sort -u FILE | wc -l`, interleaved, min and median of
+# REPS runs, with CPU time, CPU/wall and peak RSS per distinct URL, and runs
+# a sharded condense (map, reduce, merge) for its read volume.
+#
+#   scripts/bench-condense.sh [SIZES]        # default: 10000000 50000000
+#
+# Environment: BENCH_DIR (default ${TMPDIR:-/tmp}/crawltrace-bench; the
+# traces are kept there and reused: ~1.6 GB per 10M URLs), REPS (3),
+# MEMORY (64MiB), SHARDS (4; 0 skips the read-volume run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=${*:-10000000 50000000}
+dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}
+mkdir -p "$dir/bin"
+go build -o "$dir/bin/crawltrace" ./cmd/crawltrace
+go build -o "$dir/bin/tracetool" ./scripts/tracetool
+traces=()
+for n in $sizes; do
+  m=$((n / 1000000))M
+  # crawl-like: 6% distinct, 90% of repeats from the last 100,000 rows.
+  # uniform: 40% distinct, every repeat any earlier URL.
+  for spec in "crawl-$m -distinct 0.06 -locality 0.9" "uniform40-$m -distinct 0.4 -locality 0"; do
+    set -- $spec
+    name=$1; shift
+    if [ ! -f "$dir/$name/urls.txt" ]; then
+      rm -rf "${dir:?}/$name"
+      "$dir/bin/tracetool" gen -o "$dir/$name" -urls "$n" "$@"
+    fi
+    traces+=("$dir/$name")
+  done
+done
+echo "condense: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(go version | cut -d' ' -f3), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%FT%TZ)"
+"$dir/bin/tracetool" bench -bin "$dir/bin/crawltrace" -memory "${MEMORY:-64MiB}" -reps "${REPS:-3}" -shards "${SHARDS:-4}" "${traces[@]}"

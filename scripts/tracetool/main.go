@@ -1,0 +1,43 @@
+// Command tracetool supports the benchmark and CI scripts: it generates raw
+// traces, times `crawltrace condense` against `LC_ALL=C sort -u | wc -l`
+// (scripts/bench-condense.sh), and checks that sharded and unsharded runs
+// agree (.ci/slurm).
+//
+//	tracetool gen -o DIR [-urls N -distinct F -locality F -window W]
+//	tracetool bench [flags] DIR...
+//	tracetool same-condense DIR_A DIR_B
+//	tracetool same-replay RESULTS_A.csv RESULTS_B.csv
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay ...")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "gen":
+		err = genMain(os.Args[2:])
+	case "bench":
+		err = benchMain(os.Args[2:])
+	case "same-condense", "same-replay":
+		if len(os.Args) != 4 {
+			err = fmt.Errorf("usage: tracetool %s A B", os.Args[1])
+		} else if os.Args[1] == "same-condense" {
+			err = sameCondense(os.Args[2], os.Args[3])
+		} else {
+			err = sameReplay(os.Args[2], os.Args[3])
+		}
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tracetool:", err)
+		os.Exit(1)
+	}
+}
