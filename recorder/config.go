@@ -97,7 +97,8 @@ type Config struct {
 	// MaxPages/N pages, one more when i < MaxPages mod N; a node that has
 	// used its share stops fetching but keeps exchanging batches, and the
 	// crawl ends (reason max-pages) when every node has used its share or
-	// has nothing left to fetch, with every batch delivered.
+	// has nothing left to fetch, with every batch delivered. A resumed
+	// crawl starts from the fetches its checkpoint counted.
 	MaxPages int64
 	// Duration stops the crawl after this long; 0 = no limit.
 	Duration time.Duration

@@ -253,6 +253,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return nil, err
 	}
+	// MaxPages is the crawl's budget, not the run's: a resumed crawl
+	// starts from the fetches its checkpoint counted.
+	for _, n := range nodes {
+		c.pages.Add(n.st.attempts.Load())
+	}
 
 	var transport Transport
 	var ht *httpTransport

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -256,9 +257,21 @@ func TestCrawlRefusesExistingDir(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "no crawl to resume") {
 		t.Fatalf("resume of nothing: exit %d, stderr %q", code, errs)
 	}
-	// A crawl stopped cleanly by its budget resumes.
+	// A crawl stopped cleanly by its budget resumes; the budget is the
+	// crawl's, so 5 more pages are fetched, not 10.
 	code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "10")
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s %s", code, out, errs)
+	}
+	var st recorder.Stats
+	b, err := os.ReadFile(filepath.Join(dir, recorder.StatsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.FetchAttempts != 10 {
+		t.Errorf("resumed crawl with --max-pages 10: %d fetch attempts in all, want 10", st.FetchAttempts)
 	}
 }
