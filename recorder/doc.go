@@ -134,7 +134,6 @@
 //	OutDir/manifest.json            written when the crawl stops
 //	OutDir/stats.json               [Stats]
 //	OutDir/node-NNN/events.jsonl    membership events (TCP mode)
-//	OutDir/node-NNN/state/          epoch, crawl-id, outbox/ (TCP mode)
 //
 // Page ids are node<<40 | n (n from 1), so they are unique over the crawl;
 // seeds have source 0. In TCP mode every process merges its node into
@@ -145,6 +144,7 @@
 //	    config.json                 the crawl's configuration and crawl id
 //	    checkpoint/                 the last complete checkpoint (checkpoint.go)
 //	    discarded/run-T/            log rows cut by a resume at time T
+//	    epoch, outbox/              incarnation and unacknowledged batches (TCP mode)
 //
 // Stopping: MaxPages, Duration or ctx cancellation stop the workers, flush
 // and close every segment, take a final checkpoint, and write the manifest
@@ -165,5 +165,7 @@
 // run's segments. No URL logged before the checkpoint is lost; pages
 // fetched after it may be fetched again. Without Resume, an OutDir that
 // already holds a crawl is refused. Other parts of a node's state join
-// checkpoints as a checkpointPart (node.addCheckpointPart).
+// checkpoints as a checkpointPart (node.addCheckpointPart): in TCP mode the
+// batch log, whose watermarks become the durable marks senders drop their
+// outbox batches by once the checkpoint holding them is complete.
 package recorder
