@@ -311,16 +311,42 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 // 0 on their own and every page a 1-process crawl fetches is fetched.
 // Wrong tokens, garbage and a stale epoch sent to a live node are refused
 // and the crawl goes on.
+//
+// With checkpoints every 500 ms the restarted node resumes from its last
+// one (frontier, DUE and the batch ids it had processed), and its peers
+// resend only the batches that checkpoint does not cover; without, it
+// starts again from empty state and its peers resend everything.
 func TestClusterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"no-checkpoint", nil},
+		{"checkpoints", []string{"--checkpoint-every", "500ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clusterRestart(t, tc.extra)
+		})
+	}
+}
+
+func clusterRestart(t *testing.T, extra []string) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
-	c := newCluster(t, web, 3, "--min-delay", "150ms")
+	c := newCluster(t, web, 3, append([]string{"--min-delay", "150ms"}, extra...)...)
+	ckpt := filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json")
 	waitUntil(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
 		s, err := c.status(1)
 		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), tracefile.SegmentName(tracefile.PrefixPages, 1)))
+		if extra != nil {
+			if _, cerr := os.Stat(ckpt); cerr != nil {
+				return false
+			}
+		}
 		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
 	})
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
