@@ -275,16 +275,16 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
 	spillBufSize := spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers)
 	var rows, crossRows, spilled int64
-	for seg.Next() {
+	for seg.NextURLs() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b := tracefile.NewURLBatch(seg.Record())
+		b := seg.URLColumns()
 		n := b.Len()
 		full, cross := ws.full[:0], ws.cross[:0]
-		dests := b.Dest.Uint16Values()
+		dests := b.Dest
 		for i := 0; i < n; i++ {
-			fp := hasher.String(b.URL.Value(i))
+			fp := hasher.String(b.URL(i))
 			full = append(full, fp)
 			if int(dests[i]) != node {
 				cross = append(cross, fp)
@@ -294,7 +294,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 			if i%prefetchBlock == 0 {
 				ws.sink += ws.seen.prefetch(full[i:min(i+prefetchBlock, n)])
 			}
-			url, fp := b.URL.Value(i), full[i]
+			url, fp := b.URL(i), full[i]
 			if ws.seen.seen(fp, url) {
 				continue
 			}
