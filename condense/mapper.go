@@ -187,7 +187,7 @@ type workerState struct {
 	buckets []*spillWriter
 	full    []uint64
 	cross   []uint64
-	sink    uint64 // see firstSeen.prefetch
+	sink    uint64 // see firstSeen.prefetchSlots
 }
 
 // prefetchBlock is how many lookups of the repeat filter overlap their
@@ -290,9 +290,15 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 				cross = append(cross, fp)
 			}
 		}
+		if m.ranges > 0 {
+			ws.sink += ws.seen.prefetchSlots(full[:min(2*prefetchBlock, n)])
+			ws.sink += ws.seen.prefetchURLs(full[:min(prefetchBlock, n)])
+		}
 		for i := 0; i < n && m.ranges > 0; i++ {
-			if i%prefetchBlock == 0 {
-				ws.sink += ws.seen.prefetch(full[i:min(i+prefetchBlock, n)])
+			if i%prefetchBlock == 0 && i+prefetchBlock < n {
+				// Slots two blocks ahead, URLs one block ahead.
+				ws.sink += ws.seen.prefetchSlots(full[min(i+2*prefetchBlock, n):min(i+3*prefetchBlock, n)])
+				ws.sink += ws.seen.prefetchURLs(full[i+prefetchBlock : min(i+2*prefetchBlock, n)])
 			}
 			url, fp := b.URL(i), full[i]
 			if ws.seen.seen(fp, url) {
