@@ -187,7 +187,7 @@ type workerState struct {
 	buckets []*spillWriter
 	full    []uint64
 	cross   []uint64
-	sink    uint64 // see firstSeen.prefetch
+	sink    uint64 // see firstSeen.prefetchSlots
 }
 
 // prefetchBlock is how many lookups of the repeat filter overlap their
@@ -275,26 +275,32 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) error {
 	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
 	spillBufSize := spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers)
 	var rows, crossRows, spilled int64
-	for seg.Next() {
+	for seg.NextURLs() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b := tracefile.NewURLBatch(seg.Record())
+		b := seg.URLColumns()
 		n := b.Len()
 		full, cross := ws.full[:0], ws.cross[:0]
-		dests := b.Dest.Uint16Values()
+		dests := b.Dest
 		for i := 0; i < n; i++ {
-			fp := hasher.String(b.URL.Value(i))
+			fp := hasher.String(b.URL(i))
 			full = append(full, fp)
 			if int(dests[i]) != node {
 				cross = append(cross, fp)
 			}
 		}
+		if m.ranges > 0 {
+			ws.sink += ws.seen.prefetchSlots(full[:min(2*prefetchBlock, n)])
+			ws.sink += ws.seen.prefetchURLs(full[:min(prefetchBlock, n)])
+		}
 		for i := 0; i < n && m.ranges > 0; i++ {
-			if i%prefetchBlock == 0 {
-				ws.sink += ws.seen.prefetch(full[i:min(i+prefetchBlock, n)])
+			if i%prefetchBlock == 0 && i+prefetchBlock < n {
+				// Slots two blocks ahead, URLs one block ahead.
+				ws.sink += ws.seen.prefetchSlots(full[min(i+2*prefetchBlock, n):min(i+3*prefetchBlock, n)])
+				ws.sink += ws.seen.prefetchURLs(full[i+prefetchBlock : min(i+2*prefetchBlock, n)])
 			}
-			url, fp := b.URL.Value(i), full[i]
+			url, fp := b.URL(i), full[i]
 			if ws.seen.seen(fp, url) {
 				continue
 			}

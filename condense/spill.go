@@ -26,10 +26,10 @@ func newSpillWriter(path string, bufSize int) (*spillWriter, error) {
 // write appends one spill record: fp uint64, node uint16, uvarint length,
 // URL bytes.
 func (s *spillWriter) write(head []byte, u string) error {
-	var lb [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(lb[:], uint64(len(u)))
-	s.w.Write(head)
-	s.w.Write(lb[:k])
+	// Header and length go straight into the writer's buffer (a local
+	// array passed to Write would escape: one allocation per record).
+	b := binary.AppendUvarint(append(s.w.AvailableBuffer(), head...), uint64(len(u)))
+	s.w.Write(b)
 	if _, err := s.w.WriteString(u); err != nil {
 		return fmt.Errorf("condense: spill %s: %w", s.path, err)
 	}

@@ -1,8 +1,10 @@
 package condense
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -33,5 +35,33 @@ func TestFirstSeenDropsOnlyExactRepeats(t *testing.T) {
 	fs.clear()
 	if fs.seen(7, "http://h0.test/7") {
 		t.Error("cleared table still holds a URL")
+	}
+}
+
+// sortByFP sorts like a plain sort, whatever the spread of fingerprints.
+func TestSortByFP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 1023, 1024, 5000, 100000} {
+		for _, spread := range []uint64{0, 1, 1000, 1 << 40, ^uint64(0)} {
+			ents := make([]entry, n)
+			for i := range ents {
+				ents[i] = entry{fp: 0xabc0000000000000 + rng.Uint64N(spread|1)*min(spread, 1), off: uint32(i)}
+				if spread == ^uint64(0) {
+					ents[i].fp = rng.Uint64()
+				}
+			}
+			want := slices.Clone(ents)
+			slices.SortStableFunc(want, func(a, b entry) int { return cmp.Compare(a.fp, b.fp) })
+			sortByFP(ents)
+			if !slices.IsSortedFunc(ents, func(a, b entry) int { return cmp.Compare(a.fp, b.fp) }) {
+				t.Fatalf("n %d spread %d: not sorted", n, spread)
+			}
+			got := slices.Clone(ents)
+			slices.SortStableFunc(got, func(a, b entry) int { return cmp.Compare(a.off, b.off) })
+			slices.SortStableFunc(want, func(a, b entry) int { return cmp.Compare(a.off, b.off) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("n %d spread %d: entries lost", n, spread)
+			}
+		}
 	}
 }

@@ -219,7 +219,7 @@ func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 		ents = append(ents, entry{fp: fp, off: uint32(next - len(u)), n: uint32(len(u)), node: node})
 		off = next
 	}
-	slices.SortFunc(ents, func(a, b entry) int { return cmp.Compare(a.fp, b.fp) })
+	sortByFP(ents)
 	type distinctURL struct {
 		u     []byte
 		nodes []uint16
@@ -316,4 +316,57 @@ func collision(fp uint64, a, b []byte) Collision {
 		x, y = y, x
 	}
 	return Collision{FP: fp, FPHex: fmt.Sprintf("%016x", fp), A: x, B: y}
+}
+
+// sortByFP sorts ents by fingerprint: one in-place pass distributes them
+// into about len/16 buckets of consecutive fingerprint ranges (a range's
+// fingerprints are uniform below its prefix), then each small bucket is
+// sorted on its own, in cache.
+func sortByFP(ents []entry) {
+	byFP := func(a, b entry) int { return cmp.Compare(a.fp, b.fp) }
+	n := len(ents)
+	if n < 1024 {
+		slices.SortFunc(ents, byFP)
+		return
+	}
+	lo, hi := ents[0].fp, ents[0].fp
+	for _, e := range ents {
+		lo, hi = min(lo, e.fp), max(hi, e.fp)
+	}
+	k := bits.Len(uint(n / 16))
+	shift := max(bits.Len64(hi-lo)-k, 0)
+	nb := 1 << k
+	start := make([]uint32, nb+1)
+	for _, e := range ents {
+		start[(e.fp-lo)>>shift+1]++
+	}
+	for b := 1; b <= nb; b++ {
+		start[b] += start[b-1]
+	}
+	next := slices.Clone(start[:nb])
+	for b := 0; b < nb; b++ {
+		for end := start[b+1]; next[b] < end; {
+			i := next[b]
+			d := (ents[i].fp - lo) >> shift
+			if int(d) == b {
+				next[b]++
+				continue
+			}
+			j := next[d]
+			ents[i], ents[j] = ents[j], ents[i]
+			next[d]++
+		}
+	}
+	for b := 0; b < nb; b++ {
+		bk := ents[start[b]:start[b+1]]
+		if len(bk) > 12 {
+			slices.SortFunc(bk, byFP)
+			continue
+		}
+		for i := 1; i < len(bk); i++ {
+			for j := i; j > 0 && bk[j].fp < bk[j-1].fp; j-- {
+				bk[j], bk[j-1] = bk[j-1], bk[j]
+			}
+		}
+	}
 }

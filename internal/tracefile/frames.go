@@ -27,11 +27,13 @@ const (
 )
 
 type frameScan struct {
-	truncated bool  // stopped because the file ends inside a message
-	validEnd  int64 // end of the last complete, plausible message
-	messages  int   // complete messages (schema included)
-	eos       bool  // the end-of-stream marker follows validEnd
-	stop      string
+	truncated  bool  // stopped because the file ends inside a message
+	validEnd   int64 // end of the last complete, plausible message
+	messages   int   // complete messages (schema included)
+	eos        bool  // the end-of-stream marker follows validEnd
+	stop       string
+	schemaEnd  int64 // end of the schema message (the first)
+	compressed bool  // some record batch has body compression
 }
 
 func scanFrames(r io.ReaderAt, size int64) frameScan {
@@ -86,6 +88,12 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 			s.stop = fmt.Sprintf("message at offset %d is cut", off)
 			s.truncated = true
 			return s
+		}
+		if s.messages == 0 {
+			s.schemaEnd = end
+		}
+		if bufs != nil {
+			s.compressed = true
 		}
 		off = end
 		s.validEnd = end
@@ -151,6 +159,7 @@ func checkMessage(b []byte, first bool) (body int64, compressed [][2]int64, err 
 			checkVec(&h, o, n, 8)
 		}
 		if h.Offset(10) != 0 {
+			compressed = [][2]int64{} // non-nil: the batch is compressed
 			if o := h.Offset(8); o != 0 {
 				l := checkVec(&h, o, n, 16)
 				vec := h.Vector(flatbuffers.UOffsetT(o))

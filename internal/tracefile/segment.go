@@ -482,6 +482,36 @@ type SegmentReader struct {
 	scan frameScan
 	done bool
 	err  error
+	// NextURLs' own frame reader: whether it is used, where the next
+	// message starts, and its reused buffers.
+	raw, rawInit     bool
+	rawOff           int64
+	rawMeta, rawBody []byte
+	rawOffs          []int32
+	rawDest          []uint16
+	cols             URLColumns
+	src              *prefixReader
+}
+
+// prefixReader reads r from offset 0 up to limit, which may grow.
+type prefixReader struct {
+	r          io.ReaderAt
+	off, limit int64
+}
+
+func (p *prefixReader) Read(b []byte) (int, error) {
+	if p.off >= p.limit {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.limit-p.off {
+		b = b[:p.limit-p.off]
+	}
+	n, err := p.r.ReadAt(b, p.off)
+	p.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
 }
 
 // OpenSegment opens a stream segment of the given kind (KindURLs or
@@ -526,8 +556,10 @@ func (s *SegmentReader) openIPC() (err error) {
 		}
 		return fmt.Errorf("%w: %s: not an Arrow stream (%s)", ErrCorrupt, s.path, why)
 	}
-	// The reader sees only the prefix whose framing was checked.
-	r, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.scan.validEnd), 1<<20))
+	// The reader sees only the prefix whose framing was checked, and only
+	// the schema until Next asks for batches (NextURLs reads them itself).
+	s.src = &prefixReader{r: s.f, limit: s.scan.schemaEnd}
+	r, err := ipc.NewReader(bufio.NewReaderSize(s.src, 1<<20))
 	if err != nil {
 		return fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, err)
 	}
@@ -552,6 +584,7 @@ func (s *SegmentReader) Next() (ok bool) {
 	if s.done {
 		return false
 	}
+	s.src.limit = s.scan.validEnd
 	defer func() {
 		if p := recover(); p != nil {
 			s.finish(fmt.Errorf("corrupt batch: %v", p))

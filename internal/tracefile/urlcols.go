@@ -1,0 +1,316 @@
+package tracefile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// URLColumns is the url and dest columns of one record batch of a raw URL
+// log, the two a condense reads. It borrows the reader's buffers: valid
+// until the reader moves on.
+type URLColumns struct {
+	offsets []int32 // len(Dest)+1 entries, or none for an empty batch
+	data    []byte
+	Dest    []uint16
+}
+
+// Len is the number of rows.
+func (c *URLColumns) Len() int { return len(c.Dest) }
+
+// URL is row i's URL. The string aliases the batch's buffer, which the
+// reader reuses: copy it to keep it.
+func (c *URLColumns) URL(i int) string {
+	b := c.data[c.offsets[i]:c.offsets[i+1]]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// URL log column layout: the buffers of each column in IPC order (validity,
+// then values, or validity, offsets and data for strings).
+const (
+	urlCols    = 8
+	urlBuffers = 19
+	urlURLCol  = 2
+	urlDestCol = 7
+)
+
+// urlColBufs is, per column of the URL schema, its first buffer's index and
+// its value width in bits (0 for a string column).
+var urlColBufs = [urlCols]struct{ first, bits int }{
+	{0, 64}, {2, 64}, {4, 0}, {7, 0}, {10, 0}, {13, 64}, {15, 16}, {17, 16},
+}
+
+// NextURLs advances to the next complete record batch and exposes its url
+// and dest columns as [SegmentReader.URLColumns]. On an uncompressed URL
+// segment it reads the stream's frames itself into one reused buffer and
+// decodes only those two columns, with the same checks as [SegmentReader.Next]
+// (every column's length and buffers, every string column's offsets), so it
+// yields the same rows and stops at the same batch. Compressed segments go
+// through the Arrow reader. Do not mix it with Next on one reader.
+func (s *SegmentReader) NextURLs() bool {
+	if !s.rawInit {
+		s.rawInit = true
+		s.raw = s.kind == KindURLs && !s.scan.compressed
+		s.rawOff = s.scan.schemaEnd
+	}
+	if !s.raw {
+		if !s.Next() {
+			return false
+		}
+		b := NewURLBatch(s.cur)
+		s.cols = URLColumns{offsets: b.URL.ValueOffsets(), data: b.URL.ValueBytes(), Dest: b.Dest.Uint16Values()}
+		if b.Len() == 0 {
+			s.cols = URLColumns{}
+		}
+		return true
+	}
+	if s.done {
+		return false
+	}
+	if s.rawOff >= s.scan.validEnd {
+		s.cols = URLColumns{}
+		s.finish(nil)
+		return false
+	}
+	if err := s.readRaw(); err != nil {
+		s.cols = URLColumns{}
+		s.finish(fmt.Errorf("corrupt batch %d: %w", s.info.Batches, err))
+		return false
+	}
+	s.info.Rows += int64(s.cols.Len())
+	s.info.Batches++
+	return true
+}
+
+// URLColumns is the current batch's url and dest columns after NextURLs,
+// valid until the next call.
+func (s *SegmentReader) URLColumns() *URLColumns { return &s.cols }
+
+// readRaw reads the record batch message at s.rawOff (inside the prefix
+// scanFrames checked) and points s.cols into its body.
+func (s *SegmentReader) readRaw() error {
+	var hdr [8]byte
+	off := s.rawOff
+	if _, err := s.f.ReadAt(hdr[:], off); err != nil {
+		return err
+	}
+	metaLen := int64(int32(binary.LittleEndian.Uint32(hdr[4:])))
+	if binary.LittleEndian.Uint32(hdr[:4]) != 0xffffffff || metaLen <= 0 || metaLen > maxMetaLen || off+8+metaLen > s.scan.validEnd {
+		return errors.New("bad message framing")
+	}
+	if int64(cap(s.rawMeta)) < metaLen {
+		s.rawMeta = make([]byte, metaLen)
+	}
+	meta := s.rawMeta[:metaLen]
+	if _, err := s.f.ReadAt(meta, off+8); err != nil {
+		return err
+	}
+	rows, nodes, bufs, bodyLen, err := parseBatchMeta(meta)
+	if err != nil {
+		return err
+	}
+	bodyOff := off + 8 + metaLen
+	if bodyLen < 0 || bodyOff+bodyLen > s.scan.validEnd {
+		return errors.New("body out of range")
+	}
+	if int64(cap(s.rawBody)) < bodyLen {
+		s.rawBody = make([]byte, bodyLen+bodyLen/8)
+	}
+	body := s.rawBody[:bodyLen]
+	if _, err := s.f.ReadAt(body, bodyOff); err != nil {
+		return err
+	}
+	s.rawOff = bodyOff + bodyLen
+	return s.setCols(meta, rows, nodes, bufs, body)
+}
+
+// parseBatchMeta reads a record batch Message: its row count, the
+// positions in b of its field node and buffer vectors (16-byte structs) and
+// its body length. Malformed metadata is an error, never a panic.
+func parseBatchMeta(b []byte) (rows int64, nodes, bufs [2]int, body int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("malformed metadata (%v)", p)
+		}
+	}()
+	n := len(b)
+	if n < 8 {
+		return 0, nodes, bufs, 0, errors.New("metadata too short")
+	}
+	root := flatbuffers.GetUOffsetT(b)
+	if int(root) >= n {
+		return 0, nodes, bufs, 0, errors.New("bad root offset")
+	}
+	msg := &flatbuffers.Table{Bytes: b, Pos: root}
+	checkVtable(msg, n)
+	if msg.GetUint8Slot(6, 0) != hdrRecordBatch {
+		return 0, nodes, bufs, 0, errors.New("not a record batch")
+	}
+	body = int64(msg.GetUint64Slot(10, 0))
+	o := msg.Offset(8)
+	if o == 0 {
+		return 0, nodes, bufs, 0, errors.New("message without header")
+	}
+	var h flatbuffers.Table
+	msg.Union(&h, flatbuffers.UOffsetT(o))
+	checkVtable(&h, n)
+	if h.Offset(10) != 0 {
+		return 0, nodes, bufs, 0, errors.New("compressed batch in an uncompressed segment")
+	}
+	rows = h.GetInt64Slot(4, 0)
+	for i, slot := range []flatbuffers.VOffsetT{6, 8} {
+		fo := h.Offset(slot)
+		if fo == 0 {
+			return 0, nodes, bufs, 0, errors.New("batch without field nodes or buffers")
+		}
+		l := checkVec(&h, fo, n, 16)
+		v := [2]int{int(h.Vector(flatbuffers.UOffsetT(fo))), l}
+		if i == 0 {
+			nodes = v
+		} else {
+			bufs = v
+		}
+	}
+	return rows, nodes, bufs, body, nil
+}
+
+// setCols checks the batch's columns as validateBatch does for the Arrow
+// reader's batches, and points s.cols at the url and dest columns.
+func (s *SegmentReader) setCols(meta []byte, rows64 int64, nodes, bufs [2]int, body []byte) error {
+	if nodes[1] < urlCols || bufs[1] < urlBuffers {
+		return fmt.Errorf("%d field nodes and %d buffers, want %d and %d", nodes[1], bufs[1], urlCols, urlBuffers)
+	}
+	if rows64 < 0 || rows64 > int64(len(body))+1 {
+		return fmt.Errorf("implausible row count %d", rows64)
+	}
+	rows := int(rows64)
+	le := binary.LittleEndian
+	node := func(c int) (length, nulls int64) {
+		p := nodes[0] + 16*c
+		return int64(le.Uint64(meta[p:])), int64(le.Uint64(meta[p+8:]))
+	}
+	// buf returns buffer i of the body, or an error when it lies outside.
+	buf := func(i int) ([]byte, error) {
+		p := bufs[0] + 16*i
+		o, l := int64(le.Uint64(meta[p:])), int64(le.Uint64(meta[p+8:]))
+		if l == 0 {
+			return nil, nil
+		}
+		if o < 0 || l < 0 || o > int64(len(body)) || l > int64(len(body))-o {
+			return nil, fmt.Errorf("buffer %d out of range", i)
+		}
+		return body[o : o+l], nil
+	}
+	var urlOff []int32
+	var urlData []byte
+	var dest []uint16
+	for c := 0; c < urlCols; c++ {
+		length, nulls := node(c)
+		if length != rows64 {
+			return fmt.Errorf("column %d: length %d in a %d-row batch", c, length, rows)
+		}
+		first, bits := urlColBufs[c].first, urlColBufs[c].bits
+		// Arrow loads the bitmap for any non-zero null count (a negative
+		// one is counted from the bitmap) and needs it whole then.
+		if nulls != 0 {
+			v, err := buf(first)
+			if err != nil {
+				return err
+			}
+			if len(v) < (rows+7)/8 {
+				return fmt.Errorf("column %d: short validity bitmap", c)
+			}
+		}
+		if bits > 0 {
+			v, err := buf(first + 1)
+			if err != nil {
+				return err
+			}
+			if rows > 0 && len(v)*8 < rows*bits {
+				return fmt.Errorf("column %d: short data buffer", c)
+			}
+			if c == urlDestCol && rows > 0 {
+				dest = u16s(v[:2*rows], &s.rawDest)
+			}
+			continue
+		}
+		ob, err := buf(first + 1)
+		if err != nil {
+			return err
+		}
+		data, err := buf(first + 2)
+		if err != nil {
+			return err
+		}
+		if len(ob) < 4*(rows+1) {
+			if rows == 0 {
+				continue
+			}
+			return fmt.Errorf("column %d: short offsets buffer", c)
+		}
+		offs := i32s(ob[:4*(rows+1)], c == urlURLCol, &s.rawOffs)
+		prev := offs[0]
+		if prev < 0 {
+			return fmt.Errorf("column %d: negative offset", c)
+		}
+		for i := 1; i <= rows; i++ {
+			o := offs[i]
+			if o < prev || int(o) > len(data) {
+				return fmt.Errorf("column %d: string offset out of range at row %d", c, i-1)
+			}
+			prev = o
+		}
+		if c == urlURLCol {
+			urlOff, urlData = offs, data
+		}
+	}
+	if rows == 0 {
+		s.cols = URLColumns{}
+		return nil
+	}
+	s.cols = URLColumns{offsets: urlOff, data: urlData, Dest: dest}
+	return nil
+}
+
+// i32s views b as little-endian int32s, in place when b is aligned (IPC
+// buffers are 8-byte aligned) and otherwise in a copy kept in *scratch
+// when keep is true (a temporary one otherwise).
+func i32s(b []byte, keep bool, scratch *[]int32) []int32 {
+	n := len(b) / 4
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 {
+		return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	var v []int32
+	if keep {
+		if cap(*scratch) < n {
+			*scratch = make([]int32, n)
+		}
+		v = (*scratch)[:n]
+	} else {
+		v = make([]int32, n)
+	}
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// u16s views b as little-endian uint16s, copying into *scratch when b is
+// not aligned.
+func u16s(b []byte, scratch *[]uint16) []uint16 {
+	n := len(b) / 2
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	if cap(*scratch) < n {
+		*scratch = make([]uint16, n)
+	}
+	v := (*scratch)[:n]
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return v
+}
