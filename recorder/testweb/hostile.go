@@ -356,46 +356,18 @@ func gzipZeros(n int64) []byte {
 	return out
 }
 
-// HostileServer is a running hostile web.
+// HostileServer is a running hostile web. It is safe for concurrent use.
 type HostileServer struct {
-	Web  *Hostile
-	ln   net.Listener
-	srv  *http.Server
-	done chan struct{}
+	*httpServer
+	Web *Hostile
 }
 
 // ServeHostile serves w on addr (e.g. "127.0.0.1:0") until ctx is done or
 // Close is called.
 func ServeHostile(ctx context.Context, addr string, w *Hostile) (*HostileServer, error) {
-	ln, err := net.Listen("tcp", addr)
+	hs, err := serveHTTP(ctx, addr, &http.Server{Handler: w, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("testweb: listen %s: %w", addr, err)
+		return nil, err
 	}
-	s := &HostileServer{Web: w, ln: ln, done: make(chan struct{}),
-		srv: &http.Server{Handler: w, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second}}
-	go func() {
-		s.srv.Serve(ln)
-		close(s.done)
-	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Close()
-		case <-s.done:
-		}
-	}()
-	return s, nil
-}
-
-// Addr is the listening address, "127.0.0.1:PORT".
-func (s *HostileServer) Addr() string { return s.ln.Addr().String() }
-
-// Done is closed when the server has stopped.
-func (s *HostileServer) Done() <-chan struct{} { return s.done }
-
-// Close stops the server, closing every connection.
-func (s *HostileServer) Close() error {
-	err := s.srv.Close()
-	<-s.done
-	return err
+	return &HostileServer{httpServer: hs, Web: w}, nil
 }

@@ -13,12 +13,8 @@ import (
 // Server is a running test web bound to a TCP address. It is safe for
 // concurrent use.
 type Server struct {
-	web  *Web
-	ln   net.Listener
-	srv  *http.Server
-	once sync.Once
-	done chan struct{}
-	err  error
+	*httpServer
+	web *Web
 }
 
 // Serve builds the web described by c and serves it on addr (for example
@@ -34,22 +30,42 @@ func Serve(ctx context.Context, addr string, c Config) (*Server, error) {
 
 // ServeWeb serves an existing web on addr, like [Serve].
 func ServeWeb(ctx context.Context, addr string, w *Web) (*Server, error) {
+	hs, err := serveHTTP(ctx, addr, &http.Server{
+		Handler:           w.Handler(),
+		ConnContext:       w.ConnContext,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Server{httpServer: hs, web: w}, nil
+}
+
+// URL returns "http://ADDR/", the root index.
+func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
+
+// Web returns the web being served (the ground truth).
+func (s *Server) Web() *Web { return s.web }
+
+// httpServer is an HTTP server bound to a TCP address, shared by the
+// synthetic and the hostile web. It is safe for concurrent use.
+type httpServer struct {
+	ln   net.Listener
+	srv  *http.Server
+	once sync.Once
+	done chan struct{}
+	err  error
+}
+
+// serveHTTP serves srv on addr until ctx is done or Close is called.
+func serveHTTP(ctx context.Context, addr string, srv *http.Server) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: listen %s: %w", addr, err)
 	}
-	s := &Server{
-		web: w,
-		ln:  ln,
-		srv: &http.Server{
-			Handler:           w.Handler(),
-			ConnContext:       w.ConnContext,
-			ReadHeaderTimeout: 30 * time.Second,
-			IdleTimeout:       60 * time.Second,
-			MaxHeaderBytes:    64 << 10,
-		},
-		done: make(chan struct{}),
-	}
+	s := &httpServer{ln: ln, srv: srv, done: make(chan struct{})}
 	go func() {
 		err := s.srv.Serve(ln)
 		if !errors.Is(err, http.ErrServerClosed) {
@@ -68,20 +84,14 @@ func ServeWeb(ctx context.Context, addr string, w *Web) (*Server, error) {
 }
 
 // Addr returns the address the server listens on, as "127.0.0.1:PORT".
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
-// URL returns "http://ADDR/", the root index.
-func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
-
-// Web returns the web being served (the ground truth).
-func (s *Server) Web() *Web { return s.web }
+func (s *httpServer) Addr() string { return s.ln.Addr().String() }
 
 // Done is closed when the server has stopped.
-func (s *Server) Done() <-chan struct{} { return s.done }
+func (s *httpServer) Done() <-chan struct{} { return s.done }
 
 // Close stops the server at once, closing open connections, and returns
 // any error the server stopped with.
-func (s *Server) Close() error {
+func (s *httpServer) Close() error {
 	s.once.Do(func() { s.srv.Close() })
 	<-s.done
 	return s.err
