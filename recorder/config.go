@@ -70,7 +70,9 @@ type Config struct {
 	// default Peers[NodeID].
 	Listen string
 	// Token is the bearer token every peer request must carry (TCP mode).
-	Token string
+	// It is a secret, so the saved configuration (state/config.json) leaves
+	// it out: a resumed node is given it again.
+	Token string `json:"-"`
 	// IdleGrace is how long, in TCP mode, all nodes must report idle with
 	// unchanged batch counters before the crawl ends. Default 5s.
 	IdleGrace time.Duration

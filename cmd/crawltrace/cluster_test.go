@@ -653,6 +653,10 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	if !stopped {
 		t.Error("no stop event")
 	}
+	// The saved configuration leaves the peers' secret out.
+	if b, err := os.ReadFile(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "config.json")); err != nil || bytes.Contains(b, []byte(clusterToken)) {
+		t.Errorf("state/config.json (err %v) holds the token", err)
+	}
 	// A resumed crawl keeps the flags it is not given again, --duration
 	// included: lift the limit this time.
 	c.procs[0] = c.start(t, 0, "--resume", "--duration", "0")
