@@ -22,42 +22,9 @@ const benchHosts, benchPages = 24, 40
 // pageTimes returns, per page URL of node's page log, its fetch times.
 func pageTimes(t testing.TB, dir string, node int) map[string][]time.Time {
 	t.Helper()
-	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]time.Time{}
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && st.Size() == 0 {
-			continue
-		}
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			if tracefile.IsCutSchema(err) {
-				continue
-			}
-			t.Fatal(err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				r := tracefile.PageRow(rec, i)
-				if !strings.HasSuffix(r.URL, "/robots.txt") {
-					out[r.URL] = append(out[r.URL], time.Unix(0, r.Time))
-				}
-			}
-		}
-		s.Close()
-	}
+	eachPage(t, dir, node, func(r tracefile.PageRecord) { out[r.URL] = append(out[r.URL], time.Unix(0, r.Time)) })
 	return out
-}
-
-func waitAll(b *testing.B, c *cluster, nodes ...int) {
-	for _, i := range nodes {
-		if err := c.procs[i].wait(b, fmt.Sprintf("node %d", i), 120*time.Second); err != nil {
-			b.Fatalf("node %d: %v", i, err)
-		}
-	}
 }
 
 func killWhenBusy(b *testing.B, c *cluster, node int) time.Time {
@@ -81,7 +48,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 	for range b.N {
 		c := newCluster(b, web, 3, "--min-delay", "20ms", "--partitioner", "consistent", "--peer-timeout", "1s")
 		killed := killWhenBusy(b, c, 2)
-		waitAll(b, c, 0, 1)
+		c.waitNodes(b, 120*time.Second, 0, 1)
 		var first time.Time
 		for i := range 2 {
 			for u, ts := range pageTimes(b, c.dir, i) {
@@ -138,7 +105,7 @@ func BenchmarkClusterRestart(b *testing.B) {
 		killWhenBusy(b, c, 1)
 		time.Sleep(2 * time.Second)
 		c.procs[1] = c.start(b, 1, "--resume")
-		waitAll(b, c, 0, 1, 2)
+		c.waitNodes(b, 120*time.Second, 0, 1, 2)
 		for i := range 3 {
 			s := readStats(b, c.dir, i)
 			resent += s.BatchesResent
@@ -166,7 +133,7 @@ func BenchmarkClusterThroughput(b *testing.B) {
 					killWhenBusy(b, c, 2)
 					live = live[:2]
 				}
-				waitAll(b, c, live...)
+				c.waitNodes(b, 120*time.Second, live...)
 				wall += time.Since(start)
 				seen := map[string]bool{}
 				for i := range 3 {

@@ -194,33 +194,57 @@ func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
 // segments of killed incarnations included.
 func pagesOf(t testing.TB, dir string, node int) []string {
 	t.Helper()
+	var out []string
+	eachPage(t, dir, node, func(r tracefile.PageRecord) { out = append(out, r.URL) })
+	return out
+}
+
+// eachPage calls fn with every page (robots.txt fetches excluded) of
+// node's page log, in order, skipping segments a kill left without a
+// schema.
+func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord)) {
+	t.Helper()
 	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
 	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && st.Size() == 0 {
-			continue // a killed node's segment before its schema was written
-		}
 		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
 		if err != nil {
 			if tracefile.IsCutSchema(err) {
-				continue
+				continue // a killed node's segment before its schema was written
 			}
 			t.Fatal(err)
 		}
 		for s.Next() {
 			rec := s.Record()
 			for i := 0; i < int(rec.NumRows()); i++ {
-				if u := tracefile.PageRow(rec, i).URL; !strings.HasSuffix(u, "/robots.txt") {
-					out = append(out, u)
+				if r := tracefile.PageRow(rec, i); !strings.HasSuffix(r.URL, "/robots.txt") {
+					fn(r)
 				}
 			}
 		}
 		s.Close()
 	}
-	return out
+}
+
+// waitNodes waits up to d for each of nodes (every node when none is
+// named) to exit with status 0, and fails the test with the log of one
+// that does not.
+func (c *cluster) waitNodes(t testing.TB, d time.Duration, nodes ...int) {
+	t.Helper()
+	if len(nodes) == 0 {
+		for i := range c.procs {
+			nodes = append(nodes, i)
+		}
+	}
+	for _, i := range nodes {
+		p := c.procs[i]
+		if err := p.wait(t, fmt.Sprintf("node %d", i), d); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
+		}
+	}
 }
 
 // controlPages crawls web with one process and returns the pages it fetched.
@@ -379,12 +403,7 @@ func clusterRestart(t *testing.T, extra []string) {
 			t.Errorf("%s: %d, want %d", tc.name, code, tc.code)
 		}
 	}
-	for i, p := range c.procs {
-		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
-			b, _ := os.ReadFile(p.log)
-			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
-		}
-	}
+	c.waitNodes(t, 90*time.Second)
 	got := map[string]int{}
 	for i := range 3 {
 		for _, u := range pagesOf(t, c.dir, i) {
@@ -433,12 +452,7 @@ func TestClusterMaxPages(t *testing.T) {
 	}
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 3, "--min-delay", "0", "--max-pages", "100")
-	for i, p := range c.procs {
-		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
-			b, _ := os.ReadFile(p.log)
-			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
-		}
-	}
+	c.waitNodes(t, 60*time.Second)
 	var fetched, sent, acked, recv int64
 	for i := range 3 {
 		s := readStats(t, c.dir, i)
@@ -587,12 +601,7 @@ func TestClusterRejoin(t *testing.T) {
 		return true
 	})
 	c.procs[2] = c.start(t, 2, "--resume")
-	for i, p := range c.procs {
-		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
-			b, _ := os.ReadFile(p.log)
-			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
-		}
-	}
+	c.waitNodes(t, 90*time.Second)
 	got := map[string]bool{}
 	for i := range 3 {
 		for _, u := range pagesOf(t, c.dir, i) {
@@ -661,12 +670,7 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	// included: lift the limit this time.
 	c.procs[0] = c.start(t, 0, "--resume", "--duration", "0")
 	c.procs[1] = c.start(t, 1)
-	for i, p := range c.procs {
-		if err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second); err != nil {
-			b, _ := os.ReadFile(p.log)
-			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 3000))
-		}
-	}
+	c.waitNodes(t, 60*time.Second)
 	if s := readStats(t, c.dir, 0); s.BatchesResent < int64(st.OutboxLeft) || s.OutboxLeft != 0 || s.Epoch != 2 {
 		t.Errorf("resumed node 0: epoch %d, resent %d (outbox held %d), left %d", s.Epoch, s.BatchesResent, st.OutboxLeft, s.OutboxLeft)
 	}
