@@ -1,5 +1,7 @@
 package condense
 
+import "unsafe"
+
 // firstSeen is the map side's exact filter of repeats: a table, indexed by
 // fingerprint, of where the first occurrence of each recent URL is kept (an
 // offset into an arena of URL bytes). A repeat is dropped after one
@@ -123,32 +125,34 @@ func (t *firstSeen) clear() {
 	t.old.reset()
 }
 
-// prefetchSlots and prefetchURLs load, for each fingerprint, its slots
-// in both generations and, when the current generation's slot holds that
-// fingerprint, the first and last bytes of its URL, so that the cache
-// misses of a block of lookups overlap instead of each lookup waiting for
-// its own. The map loop runs them ahead of its lookups, slots two blocks
-// ahead and URLs one block ahead, so that the URL loads find their slots
-// in cache. They change nothing; the sums they return only keep the loads
-// from being optimized away.
-func (t *firstSeen) prefetchSlots(fps []uint64) uint64 {
+// slotAddrs and urlAddrs append, for each fingerprint, the addresses of
+// its slots in both generations and, for each generation whose slot holds
+// that fingerprint, of the first and last bytes of its URL, for
+// prefetch.Addrs: the cache misses of a block of lookups then overlap
+// instead of each lookup waiting for its own. The map loop prefetches slots
+// two blocks ahead and URLs one block ahead, so that urlAddrs finds the
+// slots it reads in cache. Prefetching changes nothing but timing.
+func (t *firstSeen) slotAddrs(fps []uint64, out []uintptr) []uintptr {
 	g, o := t.cur, t.old
-	var sum uint64
+	gb, ob := uintptr(unsafe.Pointer(unsafe.SliceData(g.slots))), uintptr(unsafe.Pointer(unsafe.SliceData(o.slots)))
 	for _, fp := range fps {
-		sum += uint64(g.slots[g.slot(fp)].off) + uint64(o.slots[o.slot(fp)].off)
+		out = append(out, gb+uintptr(g.slot(fp))*slotSize, ob+uintptr(o.slot(fp))*slotSize)
 	}
-	return sum
+	return out
 }
 
-func (t *firstSeen) prefetchURLs(fps []uint64) uint64 {
-	g := t.cur
-	var sum uint64
-	for _, fp := range fps {
-		s := &g.slots[g.slot(fp)]
-		if s.fp == fp && s.off != 0 && s.n != 0 {
-			// The URL may span two cache lines.
-			sum += uint64(g.arena[s.off-1]) + uint64(g.arena[s.off-1+s.n-1])
+func (t *firstSeen) urlAddrs(fps []uint64, out []uintptr) []uintptr {
+	for _, g := range [2]*generation{t.cur, t.old} {
+		ab := uintptr(unsafe.Pointer(unsafe.SliceData(g.arena)))
+		for _, fp := range fps {
+			s := &g.slots[g.slot(fp)]
+			if s.fp == fp && s.off != 0 && s.n != 0 {
+				// The URL may span two cache lines.
+				out = append(out, ab+uintptr(s.off-1), ab+uintptr(s.off-1+s.n-1))
+			}
 		}
 	}
-	return sum
+	return out
 }
+
+const slotSize = unsafe.Sizeof(slot{})

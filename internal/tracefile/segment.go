@@ -487,6 +487,8 @@ type SegmentReader struct {
 	raw, rawInit     bool
 	rawOff           int64
 	rawMeta, rawBody []byte
+	mapped           []byte // the current batch's body, when mapped
+	noMap            bool   // mapping failed once: read instead
 	rawOffs          []int32
 	rawDest          []uint16
 	cols             URLColumns
@@ -634,6 +636,7 @@ func (s *SegmentReader) Info() SegmentInfo { return s.info }
 
 // Close releases the reader.
 func (s *SegmentReader) Close() error {
+	s.unmapBody()
 	if s.r != nil {
 		s.r.Release()
 		s.r = nil

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -74,6 +76,19 @@ func sameCols(t testing.TB, path, what string) colRows {
 // rotated, compressed and empty segments, cuts at every kind of offset,
 // 0-byte files.
 func TestNextURLsMatchesNext(t *testing.T) {
+	for _, m := range []struct {
+		name string
+		min  int64
+	}{{"read", 1 << 62}, {"mapped", 1}} {
+		t.Run(m.name, func(t *testing.T) {
+			defer func(old int64) { minMapBody = old }(minMapBody)
+			minMapBody = m.min
+			checkNextURLsMatchesNext(t)
+		})
+	}
+}
+
+func checkNextURLsMatchesNext(t *testing.T) {
 	recs := genURLs(5000, 7)
 	for _, cfg := range []WriterConfig{
 		{FlushRows: 1}, {FlushRows: 100}, {FlushRows: 777, SegmentBytes: 64 << 10},
@@ -124,6 +139,55 @@ func TestNextURLsMatchesNext(t *testing.T) {
 	for _, c := range cuts {
 		os.WriteFile(cut, full[:c], 0o644)
 		sameCols(t, cut, fmt.Sprintf("cut at %d", c))
+	}
+}
+
+// A mapped batch of a segment truncated under the reader faults when read;
+// with SetPanicOnFault (as condense runs) that is a recoverable panic, not a
+// crash. And the strings of a mapped batch hold the right bytes.
+func TestNextURLsMappedTruncated(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("batches are mapped on linux only")
+	}
+	defer func(old int64) { minMapBody = old }(minMapBody)
+	minMapBody = 1
+	dir := t.TempDir()
+	recs := genURLs(20000, 9)
+	writeURLs(t, dir, recs, WriterConfig{FlushRows: 20000})
+	p, _ := ListSegments(dir, PrefixURLs)
+	s, err := OpenSegment(p[0], KindURLs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.NextURLs() {
+		t.Fatalf("no batch: %+v", s.Info())
+	}
+	if s.mapped == nil {
+		t.Fatal("batch body was not mapped")
+	}
+	c := s.URLColumns()
+	if c.Len() != len(recs) || c.URL(123) != recs[123].URL {
+		t.Fatalf("mapped batch: %d rows, row 123 %q", c.Len(), c.URL(123))
+	}
+	if err := os.Truncate(p[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	faulted := func() (f bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				_, f = r.(runtime.Error)
+			}
+		}()
+		var sum int
+		for i := 0; i < c.Len(); i++ {
+			sum += len(c.URL(i)) + int(c.URL(i)[0])
+		}
+		return sum < 0
+	}()
+	if !faulted {
+		t.Fatal("reading a truncated mapped batch did not fault")
 	}
 }
 
