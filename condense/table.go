@@ -1,158 +1,162 @@
 package condense
 
-import "unsafe"
+import (
+	"unsafe"
+)
 
 // firstSeen is the map side's exact filter of repeats: a table, indexed by
-// fingerprint, of where the first occurrence of each recent URL is kept (an
-// offset into an arena of URL bytes). A repeat is dropped after one
-// comparison of the full string, so only a URL identical to one already
-// spilled is ever dropped; a URL whose fingerprint is in the table with a
-// different string (a collision, or a table evicted since) is spilled.
+// fingerprint, of where a copy of each recent URL is kept in a ring of URL
+// bytes. A repeat is dropped only after one comparison of its full string
+// with an intact copy, and every copy is of a URL the filter answered
+// false for (so it was spilled): only a URL identical to one already
+// spilled is ever dropped. A URL whose fingerprint is in the table with a
+// different string (a collision), or whose copy the ring has overwritten
+// since, is spilled again.
 //
-// Memory is fixed at construction. The table keeps two generations: when
-// the current one is full the older one is dropped, and a hit in the older
-// one is copied into the current one, so URLs in use stay.
+// Memory is fixed at construction. The table is an array of buckets of
+// four entries, one cache line each; the ring is written in order and
+// overwrites its oldest copies, and a bucket that is full replaces the
+// entry whose copy is oldest. A hit on a copy in the older half of the
+// ring writes the URL again at the head, so URLs in use stay. A lookup
+// thus touches one line of the table and the one or two lines of one copy.
 type firstSeen struct {
-	cur, old *generation
+	buckets []bucket
+	shift   uint
+	ring    []byte
+	mask    uint64 // len(ring) - 1
+	head    uint64 // ring position of the next copy, counting every lap
 }
 
-type generation struct {
-	slots []slot
-	arena []byte // URL bytes, back to back
-	n     int    // entries
-	mask  uint64
-	shift uint
-}
+// bucket is four entries: one cache line.
+type bucket [4]entrySlot
 
-// slot is one table entry: fingerprint, where the URL is in the arena and
-// its length, in one cache line access.
-type slot struct {
+// entrySlot is a fingerprint and where its copy is: ring position << 16 |
+// length (0: empty).
+type entrySlot struct {
 	fp  uint64
-	off uint32 // arena offset + 1; 0 marks an empty slot
-	n   uint32
+	ref uint64
 }
 
-// firstSeenEntry is the bytes one entry costs beyond its URL: two slots at
-// a load of one half.
-const firstSeenEntry = 2 * 16
+const (
+	bucketSize = unsafe.Sizeof(bucket{})
+	maxCopy    = 1<<16 - 1 // longer URLs are not kept (always spilled)
+)
 
 // newFirstSeen returns a table using about budget bytes, for URLs of about
-// avgURL bytes.
+// avgURL bytes: a third for the buckets (two entries per kept URL), the
+// rest for the ring.
 func newFirstSeen(budget int64, avgURL int) *firstSeen {
-	per := int64(firstSeenEntry + avgURL)
-	entries := max(budget/2/per, 1024) // per generation
-	slots := uint64(1)
-	for slots < uint64(entries)*2 {
-		slots <<= 1
+	ringBytes := uint64(4 << 10)
+	for ringBytes*2 <= uint64(budget)*2/3 {
+		ringBytes *= 2
 	}
-	mk := func() *generation {
-		shift := uint(64)
-		for s := slots; s > 1; s >>= 1 {
-			shift--
-		}
-		return &generation{slots: make([]slot, slots),
-			arena: make([]byte, 0, min(entries*int64(avgURL), 1<<32-2)), mask: slots - 1, shift: shift}
+	nb := uint64(16)
+	for nb*4 < 2*ringBytes/uint64(max(avgURL, 1)) {
+		nb *= 2
 	}
-	return &firstSeen{cur: mk(), old: mk()}
-}
-
-func (g *generation) slot(fp uint64) uint64 { return (fp * 0x9E3779B97F4A7C15) >> g.shift }
-
-// find reports whether fp is in the table and whether u is the URL stored
-// with it, and returns fp's slot (the empty slot where fp would go when
-// absent).
-func (g *generation) find(fp uint64, u string) (slotIdx uint64, found, same bool) {
-	for i := g.slot(fp); ; i = (i + 1) & g.mask {
-		s := &g.slots[i]
-		if s.off == 0 {
-			return i, false, false
-		}
-		if s.fp == fp {
-			off := int(s.off - 1)
-			return i, true, int(s.n) == len(u) && string(g.arena[off:off+len(u)]) == u
-		}
+	shift := uint(64)
+	for s := nb; s > 1; s >>= 1 {
+		shift--
 	}
+	// Ring positions start at one lap so that position 0 never looks
+	// intact.
+	return &firstSeen{buckets: make([]bucket, nb), shift: shift, ring: make([]byte, ringBytes), mask: ringBytes - 1, head: ringBytes}
 }
 
-// full reports whether u would not fit.
-func (g *generation) full(u string) bool {
-	return uint64(g.n+1)*2 > g.mask+1 || len(g.arena)+len(u) > cap(g.arena)
+func (t *firstSeen) bucket(fp uint64) *bucket {
+	return &t.buckets[(fp*0x9E3779B97F4A7C15)>>t.shift]
 }
 
-func (g *generation) put(i, fp uint64, u string) {
-	off := len(g.arena)
-	g.arena = append(g.arena, u...)
-	g.slots[i] = slot{fp: fp, off: uint32(off + 1), n: uint32(len(u))}
-	g.n++
-}
+// intact reports whether the copy at ring position pos has not been
+// overwritten: the ring has advanced less than one lap past it.
+func (t *firstSeen) intact(pos uint64) bool { return t.head <= pos+t.mask+1 }
 
-func (g *generation) reset() {
-	clear(g.slots)
-	g.arena = g.arena[:0]
-	g.n = 0
-}
-
-// seen reports whether u, with fingerprint fp, is in the table, and adds it
-// when it is not (and its fingerprint is not there with another URL).
+// seen reports whether u, with fingerprint fp, is kept, and keeps it when
+// it is not.
 func (t *firstSeen) seen(fp uint64, u string) bool {
-	i, found, same := t.cur.find(fp, u)
-	if found {
-		return same
-	}
-	_, found, same = t.old.find(fp, u)
-	if found && !same {
-		return false
-	}
-	t.add(i, fp, u)
-	return found
-}
-
-func (t *firstSeen) add(i, fp uint64, u string) {
-	if t.cur.full(u) {
-		t.cur, t.old = t.old, t.cur
-		t.cur.reset()
-		i, _, _ = t.cur.find(fp, u)
-		if t.cur.full(u) {
-			return // u alone is larger than a generation
+	b := t.bucket(fp)
+	victim, oldest := -1, ^uint64(0)
+	for k := range b {
+		e := &b[k]
+		if e.ref == 0 {
+			if victim < 0 || oldest != 0 {
+				victim, oldest = k, 0
+			}
+			continue
+		}
+		pos, n := e.ref>>16, int(e.ref&0xffff)
+		if !t.intact(pos) {
+			if oldest != 0 {
+				victim, oldest = k, 0
+			}
+			continue
+		}
+		if e.fp == fp && n == len(u) {
+			off := pos & t.mask
+			if string(t.ring[off:off+uint64(n)]) == u {
+				if t.head-pos > (t.mask+1)/2 {
+					// In the older half: copy it again so it stays.
+					e.ref = t.copy(u)
+				}
+				return true
+			}
+		}
+		if oldest != 0 && pos < oldest {
+			victim, oldest = k, pos
 		}
 	}
-	t.cur.put(i, fp, u)
+	if len(u) <= maxCopy && uint64(len(u)) <= t.mask+1 {
+		b[victim] = entrySlot{fp: fp, ref: t.copy(u)}
+	}
+	return false
 }
 
-// clear empties the table (between nodes: counts are per node).
+// copy writes u at the head of the ring (not across its end) and returns
+// its entry reference.
+func (t *firstSeen) copy(u string) uint64 {
+	n := uint64(len(u))
+	if off := t.head & t.mask; off+n > t.mask+1 {
+		t.head += t.mask + 1 - off
+	}
+	pos := t.head
+	copy(t.ring[pos&t.mask:], u)
+	t.head += n
+	return pos<<16 | n
+}
+
+// clear empties the table (between nodes: counts are per node). The ring
+// keeps its bytes; no entry points at them.
 func (t *firstSeen) clear() {
-	t.cur.reset()
-	t.old.reset()
+	clear(t.buckets)
 }
 
-// slotAddrs and urlAddrs append, for each fingerprint, the addresses of
-// its slots in both generations and, for each generation whose slot holds
-// that fingerprint, of the first and last bytes of its URL, for
-// prefetch.Addrs: the cache misses of a block of lookups then overlap
-// instead of each lookup waiting for its own. The map loop prefetches slots
-// two blocks ahead and URLs one block ahead, so that urlAddrs finds the
-// slots it reads in cache. Prefetching changes nothing but timing.
+// slotAddrs and urlAddrs append, for each fingerprint, the address of its
+// bucket and, when its bucket holds that fingerprint, of the first and last
+// bytes of its copy, for prefetch.Addrs: the cache misses of a block of
+// lookups then overlap instead of each lookup waiting for its own. The map
+// loop prefetches buckets two blocks ahead and copies one block ahead, so
+// that urlAddrs finds the buckets it reads in cache. Prefetching changes
+// nothing but timing.
 func (t *firstSeen) slotAddrs(fps []uint64, out []uintptr) []uintptr {
-	g, o := t.cur, t.old
-	gb, ob := uintptr(unsafe.Pointer(unsafe.SliceData(g.slots))), uintptr(unsafe.Pointer(unsafe.SliceData(o.slots)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.buckets)))
 	for _, fp := range fps {
-		out = append(out, gb+uintptr(g.slot(fp))*slotSize, ob+uintptr(o.slot(fp))*slotSize)
+		out = append(out, base+uintptr((fp*0x9E3779B97F4A7C15)>>t.shift)*bucketSize)
 	}
 	return out
 }
 
 func (t *firstSeen) urlAddrs(fps []uint64, out []uintptr) []uintptr {
-	for _, g := range [2]*generation{t.cur, t.old} {
-		ab := uintptr(unsafe.Pointer(unsafe.SliceData(g.arena)))
-		for _, fp := range fps {
-			s := &g.slots[g.slot(fp)]
-			if s.fp == fp && s.off != 0 && s.n != 0 {
-				// The URL may span two cache lines.
-				out = append(out, ab+uintptr(s.off-1), ab+uintptr(s.off-1+s.n-1))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.ring)))
+	for _, fp := range fps {
+		b := t.bucket(fp)
+		for k := range b {
+			if e := b[k]; e.fp == fp && e.ref != 0 {
+				off, n := uintptr((e.ref>>16)&t.mask), uintptr(e.ref&0xffff)
+				// The copy may span two cache lines.
+				out = append(out, base+off, base+off+max(n, 1)-1)
+				break
 			}
 		}
 	}
 	return out
 }
-
-const slotSize = unsafe.Sizeof(slot{})
