@@ -63,10 +63,12 @@ func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report,
 	if len(nodes) > 0 {
 		var meta tracefile.Meta
 		var read int64
+		t0 := time.Now()
 		nodeReps, meta, read, err = r.mapNodes(ctx, nodes, ranges, tmp)
 		if err != nil {
 			return nil, err
 		}
+		rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()
 		rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
 	} else if rep.CrawlID, err = crawlID(r.cfg.Input, r.nodes); err != nil {
 		return nil, err
@@ -182,11 +184,13 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	files := func(g int) ([]string, error) {
 		return filepath.Glob(filepath.Join(cfg.Dir, BucketDir, "map-*", fmt.Sprintf("r%06d-*.spill", g)))
 	}
+	t0 := time.Now()
 	perNode, total, err := r.verify(ctx, ranges, cfg.Shards*r.parts, files)
 	if err != nil {
 		return nil, err
 	}
 	rep := r.newReport()
+	rep.VerifySec = time.Since(t0).Seconds()
 	rep.Stage, rep.CrawlID, rep.Nodes, rep.Input = StageReduce, first.CrawlID, first.Nodes, first.Input
 	var nodeReps []NodeReport
 	for _, m := range maps {

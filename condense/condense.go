@@ -292,10 +292,13 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	if err := os.MkdirAll(bucketDir, 0o755); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
+	t0 := time.Now()
 	nodeReps, meta, read, err := r.mapNodes(ctx, r.nodes, r.parts, bucketDir)
 	if err != nil {
 		return nil, err
 	}
+	rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()
+	t0 = time.Now()
 	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
 	r.progress("read %d rows from %d nodes, spilled %d first occurrences", r.rowsIn.Load(), len(r.nodes), r.spilled.Load())
 	if r.rowsIn.Load() == 0 {
@@ -318,6 +321,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		for i := range nodeReps {
 			nodeReps[i].setDistinct(perNode[nodeReps[i].Node])
 		}
+		rep.VerifySec = time.Since(t0).Seconds()
 	}
 	r.finishReport(rep, nodeReps, total)
 	return rep, nil

@@ -194,6 +194,7 @@ func comparable(r *Report) *Report {
 	c := *r
 	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
 	c.InputBytes, c.InputBytesRead = 0, 0
+	c.MapSec, c.VerifySec, c.SpilledRecords = 0, 0, 0
 	c.PerNode = append([]NodeReport(nil), r.PerNode...)
 	for i := range c.PerNode {
 		c.PerNode[i].Full = filepath.Base(c.PerNode[i].Full)

@@ -71,8 +71,16 @@ type Report struct {
 	InputBytes int64 `json:"input_bytes,omitempty"`
 	// InputBytesRead is what the map side read (rchar of /proc/self/io,
 	// less its own temporary files; -1 where unavailable).
-	InputBytesRead int64        `json:"input_bytes_read"`
-	ElapsedSec     float64      `json:"elapsed_seconds"`
+	InputBytesRead int64   `json:"input_bytes_read"`
+	ElapsedSec     float64 `json:"elapsed_seconds"`
+	// MapSec and VerifySec split the elapsed time (summed over the tasks
+	// in a merged report): reading, hashing and
+	// spilling; and the exact check of the spilled records. SpilledRecords
+	// is what the map side wrote to the buckets: the first occurrences of
+	// each URL on each node, plus repeats the bounded filter had forgotten.
+	MapSec         float64      `json:"map_seconds,omitempty"`
+	VerifySec      float64      `json:"verify_seconds,omitempty"`
+	SpilledRecords int64        `json:"spilled_records,omitempty"`
 	PerNode        []NodeReport `json:"per_node"`
 	CutSegments    []CutSegment `json:"cut_segments,omitempty"`
 }
@@ -197,6 +205,8 @@ func Merge(parts []*Report) (*Report, error) {
 	for _, p := range maps {
 		out.ShardsMerged = append(out.ShardsMerged, p.Shard)
 		out.ElapsedSec += p.ElapsedSec
+		out.MapSec += p.MapSec
+		out.SpilledRecords += p.SpilledRecords
 		if p.InputBytesRead >= 0 && out.InputBytesRead >= 0 {
 			out.InputBytesRead += p.InputBytesRead
 		} else {
@@ -215,6 +225,7 @@ func Merge(parts []*Report) (*Report, error) {
 	for _, p := range reduces {
 		out.Partitions += p.Partitions
 		out.ElapsedSec += p.ElapsedSec
+		out.VerifySec += p.VerifySec
 		for _, nr := range p.PerNode {
 			m, ok := byNode[nr.Node]
 			if !ok {
