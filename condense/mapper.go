@@ -523,4 +523,3 @@ func (m *mapper) appendChunk(s *nodeSink, c *chunk) error {
 	}
 	return nil
 }
-
