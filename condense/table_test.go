@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,56 @@ func TestFirstSeenDropsOnlyExactRepeats(t *testing.T) {
 	fs.clear()
 	if fs.seen(7, "http://h0.test/7") {
 		t.Error("cleared table still holds a URL")
+	}
+}
+
+// A URL longer than the ring, or than an entry can describe, is never kept,
+// so never dropped; a copy the ring has lapped is not trusted.
+func TestFirstSeenLongAndLapped(t *testing.T) {
+	small := newFirstSeen(1, 20) // a 4 KiB ring
+	long := strings.Repeat("x", 5000)
+	for i := 0; i < 3; i++ {
+		if small.seen(1, long) {
+			t.Fatal("a URL longer than the ring was dropped")
+		}
+	}
+	big := newFirstSeen(1<<20, 64)
+	huge := strings.Repeat("y", maxCopy+1)
+	if big.seen(2, huge) || big.seen(2, huge) {
+		t.Fatal("a URL longer than an entry can describe was dropped")
+	}
+	u := "http://a.test/kept"
+	if big.seen(3, u) || !big.seen(3, u) {
+		t.Fatal("a kept URL was not dropped when repeated")
+	}
+	// Lap the ring exactly, so that another URL's copy starts where u's
+	// was, holding a string of u's length that was never kept for fp 3
+	// (r, with a colliding fingerprint): a lapped copy must not drop it.
+	lapped := newFirstSeen(1<<20, 64)
+	if lapped.seen(3, u) {
+		t.Fatal("first sight dropped")
+	}
+	size := lapped.mask + 1
+	end := lapped.bucket(3)[0].ref>>16 + size // where u's copy is written over
+	next := uint64(1000)
+	other := func(n int) { // a new URL of n bytes in another bucket
+		for next++; lapped.bucket(next) == lapped.bucket(3); next++ {
+		}
+		lapped.seen(next, fmt.Sprintf("%0*d", n, next))
+	}
+	for lapped.head+200 < end {
+		other(100)
+	}
+	other(int(end - lapped.head))
+	r := "http://a.test/XXXX"
+	for next++; lapped.bucket(next) == lapped.bucket(3); next++ {
+	}
+	lapped.seen(next, r+"-and-more")
+	if lapped.bucket(3)[0].fp != 3 {
+		t.Fatal("fp 3's entry was evicted")
+	}
+	if lapped.seen(3, r) {
+		t.Fatal("a lapped copy was trusted: dropped a URL never kept")
 	}
 }
 
