@@ -400,6 +400,10 @@ func TestSegmentsReadInParallelKeepLogOrder(t *testing.T) {
 	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.InputBytesRead == 0 {
 		t.Errorf("total %+v, want %d URLs, %d fingerprints", rep.Total, urls, fps)
 	}
+	// Every distinct URL is spilled at least once, no row more than once.
+	if rep.SpilledRecords < urls || rep.SpilledRecords > rep.Total.Rows || rep.MapSec <= 0 || rep.VerifySec <= 0 {
+		t.Errorf("spilled %d records of %d rows (%d distinct), map %gs, verify %gs", rep.SpilledRecords, rep.Total.Rows, urls, rep.MapSec, rep.VerifySec)
+	}
 	if ents, _ := os.ReadDir(out); len(ents) != 3 {
 		t.Errorf("output holds %d entries, want two traces and report.json (chunk files left?)", len(ents))
 	}
