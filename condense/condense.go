@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,23 +370,4 @@ func (r *run) progress(format string, args ...any) {
 	if r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "condense: "+format+"\n", args...)
 	}
-}
-
-// readChars is the bytes this process has read so far (rchar in
-// /proc/self/io: every read, from disk or the page cache), or -1 where
-// that is not available.
-func readChars() int64 {
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err == nil {
-				return n
-			}
-		}
-	}
-	return -1
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,12 +60,14 @@ type chunk struct {
 }
 
 type mapper struct {
-	r       *run
-	sinks   map[int]*nodeSink
-	ranges  int // fingerprint ranges the buckets split into
-	bucket  string
-	chunkRd int64 // bytes read back from chunk files (not input)
-	mu      sync.Mutex
+	r      *run
+	sinks  map[int]*nodeSink
+	ranges int // fingerprint ranges the buckets split into
+	bucket string
+	// inputRead is the bytes of input the segment readers read (or
+	// mapped): each segment's tracefile.SegmentReader.BytesRead.
+	inputRead atomic.Int64
+	mu        sync.Mutex
 }
 
 // mapNodes runs the map side over nodes, writing traces when traces is
@@ -95,7 +98,6 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 			}
 		}
 	}
-	rchar0 := readChars()
 	work := make(chan unit)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -188,11 +190,7 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 			}
 		}
 	}
-	read := int64(-1)
-	if rchar0 >= 0 {
-		read = readChars() - rchar0 - m.chunkRd
-	}
-	return reps, meta, read, nil
+	return reps, meta, m.inputRead.Load(), nil
 }
 
 func (r *run) tracePath(node int, sub string) string {
@@ -279,6 +277,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		return err
 	}
 	defer seg.Close()
+	defer func() { m.inputRead.Add(seg.BytesRead()) }()
 	if err := s.setMeta(seg.Meta(), r); err != nil {
 		return err
 	}
@@ -504,9 +503,6 @@ func (m *mapper) appendChunk(s *nodeSink, c *chunk) error {
 			for i := 0; i+8 <= k; i += 8 {
 				fps = append(fps, binary.LittleEndian.Uint64(buf[i:]))
 			}
-			m.mu.Lock()
-			m.chunkRd += int64(k)
-			m.mu.Unlock()
 			if werr := part.w.AppendSlice(fps); werr != nil {
 				f.Close()
 				return werr

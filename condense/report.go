@@ -69,8 +69,9 @@ type Report struct {
 	BytesOut     int64  `json:"bytes_out"`
 	// InputBytes is the size of the whole raw trace (map reports).
 	InputBytes int64 `json:"input_bytes,omitempty"`
-	// InputBytesRead is what the map side read (rchar of /proc/self/io,
-	// less its own temporary files; -1 where unavailable).
+	// InputBytesRead is what the map side read of the input: every byte its
+	// segment readers read or mapped, framing checks included (so a little
+	// more than BytesIn).
 	InputBytesRead int64   `json:"input_bytes_read"`
 	ElapsedSec     float64 `json:"elapsed_seconds"`
 	// MapSec and VerifySec split the elapsed time (summed over the tasks

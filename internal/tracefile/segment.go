@@ -473,6 +473,7 @@ type SegmentInfo struct {
 type SegmentReader struct {
 	path string
 	f    *os.File
+	rd   *countingReader // every read of f goes through it
 	r    *ipc.Reader
 	meta Meta
 	kind string
@@ -494,6 +495,25 @@ type SegmentReader struct {
 	cols             URLColumns
 	src              *prefixReader
 }
+
+// countingReader counts the bytes read through it (and, added by
+// NextURLs, the batch bodies it maps instead).
+type countingReader struct {
+	r io.ReaderAt
+	n int64
+}
+
+func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	c.n += int64(n)
+	return n, err
+}
+
+// BytesRead is how many bytes of the file the reader has read so far,
+// counting a batch body NextURLs mapped instead of reading as read: the
+// input volume a condense reports (a mapped body does not show in the
+// process's read counters).
+func (s *SegmentReader) BytesRead() int64 { return s.rd.n }
 
 // prefixReader reads r from offset 0 up to limit, which may grow.
 type prefixReader struct {
@@ -529,7 +549,7 @@ func OpenSegment(path, kind string) (*SegmentReader, error) {
 		f.Close()
 		return nil, fmt.Errorf("tracefile: %w", err)
 	}
-	s := &SegmentReader{path: path, f: f, kind: kind, size: st.Size(), info: SegmentInfo{File: filepath.Base(path), Bytes: st.Size()}}
+	s := &SegmentReader{path: path, f: f, rd: &countingReader{r: f}, kind: kind, size: st.Size(), info: SegmentInfo{File: filepath.Base(path), Bytes: st.Size()}}
 	if err := s.openIPC(); err != nil {
 		f.Close()
 		return nil, err
@@ -547,7 +567,7 @@ func (s *SegmentReader) openIPC() (err error) {
 		// Created, then killed before the schema reached the disk.
 		return fmt.Errorf("%w: %s: 0-byte file", errCutSchema, s.path)
 	}
-	s.scan = scanFrames(s.f, s.size)
+	s.scan = scanFrames(s.rd, s.size)
 	if s.scan.messages == 0 && s.scan.truncated {
 		return fmt.Errorf("%w: %s: cut before its schema was complete (%s)", errCutSchema, s.path, s.scan.stop)
 	}
@@ -560,7 +580,7 @@ func (s *SegmentReader) openIPC() (err error) {
 	}
 	// The reader sees only the prefix whose framing was checked, and only
 	// the schema until Next asks for batches (NextURLs reads them itself).
-	s.src = &prefixReader{r: s.f, limit: s.scan.schemaEnd}
+	s.src = &prefixReader{r: s.rd, limit: s.scan.schemaEnd}
 	r, err := ipc.NewReader(bufio.NewReaderSize(s.src, 1<<20))
 	if err != nil {
 		return fmt.Errorf("%w: %s: not an Arrow stream (%v)", ErrCorrupt, s.path, err)

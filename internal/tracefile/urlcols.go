@@ -97,7 +97,7 @@ func (s *SegmentReader) URLColumns() *URLColumns { return &s.cols }
 func (s *SegmentReader) readRaw() error {
 	var hdr [8]byte
 	off := s.rawOff
-	if _, err := s.f.ReadAt(hdr[:], off); err != nil {
+	if _, err := s.rd.ReadAt(hdr[:], off); err != nil {
 		return err
 	}
 	metaLen := int64(int32(binary.LittleEndian.Uint32(hdr[4:])))
@@ -108,7 +108,7 @@ func (s *SegmentReader) readRaw() error {
 		s.rawMeta = make([]byte, metaLen)
 	}
 	meta := s.rawMeta[:metaLen]
-	if _, err := s.f.ReadAt(meta, off+8); err != nil {
+	if _, err := s.rd.ReadAt(meta, off+8); err != nil {
 		return err
 	}
 	rows, nodes, bufs, bodyLen, err := parseBatchMeta(meta)
@@ -126,6 +126,7 @@ func (s *SegmentReader) readRaw() error {
 		// byte into a buffer was a tenth of condense's CPU time.
 		if b, m, ok := mapRange(s.f, bodyOff, bodyLen); ok {
 			body, s.mapped = b[:bodyLen:bodyLen], m
+			s.rd.n += bodyLen
 		} else {
 			s.noMap = true
 		}
@@ -135,7 +136,7 @@ func (s *SegmentReader) readRaw() error {
 			s.rawBody = make([]byte, bodyLen+bodyLen/8)
 		}
 		body = s.rawBody[:bodyLen]
-		if _, err := s.f.ReadAt(body, bodyOff); err != nil {
+		if _, err := s.rd.ReadAt(body, bodyOff); err != nil {
 			return err
 		}
 	}

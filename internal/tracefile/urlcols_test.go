@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -140,6 +142,61 @@ func checkNextURLsMatchesNext(t *testing.T) {
 		os.WriteFile(cut, full[:c], 0o644)
 		sameCols(t, cut, fmt.Sprintf("cut at %d", c))
 	}
+}
+
+// BytesRead counts what the reader consumed of the file: on the read path
+// exactly what the kernel counts as read (rchar), and the same whether the
+// batch bodies are read or mapped.
+func TestBytesReadCounted(t *testing.T) {
+	dir := t.TempDir()
+	writeURLs(t, dir, genURLs(20000, 3), WriterConfig{FlushRows: 4000})
+	p, _ := ListSegments(dir, PrefixURLs)
+	st, _ := os.Stat(p[0])
+	count := func(min int64) (counted, rchar int64) {
+		defer func(old int64) { minMapBody = old }(minMapBody)
+		minMapBody = min
+		runtime.LockOSThread() // rchar of this thread only
+		defer runtime.UnlockOSThread()
+		before, own := threadRchar(t)
+		s, err := OpenSegment(p[0], KindURLs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.NextURLs() {
+		}
+		after, _ := threadRchar(t)
+		counted, rchar = s.BytesRead(), after-before-own
+		s.Close()
+		return counted, rchar
+	}
+	read, rchar := count(1 << 62)
+	if rchar >= 0 && read != rchar && runtime.GOOS == "linux" {
+		t.Errorf("read path: counted %d bytes, the kernel %d", read, rchar)
+	}
+	if read < st.Size() || read > st.Size()*11/10 {
+		t.Errorf("read path: counted %d bytes of a %d-byte file", read, st.Size())
+	}
+	if runtime.GOOS == "linux" {
+		if mapped, _ := count(1); mapped != read {
+			t.Errorf("mapped path counted %d bytes, read path %d", mapped, read)
+		}
+	}
+}
+
+// threadRchar is the calling thread's rchar before this call's own read of
+// it, and that read's size (-1 where there is none).
+func threadRchar(t *testing.T) (rchar, own int64) {
+	b, err := os.ReadFile("/proc/thread-self/io")
+	if err != nil {
+		return -1, 0
+	}
+	rchar = -1
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "rchar: "); ok {
+			rchar, _ = strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+		}
+	}
+	return rchar, int64(len(b))
 }
 
 // A mapped batch of a segment truncated under the reader faults when read;
