@@ -181,11 +181,12 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	for g := cfg.Shard * r.parts; g < (cfg.Shard+1)*r.parts; g++ {
 		ranges = append(ranges, g)
 	}
-	files := func(g int) ([]string, error) {
-		return filepath.Glob(filepath.Join(cfg.Dir, BucketDir, "map-*", fmt.Sprintf("r%06d-*.spill", g)))
-	}
 	t0 := time.Now()
-	perNode, total, err := r.verify(ctx, ranges, cfg.Shards*r.parts, files)
+	chunks, err := readBuckets(filepath.Join(cfg.Dir, BucketDir, "map-*"))
+	if err != nil {
+		return nil, err
+	}
+	perNode, total, err := r.verify(ctx, ranges, cfg.Shards*r.parts, chunks)
 	if err != nil {
 		return nil, err
 	}

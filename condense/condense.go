@@ -308,10 +308,11 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		for i := range ranges {
 			ranges[i] = i
 		}
-		files := func(g int) ([]string, error) {
-			return filepath.Glob(filepath.Join(bucketDir, fmt.Sprintf("r%06d-*.spill", g)))
+		chunks, err := readBuckets(bucketDir)
+		if err != nil {
+			return nil, err
 		}
-		perNode, tot, err := r.verify(ctx, ranges, r.parts, files)
+		perNode, tot, err := r.verify(ctx, ranges, r.parts, chunks)
 		if err != nil {
 			return nil, err
 		}

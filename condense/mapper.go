@@ -203,7 +203,7 @@ type workerState struct {
 	id      int
 	seen    *firstSeen
 	node    int
-	buckets []*spillWriter
+	buckets *bucketWriter
 	full    []uint64
 	cross   []uint64
 	addrs   []uintptr // see firstSeen.slotAddrs
@@ -223,33 +223,24 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
 	ws := &workerState{id: id, node: -1}
 	if m.ranges > 0 {
-		ws.buckets = make([]*spillWriter, m.ranges)
+		var err error
+		ws.buckets, err = newBucketWriter(filepath.Join(m.bucket, bucketFileName(id)), m.ranges, spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers))
+		if err != nil {
+			return err
+		}
+		defer ws.buckets.abort()
 		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
 	}
-	defer func() {
-		for _, b := range ws.buckets {
-			if b != nil && b.f != nil {
-				b.f.Close()
-			}
-		}
-	}()
 	for u := range work {
 		if err := m.do(ctx, ws, u); err != nil {
 			return err
 		}
 	}
-	for _, b := range ws.buckets {
-		if b != nil {
-			if err := b.close(); err != nil {
-				return err
-			}
-		}
+	if ws.buckets != nil {
+		return ws.buckets.close()
 	}
 	return nil
 }
-
-// bucketName is the bucket file of fingerprint range g written by worker w.
-func bucketName(g, w int) string { return fmt.Sprintf("r%06d-w%03d.spill", g, w) }
 
 // do reads one segment.
 func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
@@ -312,7 +303,6 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	node := u.node
 	var rec [10]byte
 	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
-	spillBufSize := spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers)
 	var rows, crossRows, spilled int64
 	for seg.NextURLs() {
 		if err := ctx.Err(); err != nil {
@@ -361,17 +351,9 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 				if ws.seen.seen(fp, url) {
 					continue
 				}
-				g := r.rangeOf(fp, m.ranges)
-				sw := ws.buckets[g]
-				if sw == nil {
-					if sw, err = newSpillWriter(filepath.Join(m.bucket, bucketName(g, ws.id)), spillBufSize); err != nil {
-						return err
-					}
-					ws.buckets[g] = sw
-				}
 				binary.LittleEndian.PutUint64(rec[:8], fp)
 				spilled++
-				if err := sw.write(rec[:], url); err != nil {
+				if err := ws.buckets.write(r.rangeOf(fp, m.ranges), rec[:], url); err != nil {
 					return err
 				}
 			}

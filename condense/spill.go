@@ -48,24 +48,6 @@ func (s *spillWriter) close() error {
 	return nil
 }
 
-func scanSpill(path string, fn func(fp uint64, node uint16, u []byte) error) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("condense: %w", err)
-	}
-	for off := 0; off < len(b); {
-		fp, node, u, next, err := decodeRec(b, off)
-		if err != nil {
-			return fmt.Errorf("condense: spill %s: %w", path, err)
-		}
-		if err := fn(fp, node, u); err != nil {
-			return err
-		}
-		off = next
-	}
-	return nil
-}
-
 func decodeRec(b []byte, off int) (fp uint64, node uint16, u []byte, next int, err error) {
 	if off+10 > len(b) {
 		return 0, 0, nil, 0, errors.New("truncated record")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -19,8 +18,8 @@ import (
 )
 
 // verify checks the fingerprint ranges in ranges (of total contiguous
-// ranges), whose bucket files files lists, and adds up the counts.
-func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g int) ([]string, error)) (map[int]*Counts, Counts, error) {
+// ranges), whose spill records are in chunks, and adds up the counts.
+func (r *run) verify(ctx context.Context, ranges []int, total int, chunks rangeChunks) (map[int]*Counts, Counts, error) {
 	perNode := map[int]*Counts{}
 	for _, n := range r.nodes {
 		perNode[n] = &Counts{}
@@ -39,12 +38,8 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, files func(g 
 	defer prog.Finish()
 	for _, p := range ranges {
 		g.Go(func() error {
-			fs, err := files(p)
-			if err != nil {
-				return fmt.Errorf("condense: %w", err)
-			}
 			res := newPartResult()
-			if err := r.processFiles(gctx, fs, limit, 0, res); err != nil {
+			if err := r.processChunks(gctx, chunks[p], limit, 0, res); err != nil {
 				return err
 			}
 			mu.Lock()
@@ -85,51 +80,30 @@ func (p *partResult) node(n int) *Counts {
 // maxSplitDepth bounds recursive re-partitioning of oversized partitions.
 const maxSplitDepth = 4
 
-// processFiles verifies the records in files (all of one fingerprint range).
-// When they exceed limit bytes it splits them by the next 4 bits of the
-// fingerprint below the range and recurses.
-func (r *run) processFiles(ctx context.Context, files []string, limit int64, depth int, res *partResult) error {
+// processChunks verifies the records in chunks (all of one fingerprint
+// range). When they exceed limit bytes it splits them by the next 4 bits of
+// the fingerprint below the range and recurses.
+func (r *run) processChunks(ctx context.Context, chunks []spillChunk, limit int64, depth int, res *partResult) error {
 	var size int64
-	for _, f := range files {
-		st, err := os.Stat(f)
-		if err != nil {
-			return fmt.Errorf("condense: %w", err)
-		}
-		size += st.Size()
+	for _, c := range chunks {
+		size += c.n
 	}
 	if size == 0 {
 		return nil
 	}
 	if size > limit && depth < maxSplitDepth {
-		return r.split(ctx, files, limit, depth, res)
+		return r.split(ctx, chunks, limit, depth, res)
 	}
 	lb := loadBufs.Get().(*loadBuf)
 	defer loadBufs.Put(lb)
 	if int64(cap(lb.buf)) < size {
 		lb.buf = make([]byte, 0, size)
 	}
-	buf := lb.buf[:0]
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			return fmt.Errorf("condense: %w", err)
-		}
-		st, err := fh.Stat()
-		if err == nil && int64(len(buf))+st.Size() > int64(cap(buf)) {
-			err = fmt.Errorf("%s changed while being read", f)
-		}
-		if err == nil {
-			n := int(st.Size())
-			_, err = io.ReadFull(fh, buf[len(buf):len(buf)+n])
-			buf = buf[:len(buf)+n]
-		}
-		fh.Close()
-		if err != nil {
-			return fmt.Errorf("condense: %w", err)
-		}
+	buf, err := readChunks(chunks, lb.buf[:0])
+	if err != nil {
+		return err
 	}
 	lb.buf = buf
-	var err error
 	lb.ents, err = countBuffer(buf, lb.ents[:0], res)
 	return err
 }
@@ -153,7 +127,7 @@ func (r *run) shiftFor(depth int) uint {
 	return uint(s)
 }
 
-func (r *run) split(ctx context.Context, files []string, limit int64, depth int, res *partResult) error {
+func (r *run) split(ctx context.Context, chunks []spillChunk, limit int64, depth int, res *partResult) error {
 	shift := r.shiftFor(depth)
 	dir, err := os.MkdirTemp(r.cfg.TempDir, "split-")
 	if err != nil {
@@ -161,11 +135,18 @@ func (r *run) split(ctx context.Context, files []string, limit int64, depth int,
 	}
 	defer os.RemoveAll(dir)
 	var subs [16]*spillWriter
-	for _, f := range files {
+	defer func() {
+		for _, s := range subs {
+			if s != nil && s.f != nil {
+				s.f.Close()
+			}
+		}
+	}()
+	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := scanSpill(f, func(fp uint64, node uint16, u []byte) error {
+		err := scanChunk(c, func(fp uint64, node uint16, u []byte) error {
 			k := (fp >> shift) & 15
 			if subs[k] == nil {
 				s, err := newSpillWriter(filepath.Join(dir, fmt.Sprintf("s%02d.spill", k)), spillBufBytes)
@@ -184,15 +165,20 @@ func (r *run) split(ctx context.Context, files []string, limit int64, depth int,
 		}
 	}
 	for _, s := range subs {
-		if s != nil {
-			if err := s.close(); err != nil {
-				return err
-			}
-			if err := r.processFiles(ctx, []string{s.path}, limit, depth+1, res); err != nil {
-				return err
-			}
-			os.Remove(s.path)
+		if s == nil {
+			continue
 		}
+		if err := s.close(); err != nil {
+			return err
+		}
+		st, err := os.Stat(s.path)
+		if err != nil {
+			return fmt.Errorf("condense: %w", err)
+		}
+		if err := r.processChunks(ctx, []spillChunk{{path: s.path, n: st.Size()}}, limit, depth+1, res); err != nil {
+			return err
+		}
+		os.Remove(s.path)
 	}
 	return nil
 }

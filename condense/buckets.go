@@ -1,0 +1,268 @@
+package condense
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// A map worker writes all its spilled records to one bucket file: records
+// are gathered per fingerprint range in memory and appended as blocks of
+// one range each; an index of the blocks (range, offset, length) and a
+// footer end the file. A reduce reads the blocks of its ranges from every
+// bucket file. (One file per range and worker was the layout before: at
+// 512 ranges, creating and removing the files took a fifth of the time.)
+//
+// File layout, little-endian:
+//
+//	blocks      spill records (see spillWriter.write), one range per block
+//	index       count x (range uint32, length uint32, offset uint64)
+//	footer      index offset uint64, count uint64, bucketMagic uint64
+const bucketMagic = 0x31_4b_43_55_42_54_43_43 // "CCTBUCK1"
+
+const (
+	bucketIndexEntry = 16
+	bucketFooter     = 24
+)
+
+// bucketFileName is worker w's bucket file.
+func bucketFileName(w int) string { return fmt.Sprintf("w%03d.buckets", w) }
+
+// bucketGlob matches the bucket files in a directory.
+const bucketGlob = "w*.buckets"
+
+type blockRef struct {
+	rng uint32
+	n   uint32
+	off uint64
+}
+
+// bucketWriter writes one worker's bucket file.
+type bucketWriter struct {
+	f     *os.File
+	w     *bufio.Writer
+	path  string
+	blk   int      // a range's records are written when they reach blk bytes
+	bufs  [][]byte // pending records per range
+	off   uint64
+	index []blockRef
+}
+
+func newBucketWriter(path string, ranges, blk int) (*bucketWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("condense: buckets: %w", err)
+	}
+	return &bucketWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), path: path, blk: blk, bufs: make([][]byte, ranges)}, nil
+}
+
+// write adds one spill record (head is fingerprint and node) to range g.
+func (b *bucketWriter) write(g int, head []byte, u string) error {
+	buf := b.bufs[g]
+	if buf == nil {
+		buf = make([]byte, 0, b.blk)
+	}
+	buf = append(buf, head...)
+	buf = binary.AppendUvarint(buf, uint64(len(u)))
+	buf = append(buf, u...)
+	b.bufs[g] = buf
+	if len(buf) >= b.blk {
+		return b.flush(g)
+	}
+	return nil
+}
+
+func (b *bucketWriter) flush(g int) error {
+	buf := b.bufs[g]
+	if len(buf) == 0 {
+		return nil
+	}
+	if _, err := b.w.Write(buf); err != nil {
+		return fmt.Errorf("condense: buckets %s: %w", b.path, err)
+	}
+	b.index = append(b.index, blockRef{rng: uint32(g), n: uint32(len(buf)), off: b.off})
+	b.off += uint64(len(buf))
+	b.bufs[g] = buf[:0]
+	return nil
+}
+
+// close writes the pending blocks, the index and the footer.
+func (b *bucketWriter) close() error {
+	for g := range b.bufs {
+		if err := b.flush(g); err != nil {
+			return err
+		}
+	}
+	var e [bucketIndexEntry]byte
+	for _, r := range b.index {
+		binary.LittleEndian.PutUint32(e[0:], r.rng)
+		binary.LittleEndian.PutUint32(e[4:], r.n)
+		binary.LittleEndian.PutUint64(e[8:], r.off)
+		b.w.Write(e[:])
+	}
+	var ft [bucketFooter]byte
+	binary.LittleEndian.PutUint64(ft[0:], b.off)
+	binary.LittleEndian.PutUint64(ft[8:], uint64(len(b.index)))
+	binary.LittleEndian.PutUint64(ft[16:], bucketMagic)
+	b.w.Write(ft[:])
+	err := b.w.Flush()
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	b.f = nil
+	if err != nil {
+		return fmt.Errorf("condense: buckets %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// abort closes the file if close was not reached.
+func (b *bucketWriter) abort() {
+	if b.f != nil {
+		b.f.Close()
+		b.f = nil
+	}
+}
+
+// spillChunk is a run of spill records: a block of a bucket file, or a
+// whole spill file (a range split further).
+type spillChunk struct {
+	path string
+	off  int64
+	n    int64
+}
+
+// rangeChunks maps each fingerprint range to its blocks in every bucket
+// file of dirs (glob patterns of directories).
+type rangeChunks map[int][]spillChunk
+
+// readBuckets reads the index of every bucket file matching the glob
+// patterns of their directories.
+func readBuckets(dirPatterns ...string) (rangeChunks, error) {
+	out := rangeChunks{}
+	for _, d := range dirPatterns {
+		paths, err := filepath.Glob(filepath.Join(d, bucketGlob))
+		if err != nil {
+			return nil, fmt.Errorf("condense: %w", err)
+		}
+		for _, p := range paths {
+			refs, err := readBucketIndex(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range refs {
+				out[int(r.rng)] = append(out[int(r.rng)], spillChunk{path: p, off: int64(r.off), n: int64(r.n)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// readBucketIndex reads and checks a bucket file's footer and index.
+func readBucketIndex(path string) ([]blockRef, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %s: not a complete bucket file (%s)", tracefile.ErrCorrupt, path, why)
+	}
+	size := st.Size()
+	if size < bucketFooter {
+		return nil, bad("shorter than its footer")
+	}
+	var ft [bucketFooter]byte
+	if _, err := f.ReadAt(ft[:], size-bucketFooter); err != nil {
+		return nil, fmt.Errorf("condense: %s: %w", path, err)
+	}
+	idxOff, count := binary.LittleEndian.Uint64(ft[0:]), binary.LittleEndian.Uint64(ft[8:])
+	if binary.LittleEndian.Uint64(ft[16:]) != bucketMagic {
+		return nil, bad("no footer")
+	}
+	if idxOff > uint64(size) || count > uint64(size)/bucketIndexEntry || idxOff+count*bucketIndexEntry+bucketFooter != uint64(size) {
+		return nil, bad("index out of range")
+	}
+	raw := make([]byte, count*bucketIndexEntry)
+	if _, err := io.ReadFull(io.NewSectionReader(f, int64(idxOff), int64(len(raw))), raw); err != nil {
+		return nil, fmt.Errorf("condense: %s: %w", path, err)
+	}
+	refs := make([]blockRef, count)
+	for i := range refs {
+		e := raw[i*bucketIndexEntry:]
+		refs[i] = blockRef{rng: binary.LittleEndian.Uint32(e[0:]), n: binary.LittleEndian.Uint32(e[4:]), off: binary.LittleEndian.Uint64(e[8:])}
+		if refs[i].off+uint64(refs[i].n) > idxOff {
+			return nil, bad("block out of range")
+		}
+	}
+	return refs, nil
+}
+
+// readChunks appends the bytes of chunks to buf, opening each file once.
+func readChunks(chunks []spillChunk, buf []byte) ([]byte, error) {
+	byPath := slices.Clone(chunks)
+	slices.SortFunc(byPath, func(a, b spillChunk) int {
+		if a.path != b.path {
+			if a.path < b.path {
+				return -1
+			}
+			return 1
+		}
+		return int(a.off - b.off)
+	})
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for _, c := range byPath {
+		if f == nil || f.Name() != c.path {
+			if f != nil {
+				f.Close()
+			}
+			var err error
+			if f, err = os.Open(c.path); err != nil {
+				return buf, fmt.Errorf("condense: %w", err)
+			}
+		}
+		n := len(buf)
+		if int64(cap(buf)-n) < c.n {
+			return buf, fmt.Errorf("condense: %s changed while being read", c.path)
+		}
+		buf = buf[:n+int(c.n)]
+		if _, err := f.ReadAt(buf[n:], c.off); err != nil {
+			return buf[:n], fmt.Errorf("condense: %s: %w", c.path, err)
+		}
+	}
+	return buf, nil
+}
+
+// scanChunk calls fn for every record of c.
+func scanChunk(c spillChunk, fn func(fp uint64, node uint16, u []byte) error) error {
+	b, err := readChunks([]spillChunk{c}, make([]byte, 0, c.n))
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(b); {
+		fp, node, u, next, err := decodeRec(b, off)
+		if err != nil {
+			return fmt.Errorf("%w: condense: spill %s: %w", tracefile.ErrCorrupt, c.path, err)
+		}
+		if err := fn(fp, node, u); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}

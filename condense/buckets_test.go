@@ -1,0 +1,70 @@
+package condense
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// A bucket file gives back each range's records, in order, whatever the
+// block size; a cut or overwritten file is refused naming it.
+func TestBucketFileRoundTrip(t *testing.T) {
+	for _, blk := range []int{1, 100, 4096} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, bucketFileName(0))
+		w, err := newBucketWriter(path, 7, blk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][]string{}
+		var head [10]byte
+		for i := 0; i < 3000; i++ {
+			g := (i * 5) % 7
+			u := fmt.Sprintf("http://h%d.test/%d", g, i)
+			binary.LittleEndian.PutUint64(head[:], uint64(i))
+			binary.LittleEndian.PutUint16(head[8:], uint16(g))
+			if err := w.write(g, head[:], u); err != nil {
+				t.Fatal(err)
+			}
+			want[g] = append(want[g], u)
+		}
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		rc, err := readBuckets(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := 0; g < 7; g++ {
+			var got []string
+			for _, c := range rc[g] {
+				err := scanChunk(c, func(fp uint64, node uint16, u []byte) error {
+					if int(node) != g {
+						return fmt.Errorf("record of range %d in range %d", node, g)
+					}
+					got = append(got, string(u))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(want[g], " ") {
+				t.Fatalf("blk %d range %d: %d records back, want %d", blk, g, len(got), len(want[g]))
+			}
+		}
+		full, _ := os.ReadFile(path)
+		for _, bad := range [][]byte{nil, full[:len(full)-1], full[:len(full)-bucketFooter], append(append([]byte(nil), full[:len(full)-8]...), "garbage!"...)} {
+			os.WriteFile(path, bad, 0o644)
+			if _, err := readBuckets(dir); !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("damaged bucket file (%d bytes): %v", len(bad), err)
+			}
+		}
+	}
+}
