@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Compares `crawltrace condense` at two commits on the same raw traces,
+# interleaved (A, B, A, B, ...), REPS runs each, and prints wall and CPU
+# (user + system) min and median: the before/after table of
+# docs/benchmarks.md.
+#
+#   scripts/bench-condense-compare.sh REV_A REV_B TRACE_DIR...
+#
+# TRACE_DIR is a trace made by scripts/bench-condense.sh (it holds crawl/).
+# Environment: REPS (5), MEMORY (64MiB), BENCH_DIR (as bench-condense.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 3 ] || { echo "usage: $0 REV_A REV_B TRACE_DIR..." >&2; exit 2; }
+a=$1 b=$2; shift 2
+dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}/compare
+mkdir -p "$dir"
+for rev in "$a" "$b"; do
+  wt="$dir/src-$rev"
+  rm -rf "$wt"
+  git worktree add --detach -q "$wt" "$rev"
+  (cd "$wt" && go build -o "$dir/crawltrace-$rev" ./cmd/crawltrace)
+  git worktree remove --force "$wt"
+done
+reps=${REPS:-5}
+echo "| trace | $a wall min / median | CPU min / median | $b wall min / median | CPU min / median |"
+echo "|---|---|---|---|---|"
+for t in "$@"; do
+  for rev in "$a" "$b"; do : > "$dir/times-$rev"; done
+  for i in $(seq "$reps"); do
+    for rev in "$a" "$b"; do
+      rm -rf "$dir/out"
+      /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$rev" \
+        "$dir/crawltrace-$rev" condense "$t/crawl" -o "$dir/out" --memory "${MEMORY:-64MiB}" >/dev/null 2>&1
+    done
+  done
+  row="| $(basename "$t")"
+  for rev in "$a" "$b"; do
+    row+=$(sort -n "$dir/times-$rev" | awk -v n="$reps" '
+      { w[NR] = $1; c[NR] = $2 + $3 }
+      END {
+        # min and median of wall, then of CPU (sorted separately)
+        for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
+        m = int((NR + 1) / 2)
+        printf " | %.2f / %.2f s | %.2f / %.2f s", w[1], w[m], c[1], c[m]
+      }')
+  done
+  echo "$row |"
+done
+rm -rf "$dir/out"
