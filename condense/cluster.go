@@ -64,8 +64,12 @@ func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report,
 		var meta tracefile.Meta
 		var read int64
 		t0 := time.Now()
-		nodeReps, meta, read, err = r.mapNodes(ctx, nodes, ranges, tmp)
+		var closed func() error
+		nodeReps, meta, read, closed, err = r.mapNodes(ctx, nodes, ranges, tmp)
 		if err != nil {
+			return nil, err
+		}
+		if err := closed(); err != nil {
 			return nil, err
 		}
 		rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()

@@ -291,10 +291,16 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
 	t0 := time.Now()
-	nodeReps, meta, read, err := r.mapNodes(ctx, r.nodes, r.parts, bucketDir)
+	nodeReps, meta, read, closed, err := r.mapNodes(ctx, r.nodes, r.parts, bucketDir)
 	if err != nil {
 		return nil, err
 	}
+	closedDone := false
+	defer func() {
+		if !closedDone {
+			closed() // an error path: wait for the closes; Run removes the outputs
+		}
+	}()
 	rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()
 	t0 = time.Now()
 	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
@@ -321,6 +327,10 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 			nodeReps[i].setDistinct(perNode[nodeReps[i].Node])
 		}
 		rep.VerifySec = time.Since(t0).Seconds()
+	}
+	closedDone = true
+	if err := closed(); err != nil {
+		return nil, err
 	}
 	r.finishReport(rep, nodeReps, total)
 	return rep, nil

@@ -70,9 +70,11 @@ type mapper struct {
 	mu        sync.Mutex
 }
 
-// mapNodes runs the map side over nodes, writing traces when traces is
-// true, and buckets into dir (none when ranges is 0).
-func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, error) {
+// mapNodes runs the map side over nodes, writing their traces, and
+// buckets into dir (none when ranges is 0). The traces are still being
+// closed when it returns: closed waits for them (and fills in BytesOut),
+// and must be called before the reports are used.
+func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, func() error, error) {
 	m := &mapper{r: r, sinks: map[int]*nodeSink{}, ranges: ranges, bucket: dir}
 	var units []unit
 	maxSeg := 0
@@ -80,10 +82,10 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 	for _, n := range nodes {
 		ps, err := tracefile.ListSegments(tracefile.NodeDir(r.cfg.Input, n), tracefile.PrefixURLs)
 		if err != nil {
-			return nil, tracefile.Meta{}, 0, err
+			return nil, tracefile.Meta{}, 0, nil, err
 		}
 		if len(ps) == 0 {
-			return nil, tracefile.Meta{}, 0, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
+			return nil, tracefile.Meta{}, 0, nil, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
 		}
 		segs[n] = ps
 		maxSeg = max(maxSeg, len(ps))
@@ -129,14 +131,14 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 		}
 	}()
 	if err != nil {
-		return nil, tracefile.Meta{}, 0, err
+		return nil, tracefile.Meta{}, 0, nil, err
 	}
 	var reps []NodeReport
 	var meta tracefile.Meta
 	for i, n := range nodes {
 		s := m.sinks[n]
 		if !s.haveMeta {
-			return nil, meta, 0, fmt.Errorf("%w: %s: every segment was cut before its schema", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
+			return nil, meta, 0, nil, fmt.Errorf("%w: %s: every segment was cut before its schema", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
 		}
 		if i == 0 {
 			meta = s.meta
@@ -150,7 +152,7 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 				nr.BytesIn += si.Bytes
 				if !si.Clean {
 					if r.cfg.Strict {
-						return nil, meta, 0, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), si.Rows, si.Error)
+						return nil, meta, 0, nil, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), si.Rows, si.Error)
 					}
 					nr.CutSegments = append(nr.CutSegments, CutSegment{Node: n, File: filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), RowsRecovered: si.Rows, Reason: si.Error})
 				}
@@ -158,8 +160,9 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 		}
 		reps = append(reps, nr)
 	}
-	// Close (flush, sync, rename) every trace at once: the syncs wait on
-	// the disk, one after another they were a tenth of a run's time.
+	// Close (flush, sync, rename) every trace at once, in the background:
+	// the syncs wait on the disk (one after another they were a tenth of a
+	// run's time), while the caller goes on to verify.
 	var cg errgroup.Group
 	for i := range reps {
 		nr, s := &reps[i], m.sinks[reps[i].Node]
@@ -178,19 +181,24 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 			})
 		}
 	}
-	if err := cg.Wait(); err != nil {
-		return nil, meta, 0, err
-	}
 	for i := range reps {
 		s := m.sinks[reps[i].Node]
-		s.full, s.cross = nil, nil
-		for _, p := range []string{reps[i].Full, reps[i].Cross} {
-			if st, err := os.Stat(p); err == nil {
-				reps[i].BytesOut += st.Size()
+		s.full, s.cross = nil, nil // the closers own them now
+	}
+	closed := func() error {
+		if err := cg.Wait(); err != nil {
+			return err
+		}
+		for i := range reps {
+			for _, p := range []string{reps[i].Full, reps[i].Cross} {
+				if st, err := os.Stat(p); err == nil {
+					reps[i].BytesOut += st.Size()
+				}
 			}
 		}
+		return nil
 	}
-	return reps, meta, m.inputRead.Load(), nil
+	return reps, meta, m.inputRead.Load(), closed, nil
 }
 
 func (r *run) tracePath(node int, sub string) string {
