@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -406,5 +408,41 @@ func TestSegmentsReadInParallelKeepLogOrder(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 3 {
 		t.Errorf("output holds %d entries, want two traces and report.json (chunk files left?)", len(ents))
+	}
+}
+
+// A segment truncated by another process while condense reads it (its
+// batch bodies are mapped, so reading them faults) is an ErrCorrupt error
+// naming it, not a crash.
+func TestSegmentTruncatedWhileRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("batch bodies are mapped on linux only")
+	}
+	in := t.TempDir()
+	m := tracefile.Meta{CrawlID: "fixture", Node: 0, Nodes: 1, Partitioner: "host", Created: time.Unix(1, 0)}
+	w, err := tracefile.CreateURLWriter(tracefile.NodeDir(in, 0), m, tracefile.WriterConfig{FlushRows: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40000; i++ { // two batches of about 1.5 MB: mapped
+		if _, err := w.Append(tracefile.URLRecord{URL: fmt.Sprintf("http://h%d.test/a/long/enough/path/%d", i%50, i), Kind: tracefile.URLLink}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { testAfterOpen = nil }()
+	var victim string
+	testAfterOpen = func(path string) {
+		// Keep the framing the reader checked; cut the bodies.
+		victim = path
+		if err := os.Truncate(path, 4096); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err = Run(context.Background(), Config{Input: in, Output: t.TempDir(), Workers: 1})
+	if !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), victim) {
+		t.Fatalf("segment truncated while read: %v", err)
 	}
 }
