@@ -21,7 +21,7 @@ import (
 //
 // File layout, little-endian:
 //
-//	blocks      spill records (see spillWriter.write), one range per block
+//	blocks      spill records (see appendRec), one range per block
 //	index       count x (range uint32, length uint32, offset uint64)
 //	footer      index offset uint64, count uint64, bucketMagic uint64
 const bucketMagic = 0x31_4b_43_55_42_54_43_43 // "CCTBUCK1"
@@ -64,13 +64,24 @@ func newBucketWriter(path string, ranges, blk int) (*bucketWriter, error) {
 
 // write adds one spill record (head is fingerprint and node) to range g.
 func (b *bucketWriter) write(g int, head []byte, u string) error {
-	buf := b.bufs[g]
-	if buf == nil {
-		buf = make([]byte, 0, b.blk)
+	return b.added(g, appendRec(b.pending(g), head, u))
+}
+
+// writeRec adds an encoded spill record to range g.
+func (b *bucketWriter) writeRec(g int, rec []byte) error {
+	return b.added(g, append(b.pending(g), rec...))
+}
+
+func (b *bucketWriter) pending(g int) []byte {
+	if b.bufs[g] == nil {
+		b.bufs[g] = make([]byte, 0, b.blk)
 	}
-	buf = append(buf, head...)
-	buf = binary.AppendUvarint(buf, uint64(len(u)))
-	buf = append(buf, u...)
+	return b.bufs[g]
+}
+
+// added keeps range g's records, writing them as a block once they reach
+// the block size.
+func (b *bucketWriter) added(g int, buf []byte) error {
 	b.bufs[g] = buf
 	if len(buf) >= b.blk {
 		return b.flush(g)
@@ -156,9 +167,7 @@ func readBuckets(dirPatterns ...string) (rangeChunks, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, r := range refs {
-				out[int(r.rng)] = append(out[int(r.rng)], spillChunk{path: p, off: int64(r.off), n: int64(r.n)})
-			}
+			chunksByRange(p, refs, out)
 		}
 	}
 	return out, nil
@@ -248,21 +257,28 @@ func readChunks(chunks []spillChunk, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// scanChunk calls fn for every record of c.
-func scanChunk(c spillChunk, fn func(fp uint64, node uint16, u []byte) error) error {
+// scanChunk calls fn for every record of c, encoded as it is stored.
+func scanChunk(c spillChunk, fn func(rec []byte) error) error {
 	b, err := readChunks([]spillChunk{c}, make([]byte, 0, c.n))
 	if err != nil {
 		return err
 	}
 	for off := 0; off < len(b); {
-		fp, node, u, next, err := decodeRec(b, off)
+		_, _, _, next, err := decodeRec(b, off)
 		if err != nil {
 			return fmt.Errorf("%w: condense: spill %s: %w", tracefile.ErrCorrupt, c.path, err)
 		}
-		if err := fn(fp, node, u); err != nil {
+		if err := fn(b[off:next]); err != nil {
 			return err
 		}
 		off = next
 	}
 	return nil
+}
+
+// chunksByRange groups the blocks of the bucket file at path by range.
+func chunksByRange(path string, refs []blockRef, out rangeChunks) {
+	for _, r := range refs {
+		out[int(r.rng)] = append(out[int(r.rng)], spillChunk{path: path, off: int64(r.off), n: int64(r.n)})
+	}
 }

@@ -44,7 +44,11 @@ func TestBucketFileRoundTrip(t *testing.T) {
 		for g := 0; g < 7; g++ {
 			var got []string
 			for _, c := range rc[g] {
-				err := scanChunk(c, func(fp uint64, node uint16, u []byte) error {
+				err := scanChunk(c, func(rec []byte) error {
+					_, node, u, _, err := decodeRec(rec, 0)
+					if err != nil {
+						return err
+					}
 					if int(node) != g {
 						return fmt.Errorf("record of range %d in range %d", node, g)
 					}

@@ -108,13 +108,14 @@ const heapAllowance = 24 << 20
 // variable so tests can force splitting on small inputs).
 var minPartitionBytes int64 = 1 << 20
 
-// spillBufBytes bounds the write buffer of one bucket file; with many
-// buckets the buffers shrink so that all of them stay within an eighth of
-// the memory budget (but not below 4 KiB).
+// spillBufBytes bounds the block size of a bucket file (the records of one
+// range a worker gathers before writing them); with many ranges the blocks
+// shrink so that all of them stay within an eighth of the memory budget
+// (but not below 4 KiB).
 const spillBufBytes = 64 << 10
 
-// spillBuf is the write buffer size for parts buckets written by workers
-// workers at once within budget bytes.
+// spillBuf is the block size for parts ranges gathered by workers workers
+// at once within budget bytes.
 func spillBuf(budget int64, parts, workers int) int {
 	b := budget / 8 / int64(max(parts*workers, 1))
 	return int(min(max(b, 4<<10), spillBufBytes))

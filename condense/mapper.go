@@ -22,8 +22,8 @@ import (
 // The map side: every segment of every node this task owns is read once, by
 // one of cfg.Workers workers, which hashes each URL, appends the
 // fingerprints to the node's condensed traces in log order, and spills the
-// first occurrences of (fingerprint, node, URL) to one bucket file per
-// fingerprint range.
+// first occurrences of (fingerprint, node, URL) to its bucket file, in
+// blocks of one fingerprint range each (see buckets.go).
 
 // unit is one segment of one node.
 type unit struct {
@@ -47,14 +47,12 @@ type nodeSink struct {
 	meta            tracefile.Meta
 	haveMeta        bool
 	infos           map[int][]tracefile.SegmentInfo
-	dir             string
 }
 
-// chunk holds the fingerprints of one segment read ahead of its turn.
+// chunk holds the fingerprints of one segment read ahead of its turn: the
+// full trace's in path, the cross trace's in path + ".x".
 type chunk struct {
 	path string
-	full int64 // fingerprints of the full trace; the cross ones follow
-	n    int64
 }
 
 type mapper struct {
@@ -65,7 +63,6 @@ type mapper struct {
 	// inputRead is the bytes of input the segment readers read (or
 	// mapped): each segment's tracefile.SegmentReader.BytesRead.
 	inputRead atomic.Int64
-	mu        sync.Mutex
 }
 
 // mapNodes runs the map side over nodes, writing their traces, and
@@ -87,7 +84,7 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 		}
 		segs[n] = ps
 		maxSeg = max(maxSeg, len(ps))
-		m.sinks[n] = &nodeSink{node: n, pending: map[int]*chunk{}, infos: map[int][]tracefile.SegmentInfo{}, dir: r.cfg.TempDir}
+		m.sinks[n] = &nodeSink{node: n, pending: map[int]*chunk{}, infos: map[int][]tracefile.SegmentInfo{}}
 	}
 	// Segment-major order: the workers start on different nodes, so most
 	// segments are appended directly.
@@ -204,9 +201,8 @@ func (r *run) tracePath(node int, sub string) string {
 }
 
 // workerState is what a worker keeps between units: its repeat filter and
-// its bucket writers.
+// its bucket file.
 type workerState struct {
-	id      int
 	seen    *firstSeen
 	node    int
 	buckets *bucketWriter
@@ -220,14 +216,14 @@ type workerState struct {
 const prefetchBlock = 32
 
 // hashAhead and urlAhead are how many blocks ahead of its lookups a block
-// is hashed (and its slots prefetched), and its kept URLs prefetched. 2 and
-// 1 measured best on the crawl-like trace (3/1, 4/2, 6/3 and 8/4 were 3-20%
-// slower).
+// is hashed (and its slots prefetched), and its kept URLs prefetched. On
+// the crawl-like trace, 3/1, 4/2, 6/3 and 8/4 measured no better than 2/1
+// (single runs, within this machine's noise).
 const hashAhead, urlAhead = 2, 1
 
 func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
-	ws := &workerState{id: id, node: -1}
+	ws := &workerState{node: -1}
 	if m.ranges > 0 {
 		var err error
 		ws.buckets, err = newBucketWriter(filepath.Join(m.bucket, bucketFileName(id)), m.ranges, spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers))
@@ -393,8 +389,6 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		if _, err := cxw.Write(u64bytes(cross)); err != nil {
 			return fmt.Errorf("condense: %w", err)
 		}
-		ck.full += int64(len(full))
-		ck.n += int64(len(full) + len(cross))
 	}
 	s.mu.Lock()
 	s.rows += rows

@@ -1,53 +1,19 @@
 package condense
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"os"
 )
 
-// spillWriter appends records to one partition's spill file.
-type spillWriter struct {
-	f    *os.File
-	w    *bufio.Writer
-	path string
+// appendRec appends one spill record to b: head (fingerprint uint64, node
+// uint16), the URL's length as a uvarint, the URL bytes.
+func appendRec(b, head []byte, u string) []byte {
+	b = append(b, head...)
+	b = binary.AppendUvarint(b, uint64(len(u)))
+	return append(b, u...)
 }
 
-func newSpillWriter(path string, bufSize int) (*spillWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("condense: spill: %w", err)
-	}
-	return &spillWriter{f: f, w: bufio.NewWriterSize(f, bufSize), path: path}, nil
-}
-
-// write appends one spill record: fp uint64, node uint16, uvarint length,
-// URL bytes.
-func (s *spillWriter) write(head []byte, u string) error {
-	// Header and length go straight into the writer's buffer (a local
-	// array passed to Write would escape: one allocation per record).
-	b := binary.AppendUvarint(append(s.w.AvailableBuffer(), head...), uint64(len(u)))
-	s.w.Write(b)
-	if _, err := s.w.WriteString(u); err != nil {
-		return fmt.Errorf("condense: spill %s: %w", s.path, err)
-	}
-	return nil
-}
-
-func (s *spillWriter) close() error {
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	s.f = nil
-	if err != nil {
-		return fmt.Errorf("condense: spill %s: %w", s.path, err)
-	}
-	return nil
-}
-
+// decodeRec reads the spill record at b[off:].
 func decodeRec(b []byte, off int) (fp uint64, node uint16, u []byte, next int, err error) {
 	if off+10 > len(b) {
 		return 0, 0, nil, 0, errors.New("truncated record")

@@ -31,7 +31,8 @@ type firstSeen struct {
 type bucket [4]entrySlot
 
 // entrySlot is a fingerprint and where its copy is: ring position << 16 |
-// length (0: empty).
+// length (0: empty). Positions count every byte ever copied, so 48 bits
+// last for 256 TiB of copies per worker.
 type entrySlot struct {
 	fp  uint64
 	ref uint64
@@ -42,9 +43,9 @@ const (
 	maxCopy    = 1<<16 - 1 // longer URLs are not kept (always spilled)
 )
 
-// newFirstSeen returns a table using about budget bytes, for URLs of about
-// avgURL bytes: a third for the buckets (two entries per kept URL), the
-// rest for the ring.
+// newFirstSeen returns a table of at most about budget bytes, for URLs of
+// about avgURL bytes: the ring is the largest power of two within two thirds
+// of it, and the buckets hold two entries for every URL the ring holds.
 func newFirstSeen(budget int64, avgURL int) *firstSeen {
 	ringBytes := uint64(4 << 10)
 	for ringBytes*2 <= uint64(budget)*2/3 {

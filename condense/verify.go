@@ -134,51 +134,37 @@ func (r *run) split(ctx context.Context, chunks []spillChunk, limit int64, depth
 		return fmt.Errorf("condense: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	var subs [16]*spillWriter
-	defer func() {
-		for _, s := range subs {
-			if s != nil && s.f != nil {
-				s.f.Close()
-			}
-		}
-	}()
+	// The 16 sub-ranges go to one bucket file, as the map side writes them.
+	path := filepath.Join(dir, bucketFileName(0))
+	bw, err := newBucketWriter(path, 16, spillBufBytes)
+	if err != nil {
+		return err
+	}
+	defer bw.abort()
 	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := scanChunk(c, func(fp uint64, node uint16, u []byte) error {
-			k := (fp >> shift) & 15
-			if subs[k] == nil {
-				s, err := newSpillWriter(filepath.Join(dir, fmt.Sprintf("s%02d.spill", k)), spillBufBytes)
-				if err != nil {
-					return err
-				}
-				subs[k] = s
-			}
-			var head [10]byte
-			binary.LittleEndian.PutUint64(head[:8], fp)
-			binary.LittleEndian.PutUint16(head[8:], node)
-			return subs[k].write(head[:], string(u))
+		err := scanChunk(c, func(rec []byte) error {
+			return bw.writeRec(int((binary.LittleEndian.Uint64(rec)>>shift)&15), rec)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	for _, s := range subs {
-		if s == nil {
-			continue
-		}
-		if err := s.close(); err != nil {
+	if err := bw.close(); err != nil {
+		return err
+	}
+	refs, err := readBucketIndex(path)
+	if err != nil {
+		return err
+	}
+	subs := rangeChunks{}
+	chunksByRange(path, refs, subs)
+	for k := 0; k < 16; k++ {
+		if err := r.processChunks(ctx, subs[k], limit, depth+1, res); err != nil {
 			return err
 		}
-		st, err := os.Stat(s.path)
-		if err != nil {
-			return fmt.Errorf("condense: %w", err)
-		}
-		if err := r.processChunks(ctx, []spillChunk{{path: s.path, n: st.Size()}}, limit, depth+1, res); err != nil {
-			return err
-		}
-		os.Remove(s.path)
 	}
 	return nil
 }
