@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
@@ -21,10 +20,11 @@ import (
 //   - map task i of N ([Run] with Shard i, Shards N) reads the segments of
 //     the nodes n with n mod N = i, once, writes their condensed traces, and
 //     spills the first occurrences of (fingerprint, node, URL) into
-//     OUT/buckets/map-i/, one file per fingerprint range and worker; its
-//     part of the report goes to OUT/map-i-of-N.json;
-//   - reduce task j of N ([Reduce]) reads the buckets of fingerprint range j
-//     from every map task and verifies them exactly, writing
+//     OUT/buckets/map-i/, one bucket file per worker in blocks of one
+//     fingerprint range each; its part of the report goes to
+//     OUT/map-i-of-N.json;
+//   - reduce task j of N ([Reduce]) reads the blocks of fingerprint range j
+//     from every map task's bucket files and verifies them exactly, writing
 //     OUT/report-shard-j-of-N.json;
 //   - [Merge] adds the map and reduce reports into report.json.
 //
@@ -166,18 +166,12 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = cfg.Dir
 	}
-	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	tmp, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".reduce-%d-", cfg.Shard))
+	tmp, err := privateTempDir(cfg.TempDir, fmt.Sprintf(".reduce-%d-", cfg.Shard))
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if cfg.LimitHeap {
-		old := debug.SetMemoryLimit(cfg.MemoryBytes + heapAllowance)
-		defer debug.SetMemoryLimit(old)
-	}
+	defer limitHeap(cfg.LimitHeap, cfg.MemoryBytes)()
 	r := &run{cfg: Config{Input: first.Input, Output: cfg.Dir, Bits: first.Bits, Seed: first.Seed, MemoryBytes: cfg.MemoryBytes,
 		Workers: cfg.Workers, Shard: cfg.Shard, Shards: cfg.Shards, TempDir: tmp, Progress: cfg.Progress},
 		hasher: hasher, parts: first.Partitions, nodes: nodes, written: map[string]bool{}}

@@ -100,6 +100,29 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// privateTempDir makes dir and a new directory inside it named after
+// prefix, for the caller to remove.
+func privateTempDir(dir, prefix string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("condense: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return "", fmt.Errorf("condense: %w", err)
+	}
+	return tmp, nil
+}
+
+// limitHeap sets the Go runtime's soft memory limit to budget plus
+// heapAllowance when on, and returns what restores the previous limit.
+func limitHeap(on bool, budget int64) func() {
+	if !on {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(budget + heapAllowance)
+	return func() { debug.SetMemoryLimit(old) }
+}
+
 // heapAllowance is what LimitHeap allows beyond the budget: readers'
 // buffers and condensed-trace batches.
 const heapAllowance = 24 << 20
@@ -204,19 +227,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	// A private directory inside TempDir for chunk and (unsharded) spill
 	// files: only it is removed at the end.
-	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	tmp, err := os.MkdirTemp(cfg.TempDir, fmt.Sprintf(".spill-%d-", cfg.Shard))
+	tmp, err := privateTempDir(cfg.TempDir, fmt.Sprintf(".spill-%d-", cfg.Shard))
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	cfg.TempDir = tmp
-	if cfg.LimitHeap {
-		old := debug.SetMemoryLimit(cfg.MemoryBytes + heapAllowance)
-		defer debug.SetMemoryLimit(old)
-	}
+	defer limitHeap(cfg.LimitHeap, cfg.MemoryBytes)()
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {

@@ -19,12 +19,13 @@
 // segment each at a time; a segment read ahead of its node's turn keeps its
 // fingerprints in a chunk file until the segments before it are written, so
 // the condensed traces stay in log order). Each worker hashes each URL and
-// spills the first occurrences of (fingerprint, node, URL) to one bucket
-// file per fingerprint range. Identical URLs are the bulk of a crawl trace
-// (the paper's whole point), so a fingerprint-indexed table of where each
-// recent URL's first occurrence is kept drops a repeat after one comparison
-// of the full string; it never drops a URL that differs from the one kept,
-// so nothing is lost for the check. A URL always falls in the same range as
+// spills the first occurrences of (fingerprint, node, URL) to its bucket
+// file, in blocks of one fingerprint range each. Identical URLs are the
+// bulk of a crawl trace (the paper's whole point), so a fingerprint-indexed
+// table over a ring of copies of recent URLs drops a repeat after one
+// comparison of the full string with a copy of a URL already spilled; it
+// never drops a URL that differs from the one kept, so nothing is lost for
+// the check. A URL always falls in the same range as
 // its fingerprint, so the per-range counts of distinct URLs and distinct
 // fingerprints add up to the global ones, and a collision is always inside
 // one range. The reduce side loads each range, sorts it by fingerprint and
