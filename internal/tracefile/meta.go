@@ -54,15 +54,20 @@ type Meta struct {
 
 const metaPrefix = "crawltrace."
 
-func (m Meta) metadata() arrow.Metadata {
-	created := m.Created
+// stamp is when and by which version a file was written: now and this
+// version where the caller left them unset.
+func stamp(created time.Time, tv string) (time.Time, string) {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	tv := m.ToolVersion
 	if tv == "" {
 		tv = ToolVersion
 	}
+	return created, tv
+}
+
+func (m Meta) metadata() arrow.Metadata {
+	created, tv := stamp(m.Created, m.ToolVersion)
 	keys := []string{"format", "version", "kind", "crawl_id", "node", "nodes", "partitioner", "created", "tool_version"}
 	vals := []string{FormatName, strconv.Itoa(FormatVersion), m.Kind, m.CrawlID, strconv.Itoa(m.Node), strconv.Itoa(m.Nodes),
 		m.Partitioner, created.UTC().Format(time.RFC3339Nano), tv}
@@ -131,14 +136,7 @@ type TableMeta struct {
 // Metadata encodes m as Arrow schema metadata under the crawltrace. keys;
 // Inputs and Params are JSON.
 func (m TableMeta) Metadata() arrow.Metadata {
-	created := m.Created
-	if created.IsZero() {
-		created = time.Now()
-	}
-	tv := m.ToolVersion
-	if tv == "" {
-		tv = ToolVersion
-	}
+	created, tv := stamp(m.Created, m.ToolVersion)
 	inputs, _ := json.Marshal(m.Inputs)
 	if m.Inputs == nil {
 		inputs = []byte("[]")
