@@ -319,15 +319,12 @@ func (f *frontier) restoreURLs(urls []string, qs []float64) {
 type countersPart struct{ n *node }
 
 type savedCounters struct {
-	Attempts, RobotsFetches, RobotsExcluded int64
-	HTML, Bytes, Truncated, Redirects       int64
-	Filtered, BadLinks, FetchErrors         int64
-	LinksDropped                            int64
-	ByStatus, RobotsByStatus                map[int]int64
-	FilterReasons                           map[string]int64
-	Split                                   splitStats
-	PageID                                  uint64
-	Resume                                  resumeCounters
+	Counters                 map[string]int64 // nodeStats.counters
+	ByStatus, RobotsByStatus map[int]int64
+	FilterReasons            map[string]int64
+	Split                    splitStats
+	PageID                   uint64
+	Resume                   resumeCounters
 }
 
 func (countersPart) checkpointName() string { return "counters" }
@@ -335,11 +332,10 @@ func (countersPart) checkpointName() string { return "counters" }
 func (p countersPart) saveCheckpoint(w io.Writer) error {
 	n := p.n
 	st := &n.st
-	v := savedCounters{Attempts: st.attempts.Load(), RobotsFetches: st.robotsFetches.Load(),
-		RobotsExcluded: st.robotsExcluded.Load(), HTML: st.html.Load(), Bytes: st.bytes.Load(),
-		Truncated: st.truncated.Load(), Redirects: st.redirects.Load(), Filtered: st.filtered.Load(),
-		BadLinks: st.badLinks.Load(), FetchErrors: st.fetchErrors.Load(), LinksDropped: st.linksDropped.Load(),
-		Split: n.split.stats, PageID: n.pageID.Load(), Resume: n.resume}
+	v := savedCounters{Counters: map[string]int64{}, Split: n.split.stats, PageID: n.pageID.Load(), Resume: n.resume}
+	for name, c := range st.counters() {
+		v.Counters[name] = c.Load()
+	}
 	st.mu.Lock()
 	v.ByStatus = copyMap(st.byStatus)
 	v.RobotsByStatus = copyMap(st.robotsByStatus)
@@ -355,17 +351,9 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 	}
 	n := p.n
 	st := &n.st
-	st.attempts.Store(v.Attempts)
-	st.robotsFetches.Store(v.RobotsFetches)
-	st.robotsExcluded.Store(v.RobotsExcluded)
-	st.html.Store(v.HTML)
-	st.bytes.Store(v.Bytes)
-	st.truncated.Store(v.Truncated)
-	st.redirects.Store(v.Redirects)
-	st.filtered.Store(v.Filtered)
-	st.badLinks.Store(v.BadLinks)
-	st.fetchErrors.Store(v.FetchErrors)
-	st.linksDropped.Store(v.LinksDropped)
+	for name, c := range st.counters() {
+		c.Store(v.Counters[name])
+	}
 	st.byStatus, st.robotsByStatus, st.filterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
 	n.split.stats = v.Split
 	n.pageID.Store(v.PageID)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,13 @@ func TestResumeMultiNode(t *testing.T) {
 	res = runCrawl(t, cfg)
 	if res.Stats.StopReason != StopDone || res.Stats.Resumes != 1 {
 		t.Fatalf("resumed run: stop %s, resumes %d", res.Stats.StopReason, res.Stats.Resumes)
+	}
+	// Each run was a new incarnation of every node (batch ids of the
+	// resumed run cannot repeat the first run's).
+	for id := 0; id < 3; id++ {
+		if b, err := os.ReadFile(filepath.Join(stateDir(cfg.OutDir, id), epochFile)); err != nil || strings.TrimSpace(string(b)) != "2" {
+			t.Errorf("node %d epoch after one resume: %q, %v", id, b, err)
+		}
 	}
 	wp, wu := crawlSets(t, whole.OutDir, 3)
 	kp, ku := crawlSets(t, cfg.OutDir, 3)

@@ -246,6 +246,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		nodes = append(nodes, n)
 	}
 
+	if !tcp && cfg.OutDir != "" {
+		// Each run is a new incarnation of every node, in-process too: a
+		// resumed node re-sends its checkpoint's batches in transit under
+		// their old ids, and the receivers' batch logs must not take its
+		// new batches, numbered from 1 again, for those.
+		for _, n := range nodes {
+			if n.split.epoch, err = bumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
+				for _, m := range nodes {
+					m.split.closeWriters()
+				}
+				return nil, err
+			}
+		}
+	}
 	restored, gen, err := resumeNodes(&cfg, local, nodes)
 	if err != nil {
 		for _, m := range nodes {

@@ -71,6 +71,20 @@ type nodeStats struct {
 	redirectsCut, notHTML, encodingErrors           atomic.Int64
 }
 
+// counters names every atomic counter of s, for checkpoints: a counter
+// missing here would restart from zero on resume (a test checks that
+// every atomic.Int64 field is listed).
+func (s *nodeStats) counters() map[string]*atomic.Int64 {
+	return map[string]*atomic.Int64{
+		"attempts": &s.attempts, "robots_fetches": &s.robotsFetches, "robots_excluded": &s.robotsExcluded,
+		"html": &s.html, "bytes": &s.bytes, "truncated": &s.truncated, "redirects": &s.redirects,
+		"filtered": &s.filtered, "bad_links": &s.badLinks, "fetch_errors": &s.fetchErrors,
+		"links_dropped": &s.linksDropped, "robots_redirects": &s.robotsRedirects,
+		"robots_refetches": &s.robotsRefetches, "robots_retries": &s.robotsRetries,
+		"redirects_cut": &s.redirectsCut, "not_html": &s.notHTML, "encoding_errors": &s.encodingErrors,
+	}
+}
+
 func (s *nodeStats) status(m *map[int]int64, code int) {
 	s.mu.Lock()
 	if *m == nil {

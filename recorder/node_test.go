@@ -1,0 +1,45 @@
+package recorder
+
+import (
+	"bytes"
+	"reflect"
+	"sync/atomic"
+	"testing"
+)
+
+// Every atomic counter of a node is in its checkpoint: it is listed by
+// counters, and a save and load gives it back.
+func TestEveryCounterCheckpointed(t *testing.T) {
+	var st nodeStats
+	listed := map[*atomic.Int64]bool{}
+	for _, c := range st.counters() {
+		listed[c] = true
+	}
+	v := reflect.ValueOf(&st).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Type() == reflect.TypeOf(atomic.Int64{}) && !listed[(*atomic.Int64)(f.Addr().UnsafePointer())] {
+			t.Errorf("nodeStats.%s is not in counters(): a resume would restart it from zero", v.Type().Field(i).Name)
+		}
+	}
+	a := &node{split: &splitter{}}
+	i := int64(1)
+	for _, c := range a.st.counters() {
+		c.Store(i)
+		i++
+	}
+	var buf bytes.Buffer
+	if err := (countersPart{a}).saveCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := &node{split: &splitter{}}
+	if err := (countersPart{b}).loadCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := a.st.counters()
+	for name, c := range b.st.counters() {
+		if c.Load() != want[name].Load() {
+			t.Errorf("counter %s: %d after load, saved %d", name, c.Load(), want[name].Load())
+		}
+	}
+}
