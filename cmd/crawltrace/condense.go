@@ -83,7 +83,10 @@ a file system every task sees.`,
 			var files []string
 			if cfg.Shards > 1 {
 				reportPath = filepath.Join(cfg.Output, condense.MapReportName(cfg.Shard, cfg.Shards))
-				files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard))
+				if rep != nil {
+					// Only this task's buckets: the other tasks' sit beside them.
+					files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard))
+				}
 			}
 			if rep != nil {
 				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/condense"
 )
 
 // refusal checks a one-line exit-2 refusal naming path and --force.
@@ -130,5 +133,37 @@ func TestCondenseShardsShareDirectory(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cond, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A map task run again (--force, as a retried cluster task) replaces only
+// its own buckets: the merged result still equals an unsharded run's.
+func TestCondenseShardRerunKeepsOtherBuckets(t *testing.T) {
+	dir := t.TempDir()
+	raw, cond, whole := filepath.Join(dir, "raw"), filepath.Join(dir, "cond"), filepath.Join(dir, "whole")
+	mustRun(t, "import", "urls", filepath.Join("..", "..", "examples", "urls.txt"), "--nodes", "3", "-o", raw)
+	mustRun(t, "condense", raw, "-o", whole)
+	mustRun(t, "condense", raw, "-o", cond, "--shard", "0/2")
+	mustRun(t, "condense", raw, "-o", cond, "--shard", "1/2")
+	mustRun(t, "condense", raw, "-o", cond, "--shard", "1/2", "--force")
+	if _, err := os.Stat(condense.MapBucketDir(cond, 0)); err != nil {
+		t.Fatalf("map task 0's buckets after map task 1 ran again: %v", err)
+	}
+	mustRun(t, "condense", "reduce", cond, "--shard", "0/2")
+	mustRun(t, "condense", "reduce", cond, "--shard", "1/2")
+	mustRun(t, "condense", "merge", cond, "-o", cond)
+	distinct := func(d string) int64 {
+		var r condense.Report
+		b, err := os.ReadFile(filepath.Join(d, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Total.DistinctURLs
+	}
+	if got, want := distinct(cond), distinct(whole); got != want || want == 0 {
+		t.Errorf("merged after a rerun: %d distinct URLs, unsharded %d", got, want)
 	}
 }

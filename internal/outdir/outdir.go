@@ -67,7 +67,9 @@ type listing struct {
 	Tool    string    `json:"tool_version"`
 	Started time.Time `json:"started"`
 	Done    bool      `json:"done"`
-	// Files are the top-level names the run wrote in the directory.
+	// Files are what the run wrote in the directory: top-level names for a
+	// whole run, slash-separated paths for a slice (which shares
+	// directories such as buckets/ with the other slices).
 	Files []string `json:"files"`
 	// Before lists, for a whole run, what the directory held when the run
 	// started: if the run never reaches Done (killed), everything else is
@@ -163,7 +165,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 	var present []string
 	for _, l := range earlier {
 		for _, f := range l.Files {
-			if _, err := os.Lstat(filepath.Join(path, f)); err == nil && !slices.Contains(present, f) {
+			if _, err := os.Lstat(filepath.Join(path, filepath.FromSlash(f))); err == nil && !slices.Contains(present, f) {
 				present = append(present, f)
 			}
 		}
@@ -178,7 +180,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 	}
 	for _, l := range earlier {
 		for _, f := range l.Files {
-			if err := os.RemoveAll(filepath.Join(path, f)); err != nil {
+			if err := os.RemoveAll(filepath.Join(path, filepath.FromSlash(f))); err != nil {
 				return nil, fmt.Errorf("%s: remove earlier output: %w", o.Command, err)
 			}
 		}
@@ -200,7 +202,8 @@ func Prepare(path string, o Options) (*Dir, error) {
 }
 
 // Done records the files the run wrote: files (paths inside the directory;
-// only their top-level name counts) and, for a whole run, every entry that
+// a whole run owns their top-level name, a slice exactly the path) and, for
+// a whole run, every entry that
 // appeared since Prepare. Call it after a failed run too, so that --force
 // can clean up after it. A run that wrote nothing leaves no listing.
 func (d *Dir) Done(files ...string) error {
@@ -221,8 +224,15 @@ func (d *Dir) Done(files ...string) error {
 		if err != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(base, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			add(strings.Split(filepath.ToSlash(rel), "/")[0])
+		if rel, err := filepath.Rel(base, abs); err == nil && rel != "." && filepath.IsLocal(rel) {
+			if d.opts.Unit != "" {
+				// A slice shares the directory with other slices: it
+				// owns exactly what it names (buckets/map-3, not all of
+				// buckets).
+				add(filepath.ToSlash(rel))
+			} else {
+				add(strings.Split(filepath.ToSlash(rel), "/")[0])
+			}
 		}
 	}
 	if d.opts.Unit == "" {
@@ -273,8 +283,9 @@ func readListing(path string) (listing, error) {
 	}
 	l.name = filepath.Base(path)
 	for _, f := range l.Files {
-		// A listing names top-level entries only; anything else is not ours.
-		if f == "" || f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
+		// A listing names entries inside the directory (a slice's may be
+		// nested); anything else is not ours.
+		if f == "" || f == "." || strings.Contains(f, `\`) || !filepath.IsLocal(filepath.FromSlash(f)) {
 			return l, fmt.Errorf("outdir: %s: bad file name %q", path, f)
 		}
 	}
