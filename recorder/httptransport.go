@@ -217,6 +217,16 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 	return t, nil
 }
 
+// outboxBase is an outbox file's name without the ".rNNNNNNNNNN.acked" an
+// acknowledgement added (a batch re-sent after its receiver restarted is
+// acknowledged again).
+func outboxBase(path string) string {
+	if b, ok := strings.CutSuffix(path, ".acked"); ok && len(b) > 12 && b[len(b)-12:len(b)-10] == ".r" {
+		return b[:len(b)-12]
+	}
+	return path
+}
+
 // outboxName is the file of batch (epoch, seq) for dest; an acknowledged
 // one is renamed with the receiver's incarnation and ".acked".
 func outboxName(dest int, epoch, seq uint64) string {
@@ -614,7 +624,9 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 		if mine {
 			q.items[0] = nil
 			q.items = q.items[1:]
-			if it.b != nil {
+			if it.b != nil && it.path != "" {
+				// The outbox file holds it should the receiver restart;
+				// a batch whose file could not be written stays in memory.
 				q.mem -= len(it.b.URLs)
 				it.b = nil
 			}
@@ -631,9 +643,7 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 			if ack.Durable {
 				os.Remove(it.path)
 			} else {
-				// Hook: once receivers checkpoint, a durable watermark in
-				// their status lets the sender delete these files early.
-				p := fmt.Sprintf("%s.r%010d.acked", strings.TrimSuffix(it.path, ".acked"), ack.Epoch)
+				p := fmt.Sprintf("%s.r%010d.acked", outboxBase(it.path), ack.Epoch)
 				if os.Rename(it.path, p) == nil {
 					it.path = p
 				}
@@ -726,10 +736,11 @@ func (t *httpTransport) detect() {
 				t.dead[i] = true
 				live = t.liveLocked()
 			}
+			known := t.known[i]
 			t.peerMu.Unlock()
 			if died {
 				p := i
-				t.events.write(event{Event: EventPeerDead, Peer: &p, PeerEpoch: t.known[i]})
+				t.events.write(event{Event: EventPeerDead, Peer: &p, PeerEpoch: known})
 				t.logf("peer %d declared dead (no heartbeat for %s)", i, t.timeout)
 				if t.failover && t.onView != nil {
 					t.onView(live)
@@ -827,7 +838,7 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 		all[i] = s
 		fmt.Fprintf(&sb, "%d:%d:%d:%d;", i, s.Epoch, s.Sent, s.Received)
 	}
-	for i, s := range all {
+	for _, s := range all {
 		if s.Epoch == 0 {
 			continue
 		}
@@ -836,7 +847,6 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 				return "", false, false
 			}
 		}
-		_ = i
 	}
 	fmt.Fprintf(&sb, "dead%v", me.Dead)
 	return sb.String(), false, true

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -41,5 +42,16 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 		if c.Load() != want[name].Load() {
 			t.Errorf("counter %s: %d after load, saved %d", name, c.Load(), want[name].Load())
 		}
+	}
+}
+
+// An outbox file acknowledged twice (its receiver restarted in between)
+// keeps one ".rNNNNNNNNNN.acked" suffix, which loadOutbox parses.
+func TestOutboxBase(t *testing.T) {
+	p := "/x/" + outboxName(2, 3, 4)
+	once := fmt.Sprintf("%s.r%010d.acked", outboxBase(p), 5)
+	twice := fmt.Sprintf("%s.r%010d.acked", outboxBase(once), 6)
+	if outboxBase(p) != p || outboxBase(twice) != p || twice != p+".r0000000006.acked" {
+		t.Errorf("base %q, once %q, twice %q", outboxBase(p), once, twice)
 	}
 }

@@ -96,11 +96,12 @@ func (n *node) discardAll() error {
 	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
 	for _, p := range []struct{ prefix, kind string }{{tracefile.PrefixURLs, tracefile.KindURLs}, {tracefile.PrefixPages, tracefile.KindPages}} {
 		paths, err := tracefile.ListSegments(dir, p.prefix)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, tracefile.ErrBadInput) {
-				continue
-			}
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if err != nil {
+			// Segments left in place would be appended to by the new run.
+			return fmt.Errorf("recorder: %w", err)
 		}
 		for _, path := range paths {
 			rows := segmentRows(path, p.kind)
