@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -115,7 +116,8 @@ a file system every task sees.`,
 }
 
 func parseShard(s string) (i, n int, err error) {
-	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n {
+	// The same i/N syntax as replay --task (Sscanf took "0/2junk").
+	if i, n, err = replay.ParseTask(s); err != nil {
 		return 0, 0, badInput("--shard %q: want i/N with 0 <= i < N", s)
 	}
 	return i, n, nil

@@ -26,7 +26,7 @@ type AllConfig struct {
 	// Plots draws every question's plots.
 	Plots bool
 	// Progress, when not nil, receives each question's progress lines.
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 }
 
 // Summary is scenario-summary.json: a small machine-readable digest of

@@ -21,7 +21,7 @@ type LocalityConfig struct {
 	Input string
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string

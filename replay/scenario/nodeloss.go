@@ -27,7 +27,7 @@ type NodeLossConfig struct {
 	Input string
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
 	// the plot; "" writes nothing.
 	OutDir string

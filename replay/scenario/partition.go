@@ -23,7 +23,7 @@ type PartitionConfig struct {
 	Input string
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string

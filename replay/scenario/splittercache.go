@@ -19,7 +19,7 @@ type SplitterCacheConfig struct {
 	Input string
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
 	// nothing.
 	OutDir string

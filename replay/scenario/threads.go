@@ -20,7 +20,7 @@ type ThreadsConfig struct {
 	Input string
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
 	OutDir string
 	// Sizes are the total cache sizes k per node.
