@@ -484,7 +484,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
-		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n}
+		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n, redirs: &c.redirs}
 	if s.flushTick <= 0 {
 		s.flushTick = 200 * time.Millisecond
 	}

@@ -174,12 +174,14 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
 			// Fail-over moved the host: its owner fetches it.
 			n.front.release(h, false, 0)
+			n.c.redirs.forget(t.url)
 			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
 			n.c.tr.add(-1)
 			continue
 		}
 		if !h.robots.forOrigin(originOf(t.url)).allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
+			n.c.redirs.forget(t.url)
 			n.front.finish(t.id)
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)

@@ -6,6 +6,10 @@ import (
 	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
 // Every atomic counter of a node is in its checkpoint: it is listed by
@@ -53,5 +57,37 @@ func TestOutboxBase(t *testing.T) {
 	twice := fmt.Sprintf("%s.r%010d.acked", outboxBase(once), 6)
 	if outboxBase(p) != p || outboxBase(twice) != p || twice != p+".r0000000006.acked" {
 		t.Errorf("base %q, once %q, twice %q", outboxBase(p), once, twice)
+	}
+}
+
+// The redirect-hop table keeps only targets this node will fetch: a target
+// the DUE knew, or another node owns, is forgotten at the splitter (the
+// table filled up with them, and past its bound --max-redirects was off).
+func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
+	part, _ := partition.New("host", 2, 0)
+	var chains redirectChains
+	s := &splitter{node: 0, part: part, tr: newTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
+		out: make([]*Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
+	var local, remote string
+	for i := 0; local == "" || remote == ""; i++ {
+		u := fmt.Sprintf("http://h%d.test/r", i)
+		if s.dest(u) == 0 && local == "" {
+			local = u
+		} else if s.dest(u) == 1 && remote == "" {
+			remote = u
+		}
+	}
+	for _, u := range []string{local, remote} {
+		chains.put(u, 1)
+	}
+	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}, {URL: remote, Kind: tracefile.URLRedirect}}})
+	if len(chains.hops) != 1 || chains.hops[local] != 1 {
+		t.Fatalf("after routing: %v; want only the queued local target", chains.hops)
+	}
+	// The same target again, known to the DUE now: forgotten.
+	chains.put(local, 2)
+	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}}})
+	if len(chains.hops) != 0 {
+		t.Fatalf("a target the DUE knew is still remembered: %v", chains.hops)
 	}
 }

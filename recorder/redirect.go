@@ -9,9 +9,10 @@ const maxRedirectTargets = 1 << 20
 // redirectChains remembers, for each redirect target not yet fetched, how
 // many redirects led to it from the first URL of its chain, so that a
 // chain (an endless /r0 -> /r1 -> ... included) is cut after
-// Config.MaxRedirects hops. A target is forgotten when it is fetched. In
-// TCP mode a target owned by another node starts a new count there. It is
-// safe for concurrent use; the zero value is ready.
+// Config.MaxRedirects hops. A target is forgotten when it is fetched, and
+// when it will not be fetched here: the DUE knew it, robots.txt excludes
+// it, or another node owns it (and starts a new count there). It is safe
+// for concurrent use; the zero value is ready; a nil one forgets nothing.
 type redirectChains struct {
 	mu   sync.Mutex
 	hops map[string]int
@@ -27,6 +28,16 @@ func (c *redirectChains) take(u string) int {
 		delete(c.hops, u)
 	}
 	return n
+}
+
+// forget drops u (a target this node will not fetch).
+func (c *redirectChains) forget(u string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.hops, u)
+	c.mu.Unlock()
 }
 
 // put records that u is reached after hops redirects.

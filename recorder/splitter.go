@@ -55,6 +55,10 @@ type splitStats struct {
 type splitter struct {
 	node  int
 	epoch uint64 // this node's incarnation, carried in batch ids
+	// redirs is the crawl's redirect-hop counts: a redirect target this
+	// node will not fetch (another node's, or known to the DUE) is
+	// forgotten here, so only queued targets are remembered.
+	redirs *redirectChains
 	part  partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
@@ -211,8 +215,13 @@ func (s *splitter) process(m *splitMsg) {
 			s.stats.Logged++
 			if dest == s.node {
 				s.stats.Local++
-				s.admit(u.URL)
+				if !s.admit(u.URL) && u.Kind == tracefile.URLRedirect {
+					s.redirs.forget(u.URL)
+				}
 				continue
+			}
+			if u.Kind == tracefile.URLRedirect {
+				s.redirs.forget(u.URL) // its owner counts hops from zero
 			}
 			s.stats.Cross++
 			if s.cache != nil {
@@ -305,8 +314,9 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	}
 }
 
-// admit passes a URL this node owns through the DUE into the frontier.
-func (s *splitter) admit(u string) {
+// admit passes a URL this node owns through the DUE into the frontier,
+// and reports whether it was new.
+func (s *splitter) admit(u string) bool {
 	if s.due.Add(xxhash.Sum64String(u)) {
 		s.stats.Admitted++
 		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
@@ -314,7 +324,9 @@ func (s *splitter) admit(u string) {
 		}
 		s.tr.add(1)
 		s.front.add(u)
+		return true
 	}
+	return false
 }
 
 // dueToDisk moves the in-memory DUE's fingerprints into a disk DUE that
