@@ -59,7 +59,7 @@ type splitter struct {
 	// node will not fetch (another node's, or known to the DUE) is
 	// forgotten here, so only queued targets are remembered.
 	redirs *redirectChains
-	part  partition.Partitioner
+	part   partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
 	ring   *partition.Consistent

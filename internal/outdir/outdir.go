@@ -203,9 +203,8 @@ func Prepare(path string, o Options) (*Dir, error) {
 
 // Done records the files the run wrote: files (paths inside the directory;
 // a whole run owns their top-level name, a slice exactly the path) and, for
-// a whole run, every entry that
-// appeared since Prepare. Call it after a failed run too, so that --force
-// can clean up after it. A run that wrote nothing leaves no listing.
+// a whole run, every entry that appeared since Prepare. Call it after a
+// failed run too, so that --force can clean up after it. A run that wrote nothing leaves no listing.
 func (d *Dir) Done(files ...string) error {
 	add := func(name string) {
 		if name != "" && name != "." && name != ".." && !strings.HasPrefix(name, listingPrefix) && !slices.Contains(d.own.Files, name) {
