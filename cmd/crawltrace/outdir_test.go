@@ -109,6 +109,18 @@ func TestForeignAndRerunDirectories(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(foreign, "notes.txt")); err != nil {
 		t.Error("--force removed a file the command did not write")
 	}
+	// The demo too, and its listing survives it (so a killed demo can be
+	// cleaned up by the next --force).
+	demoDir := filepath.Join(dir, "demo-foreign")
+	os.MkdirAll(demoDir, 0o755)
+	os.WriteFile(filepath.Join(demoDir, "notes.txt"), []byte("mine"), 0o644)
+	mustRun(t, "demo", "-o", demoDir, "--force", "--max-pages", "50", "--hosts", "5", "--no-plots", "--no-scenarios")
+	if _, err := os.Stat(filepath.Join(demoDir, "notes.txt")); err != nil {
+		t.Error("demo --force removed a file it did not write")
+	}
+	if ls, _ := filepath.Glob(filepath.Join(demoDir, ".crawltrace-outputs-demo*")); len(ls) != 1 {
+		t.Errorf("demo's output listing: %v", ls)
+	}
 }
 
 // The map and reduce tasks of a condense and their merge share one

@@ -90,8 +90,7 @@ func demoOutput(name string) bool {
 	case "crawl", "condensed", "replay", "scenario", "SUMMARY.md":
 		return true
 	}
-	// .crawltrace-outputs-*: the command's listing of what it wrote.
-	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".crawltrace-outputs-")
+	return strings.HasPrefix(name, "notebook-") && strings.HasSuffix(name, ".png")
 }
 
 // Run executes the demo.
@@ -99,16 +98,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.OutDir == "" {
 		return nil, fmt.Errorf("%w: demo: no output directory", tracefile.ErrBadInput)
 	}
-	// Rerunning into an earlier demo's directory replaces its outputs; any
-	// other non-empty directory is refused, so nothing else is deleted.
+	// An earlier demo's outputs in the directory are replaced; nothing else
+	// is touched (whether to write into a directory at all is the caller's
+	// policy: the CLI's is internal/outdir).
 	if ents, err := os.ReadDir(cfg.OutDir); err == nil {
 		for _, e := range ents {
-			if !demoOutput(e.Name()) {
-				return nil, fmt.Errorf("%w: demo: %s holds %s, which a demo did not write; choose an empty or new --out", tracefile.ErrBadInput, cfg.OutDir, e.Name())
+			if demoOutput(e.Name()) {
+				if err := os.RemoveAll(filepath.Join(cfg.OutDir, e.Name())); err != nil {
+					return nil, fmt.Errorf("demo: %w", err)
+				}
 			}
-		}
-		for _, e := range ents {
-			os.RemoveAll(filepath.Join(cfg.OutDir, e.Name()))
 		}
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
