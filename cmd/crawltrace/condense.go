@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawltrace/crawltrace/condense"
-	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
 )
 
 func init() { register(newCondenseCmd) }
