@@ -68,10 +68,10 @@ func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
 
 // add queues u. It never blocks.
 func (f *frontier) add(u string) {
-	f.s.keyOf(u) // resolves (ip mode) before taking the lock; cached
+	key := f.s.keyOf(u) // before taking the lock: ip mode may resolve the host
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.s.add(u, f.s.quality(u), time.Now()) {
+	if f.s.addKeyed(key, u, f.s.quality(u), time.Now()) {
 		f.broadcast()
 	}
 }

@@ -133,7 +133,12 @@ func (s *scheduler) quality(u string) float64 {
 // became ready or the earliest waiting time moved, so waiting workers
 // should look again.
 func (s *scheduler) add(u string, q float64, now time.Time) bool {
-	h := s.host(s.keyOf(u))
+	return s.addKeyed(s.keyOf(u), u, q, now)
+}
+
+// addKeyed is add for a caller that has u's politeness key already.
+func (s *scheduler) addKeyed(key, u string, q float64, now time.Time) bool {
+	h := s.host(key)
 	h.noteOrigin(originOf(u))
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
