@@ -16,8 +16,9 @@ package importer
 //   - a 200 response whose Content-Type is text/html or
 //     application/xhtml+xml (or, without a Content-Type, whose body sniffs as
 //     HTML): every link [extract.Extractor] finds in the body (dechunked,
-//     decoded per Content-Encoding gzip or deflate, capped at 16 MiB like
-//     the recorder's default), in document order, duplicates included, kind
+//     decoded per Content-Encoding as the recorder decodes what it fetches:
+//     gzip, deflate, br, stacked; capped at 16 MiB like the recorder's
+//     default), in document order, duplicates included, kind
 //     "link", tag the element name.
 //
 // Each URL is logged at the node that owns the page (the normalized
@@ -32,7 +33,7 @@ package importer
 // responses for non-HTTP URIs (dns:) and responses whose Content-Type is
 // not application/http are counted in [Stats.Skipped].
 // A record that cannot be used (a bad header field, a bad HTTP head, an
-// unsupported Content-Encoding such as br) is counted as bad with its
+// unsupported Content-Encoding such as compress) is counted as bad with its
 // 1-based record number. When the framing itself is lost (no
 // Content-Length, a block cut short by the end of the file, garbage where a
 // record should start, a damaged gzip member) the record is counted as bad
@@ -47,8 +48,6 @@ package importer
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -374,31 +373,13 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 	default:
 		return nil
 	}
-	var body io.Reader = resp.Body
-	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			if !rec.block.failed {
-				s.BadLine(path, rec.num, "gzip body: "+err.Error())
-			}
-			return nil
+	// Decoded as the recorder decodes what it fetches (gzip, deflate raw or
+	// zlib-wrapped, br, stacked codings).
+	body, err := extract.DecodeBody(resp.Header, resp.Body)
+	if err != nil {
+		if !rec.block.failed {
+			s.BadLine(path, rec.num, err.Error()+"; links not extracted")
 		}
-		defer zr.Close()
-		body = zr
-	case "deflate":
-		zr, err := zlib.NewReader(body)
-		if err != nil {
-			if !rec.block.failed {
-				s.BadLine(path, rec.num, "deflate body: "+err.Error())
-			}
-			return nil
-		}
-		defer zr.Close()
-		body = zr
-	default:
-		s.BadLine(path, rec.num, fmt.Sprintf("Content-Encoding %q is not supported; links not extracted", enc))
 		return nil
 	}
 	br.sniff.Reset(io.LimitReader(body, MaxBodyBytes))

@@ -104,7 +104,7 @@ func warcFixture() []wrec {
 		{typ: "response", uri: "http://www.example.test/moved", ctype: httpRec,
 			block: "HTTP/1.0 301 Moved Permanently\r\nLocation: https://www.example.test/moved\r\n\r\n"},
 		{typ: "response", uri: "http://www.example.test/br", ctype: httpRec,
-			block: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n\r\n\x00\x01"},
+			block: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: compress\r\n\r\n\x00\x01"},
 	}
 }
 
@@ -142,7 +142,7 @@ func TestWARCFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Skipped: warcinfo, request, metadata, dns: response, revisit.
-		if st.Skipped != 5 || st.BadLines != 1 || st.Bad[0].Line != 12 || !strings.Contains(st.Bad[0].Reason, `"br"`) {
+		if st.Skipped != 5 || st.BadLines != 1 || st.Bad[0].Line != 12 || !strings.Contains(st.Bad[0].Reason, `"compress"`) {
 			t.Errorf("gzip %v: stats %+v", gz, st)
 		}
 		rows := readTrace(t, filepath.Join(dir, "crawl"))[0]
