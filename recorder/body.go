@@ -47,4 +47,3 @@ func discardBody(resp *http.Response) (closed bool) {
 	resp.Body.Close()
 	return true
 }
-
