@@ -489,7 +489,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		s.flushTick = 200 * time.Millisecond
 	}
 	if cfg.SplitterCache > 0 {
-		s.cache = newClockCache(cfg.SplitterCache)
+		s.cache = due.NewClock(cfg.SplitterCache)
 	}
 	if qb := cfg.queueBytes(); qb > 0 {
 		s.budget = newByteBudget(qb)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/recorder/due"
 )
 
 func TestDUE(t *testing.T) {
@@ -37,14 +39,14 @@ func TestDUE(t *testing.T) {
 }
 
 func TestClockCache(t *testing.T) {
-	c := newClockCache(2)
+	c := due.NewClock(2)
 	for _, step := range []struct {
 		fp  uint64
 		hit bool
 	}{{1, false}, {2, false}, {1, true}, {3, false}, {1, true}, {2, false}, {3, false}} {
 		// After 1,2 (1 marked), 3 evicts 2 (1's mark is cleared first and
 		// the hand moves on), so 1 still hits and 2 misses.
-		if got := c.access(step.fp); got != step.hit {
+		if got := c.Access(step.fp); got != step.hit {
 			t.Fatalf("access(%d) = %v, want %v", step.fp, got, step.hit)
 		}
 	}

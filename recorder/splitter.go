@@ -78,7 +78,7 @@ type splitter struct {
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
 	due       due.Set
-	cache     *clockCache
+	cache     *due.Clock
 	front     *frontier
 	out       []*Batch
 	seqs      []uint64 // last seq per destination
@@ -225,7 +225,7 @@ func (s *splitter) process(m *splitMsg) {
 			}
 			s.stats.Cross++
 			if s.cache != nil {
-				if s.cache.access(xxhash.Sum64String(u.URL)) {
+				if s.cache.Access(xxhash.Sum64String(u.URL)) {
 					s.stats.CacheSuppressed++
 					continue
 				}

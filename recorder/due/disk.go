@@ -33,7 +33,7 @@ import (
 // Not safe for concurrent use.
 type Disk struct {
 	dir    string
-	cache  *clock
+	cache  *Clock
 	buf    map[uint64]struct{}
 	bufMax int
 	f      *os.File
@@ -92,7 +92,7 @@ func NewDisk(cfg DiskConfig) (*Disk, error) {
 	d := &Disk{dir: cfg.Dir, buf: make(map[uint64]struct{}, cfg.BufferSize), bufMax: cfg.BufferSize, f: f,
 		block: make([]byte, 8*BlockFingerprints)}
 	if cfg.CacheSize > 0 {
-		d.cache = newClock(cfg.CacheSize)
+		d.cache = NewClock(cfg.CacheSize)
 	}
 	return d, nil
 }
@@ -120,7 +120,7 @@ func (d *Disk) Err() error { return d.err }
 func (d *Disk) AddErr(fp uint64) (bool, error) {
 	if d.cache != nil {
 		d.st.CacheAccesses++
-		if d.cache.access(fp) {
+		if d.cache.Access(fp) {
 			d.st.CacheHits++
 			return false, nil
 		}
@@ -241,7 +241,7 @@ func (d *Disk) Len() int { return int(d.n) + len(d.buf) }
 func (d *Disk) Bytes() int {
 	b := d.bufMax*BufferBytesPerFingerprint + 8*cap(d.index) + len(d.block)
 	if d.cache != nil {
-		b += d.cache.bytes()
+		b += d.cache.Bytes()
 	}
 	return b
 }
@@ -254,7 +254,7 @@ func (d *Disk) CacheSize() int {
 	if d.cache == nil {
 		return 0
 	}
-	return len(d.cache.keys)
+	return d.cache.Size()
 }
 
 // Save writes the set, sorted, in the checkpoint format. It merges the
