@@ -268,8 +268,14 @@ func controlPages(t testing.TB, web *clusterWeb) map[string]bool {
 
 func readStats(t testing.TB, dir string, node int) recorder.Stats {
 	t.Helper()
+	return readStatsFile(t, filepath.Join(tracefile.NodeDir(dir, node), recorder.StatsName))
+}
+
+// readStatsFile reads a stats.json.
+func readStatsFile(t testing.TB, path string) recorder.Stats {
+	t.Helper()
 	var s recorder.Stats
-	b, err := os.ReadFile(filepath.Join(tracefile.NodeDir(dir, node), recorder.StatsName))
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

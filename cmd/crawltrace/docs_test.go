@@ -110,7 +110,7 @@ func TestDocumentedCommandsRun(t *testing.T) {
 		}
 		t.Run(filepath.Base(doc), func(t *testing.T) {
 			fixCrawl := filepath.Join(t.TempDir(), "crawl")
-			mustCLI(t, "import", "urls", filepath.Join(examples, "urls.txt"), "--nodes", "3", "-o", fixCrawl)
+			mustRun(t, "import", "urls", filepath.Join(examples, "urls.txt"), "--nodes", "3", "-o", fixCrawl)
 			for _, block := range runnable {
 				root := t.TempDir()
 				t.Chdir(root)
@@ -146,13 +146,6 @@ func runDocBlock(t *testing.T, root, fixCrawl string, block [][]string) {
 
 var docTotal int
 
-func mustCLI(t *testing.T, args ...string) {
-	t.Helper()
-	if code, out, errs := runCLI(t, args...); code != 0 {
-		t.Fatalf("%s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
-	}
-}
-
 // prepareDocCommand makes the inputs args expects but no earlier documented
 // command (only a cluster job) made.
 func prepareDocCommand(t *testing.T, root, fixCrawl string, args []string) {
@@ -164,14 +157,14 @@ func prepareDocCommand(t *testing.T, root, fixCrawl string, args []string) {
 			return
 		}
 		for i := range 2 {
-			mustCLI(t, "condense", fixCrawl, "-o", dir, "--shard", itoa(i)+"/2", "--memory", "16MiB")
+			mustRun(t, "condense", fixCrawl, "-o", dir, "--shard", itoa(i)+"/2", "--memory", "16MiB")
 		}
 		for i := range 2 {
-			mustCLI(t, "condense", "reduce", dir, "--shard", itoa(i)+"/2", "--memory", "16MiB")
+			mustRun(t, "condense", "reduce", dir, "--shard", itoa(i)+"/2", "--memory", "16MiB")
 		}
 	case args[0] == "condense" && len(args) > 1 && args[1] != "reduce":
 		if _, err := os.Stat(args[1]); os.IsNotExist(err) {
-			mustCLI(t, "import", "urls", "examples/urls.txt", "--nodes", "2", "-o", args[1])
+			mustRun(t, "import", "urls", "examples/urls.txt", "--nodes", "2", "-o", args[1])
 		}
 	case args[0] == "replay" && len(args) > 2 && args[1] == "merge":
 		dir := args[2]
@@ -180,14 +173,14 @@ func prepareDocCommand(t *testing.T, root, fixCrawl string, args []string) {
 		}
 		cond := filepath.Join(root, ".fixture-condensed")
 		if _, err := os.Stat(cond); os.IsNotExist(err) {
-			mustCLI(t, "condense", fixCrawl, "-o", cond)
+			mustRun(t, "condense", fixCrawl, "-o", cond)
 		}
 		for i := range 2 {
-			mustCLI(t, "replay", cond, "--sizes", "1,16,256", "--task", itoa(i)+"/2", "-o", dir, "--no-plots")
+			mustRun(t, "replay", cond, "--sizes", "1,16,256", "--task", itoa(i)+"/2", "-o", dir, "--no-plots")
 		}
 	case args[0] == "replay" && len(args) > 1:
 		if _, err := os.Stat(args[1]); os.IsNotExist(err) && strings.Contains(args[1], "condensed") {
-			mustCLI(t, "condense", fixCrawl, "-o", args[1])
+			mustRun(t, "condense", fixCrawl, "-o", args[1])
 		}
 	}
 }

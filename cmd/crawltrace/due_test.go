@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -60,20 +58,7 @@ func TestDiskDUE(t *testing.T) {
 		t.Fatalf("pages differ: memory DUE %d, disk DUE %d", len(mp), len(dp))
 	}
 
-	var st struct {
-		DUE              string  `json:"due"`
-		DUECacheSize     int     `json:"due_cache_size"`
-		DUECacheAccesses int64   `json:"due_cache_accesses"`
-		DUECacheHits     int64   `json:"due_cache_hits"`
-		DUECacheHitRate  float64 `json:"due_cache_hit_rate"`
-		DUEMerges        int64   `json:"due_merges"`
-		DUEMergeBytes    int64   `json:"due_merge_bytes"`
-		URLsLogged       int64   `json:"urls_logged"`
-	}
-	b, _ := os.ReadFile(filepath.Join(disk, "stats.json"))
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := readStatsFile(t, filepath.Join(disk, "stats.json"))
 	if st.DUE != "disk" || st.DUECacheSize != cache || st.DUEMerges < 2 || st.DUEMergeBytes == 0 || st.DUECacheAccesses != st.URLsLogged {
 		t.Fatalf("stats %+v: want the disk DUE, merges, and one cache access per URL logged", st)
 	}

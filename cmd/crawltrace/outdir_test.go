@@ -19,11 +19,13 @@ func refusal(t *testing.T, path string, args ...string) {
 	}
 }
 
+// mustRun runs the CLI in-process and fails the test unless it exits 0;
+// it returns the standard output.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
 	code, out, errs := runCLI(t, args...)
 	if code != 0 {
-		t.Fatalf("%v: exit %d: %s", args, code, errs)
+		t.Fatalf("%s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
 	}
 	return out
 }

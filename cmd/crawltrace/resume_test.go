@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,23 +64,7 @@ func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 
 func nodeSets(t *testing.T, dir string, node int, pages, urls map[string]bool) {
 	t.Helper()
-	segs, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range segs {
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := range int(rec.NumRows()) {
-				pages[tracefile.PageRow(rec, i).URL] = true
-			}
-		}
-		s.Close()
-	}
+	eachPage(t, dir, node, func(r tracefile.PageRecord) { pages[r.URL] = true })
 	r, err := tracefile.OpenNodeURLs(dir, node)
 	if err != nil {
 		t.Fatal(err)
@@ -199,15 +182,7 @@ func kill9Resume(t *testing.T, bin, addr string, seeds []string, nodes, whole st
 	if strconv.Itoa(len(man.NodeInfo)) != nodes || len(man.NodeInfo[0].URLSegments) != len(onDisk) || len(onDisk) < 2 {
 		t.Errorf("manifest lists %+v; %d URL segments of node 0 on disk (want >= 2: both runs)", man.NodeInfo, len(onDisk))
 	}
-	var stats struct {
-		CrawlID        string `json:"crawl_id"`
-		Resumes        int64  `json:"resumes"`
-		DiscardedPages int64  `json:"discarded_pages"`
-	}
-	b, _ := os.ReadFile(filepath.Join(killed, "stats.json"))
-	if err := json.Unmarshal(b, &stats); err != nil {
-		t.Fatal(err)
-	}
+	stats := readStatsFile(t, filepath.Join(killed, "stats.json"))
 	t.Logf("%d pages, %d distinct URLs; %d URL segments; stats %+v", len(kp), len(ku), len(onDisk), stats)
 	if stats.CrawlID != man.CrawlID || stats.Resumes != 1 {
 		t.Errorf("stats: %+v, manifest crawl id %s: want the same id and 1 resume", stats, man.CrawlID)
@@ -267,14 +242,7 @@ func TestCrawlRefusesExistingDir(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s %s", code, out, errs)
 	}
-	var st recorder.Stats
-	b, err := os.ReadFile(filepath.Join(dir, recorder.StatsName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := readStatsFile(t, filepath.Join(dir, recorder.StatsName))
 	if st.FetchAttempts != 10 {
 		t.Errorf("resumed crawl with --max-pages 10: %d fetch attempts in all, want 10", st.FetchAttempts)
 	}
