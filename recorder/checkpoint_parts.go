@@ -4,6 +4,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -337,9 +338,9 @@ func (p countersPart) saveCheckpoint(w io.Writer) error {
 		v.Counters[name] = c.Load()
 	}
 	st.mu.Lock()
-	v.ByStatus = copyMap(st.byStatus)
-	v.RobotsByStatus = copyMap(st.robotsByStatus)
-	v.FilterReasons = copyMap(st.filterReasons)
+	v.ByStatus = maps.Clone(st.byStatus)
+	v.RobotsByStatus = maps.Clone(st.robotsByStatus)
+	v.FilterReasons = maps.Clone(st.filterReasons)
 	st.mu.Unlock()
 	return gob.NewEncoder(w).Encode(&v)
 }
@@ -363,17 +364,6 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 	n.resume.DiscardedPages += v.Resume.DiscardedPages
 	n.resume.DiscardedURLs += v.Resume.DiscardedURLs
 	return nil
-}
-
-func copyMap[K comparable](m map[K]int64) map[K]int64 {
-	if m == nil {
-		return nil
-	}
-	out := make(map[K]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // resumeCounters count a crawl's restarts and what they dropped from the

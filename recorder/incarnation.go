@@ -37,7 +37,7 @@ func bumpEpoch(dir string) (uint64, error) {
 		return 0, fmt.Errorf("recorder: %w", err)
 	}
 	next := last + 1
-	err = tracefile.WriteFileAtomic(filepath.Join(dir, epochFile), func(w io.Writer) error {
+	err = tracefile.WriteFileDurable(filepath.Join(dir, epochFile), func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "%d\n", next)
 		return err
 	})

@@ -93,12 +93,27 @@ func WriteJSON(path string, v any) error {
 // that is renamed into place only when fill and the close succeed, so a
 // failed or interrupted write never leaves a file that looks complete.
 func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
+	return writeFile(path, fill, false)
+}
+
+// WriteFileDurable is WriteFileAtomic that also syncs the file before the
+// rename and the directory after it, so that after a power loss path holds
+// the new content or the old, never an empty file. For small state files
+// whose going backwards would be wrong (an incarnation number).
+func WriteFileDurable(path string, fill func(w io.Writer) error) error {
+	return writeFile(path, fill, true)
+}
+
+func writeFile(path string, fill func(w io.Writer) error, durable bool) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("tracefile: %w", err)
 	}
 	err = fill(f)
+	if err == nil && durable {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -108,6 +123,15 @@ func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("tracefile: write %s: %w", path, err)
+	}
+	if durable {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			err = d.Sync()
+			d.Close()
+			if err != nil {
+				return fmt.Errorf("tracefile: sync %s: %w", filepath.Dir(path), err)
+			}
+		}
 	}
 	return nil
 }
