@@ -90,9 +90,6 @@ type Dir struct {
 	created bool
 }
 
-// Path returns the directory.
-func (d *Dir) Path() string { return d.path }
-
 func listingName(command, unit string) string {
 	n := listingPrefix + command
 	if unit != "" {

@@ -41,12 +41,8 @@ func InCI() bool { return os.Getenv("CI") == "true" }
 // is skipped, or failed in CI.
 func Path(t testing.TB, parts ...string) string {
 	t.Helper()
-	p := filepath.Join(append([]string{Dir()}, parts...)...)
-	if _, err := os.Stat(p); err != nil {
-		if InCI() {
-			t.Fatalf("sample %s missing in CI (CI=true; set %s or provide ../shared/data): %v", p, EnvDir, err)
-			return p
-		}
+	p, ok := Optional(t, parts...)
+	if !ok {
 		t.Skipf("sample %s not available (set %s)", p, EnvDir)
 	}
 	return p
