@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,18 +74,9 @@ func BenchmarkClusterFailover(b *testing.B) {
 func firstEventTime(b *testing.B, dir, kind string) time.Time {
 	var first time.Time
 	for i := range 2 {
-		f, err := os.ReadFile(tracefile.NodeDir(dir, i) + "/events.jsonl")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, line := range strings.Split(string(f), "\n") {
-			if !strings.Contains(line, `"event":"`+kind+`"`) {
-				continue
-			}
-			i := strings.Index(line, `"time":"`)
-			ts, err := time.Parse(time.RFC3339Nano, line[i+8:i+8+strings.IndexByte(line[i+8:], '"')])
-			if err == nil && (first.IsZero() || ts.Before(first)) {
-				first = ts
+		for _, e := range readEvents(b, dir, i) {
+			if e.Event == kind && (first.IsZero() || e.Time.Before(first)) {
+				first = e.Time
 			}
 		}
 	}

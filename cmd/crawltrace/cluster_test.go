@@ -286,17 +286,18 @@ func readStatsFile(t testing.TB, path string) recorder.Stats {
 }
 
 type eventLine struct {
-	Event           string   `json:"event"`
-	Node            int      `json:"node"`
-	Epoch           uint64   `json:"epoch"`
-	Peer            *int     `json:"peer"`
-	Live            []int    `json:"live"`
-	Left            []int    `json:"left"`
-	Joined          []int    `json:"joined"`
-	HostsMoved      int      `json:"hosts_moved"`
-	HostsMovedOther int      `json:"hosts_moved_other"`
-	HostsIn         []string `json:"hosts_in"`
-	HostsOut        []string `json:"hosts_out"`
+	Event           string    `json:"event"`
+	Time            time.Time `json:"time"`
+	Node            int       `json:"node"`
+	Epoch           uint64    `json:"epoch"`
+	Peer            *int      `json:"peer"`
+	Live            []int     `json:"live"`
+	Left            []int     `json:"left"`
+	Joined          []int     `json:"joined"`
+	HostsMoved      int       `json:"hosts_moved"`
+	HostsMovedOther int       `json:"hosts_moved_other"`
+	HostsIn         []string  `json:"hosts_in"`
+	HostsOut        []string  `json:"hosts_out"`
 }
 
 func readEvents(t testing.TB, dir string, node int) []eventLine {
