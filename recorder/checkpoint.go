@@ -243,16 +243,31 @@ func findCheckpoints(outDir string, nodes []int) (map[int]string, uint64, error)
 	return dirs, want, nil
 }
 
-// loadCheckpoint loads n's parts from dir, in registration order.
+// loadCheckpoint loads n's parts from dir, in registration order. A part
+// the checkpoint's metadata lists must be there with the size it records
+// (a part it does not list, from an older checkpoint, is left as it is).
 func (n *node) loadCheckpoint(dir string) error {
+	meta, ok := readCheckpointMeta(dir)
+	if !ok {
+		return fmt.Errorf("%w: checkpoint %s: no readable %s", tracefile.ErrCorrupt, dir, checkpointMetaName)
+	}
+	size := map[string]int64{}
+	for _, r := range meta.Parts {
+		size[r.Name] = r.Bytes
+	}
 	for _, p := range n.parts {
 		path := filepath.Join(dir, p.checkpointName())
-		f, err := os.Open(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		want, listed := size[p.checkpointName()]
+		if !listed {
 			continue
 		}
+		f, err := os.Open(path)
 		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+			return fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, path, err)
+		}
+		if st, err := f.Stat(); err != nil || st.Size() != want {
+			f.Close()
+			return fmt.Errorf("%w: checkpoint %s: not the %d bytes its checkpoint recorded", tracefile.ErrCorrupt, path, want)
 		}
 		err = p.loadCheckpoint(bufio.NewReaderSize(f, 1<<20))
 		f.Close()

@@ -2,14 +2,20 @@ package recorder
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
 // Every atomic counter of a node is in its checkpoint: it is listed by
@@ -89,5 +95,33 @@ func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
 	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}}})
 	if len(chains.hops) != 0 {
 		t.Fatalf("a target the DUE knew is still remembered: %v", chains.hops)
+	}
+}
+
+// A checkpoint part missing, or not the size checkpoint.json records, is
+// refused on resume with an error naming it (a missing part was skipped,
+// and the node resumed without that state).
+func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
+	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, damage := range []string{"missing", "longer"} {
+		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+		cfg.MaxPages = 30
+		runCrawl(t, cfg)
+		part := filepath.Join(stateDir(cfg.OutDir, 0), checkpointDirName, "frontier")
+		if damage == "missing" {
+			os.Remove(part)
+		} else {
+			f, _ := os.OpenFile(part, os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte("junk"))
+			f.Close()
+		}
+		cfg.Resume, cfg.MaxPages = true, 60
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), part) {
+			t.Fatalf("resume with the frontier part %s: %v", damage, err)
+		}
 	}
 }
