@@ -36,11 +36,13 @@ func hostilePage(w http.ResponseWriter, r *http.Request) {
 }
 
 // Pages of 16 MiB of short links, each linking to more such pages, keep a
-// 2-connection crawl with --memory 256MiB near the budget plus the
-// documented constant, recorder.MemoryAllowance (see the bound below).
+// 2-connection crawl with --memory 256MiB within the budget plus the
+// documented constant, recorder.MemoryAllowance, when it runs alone.
 func TestHostilePagesMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls millions of links")
+	if os.Getenv("CRAWLTRACE_MEMTEST") == "" {
+		// Its peak RSS was far higher while other test packages ran
+		// (docs/benchmarks.md): .ci/run runs it alone, after them.
+		t.Skip("crawls millions of links and measures memory: set CRAWLTRACE_MEMTEST=1 and run it alone")
 	}
 	bin := binary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -75,13 +77,11 @@ func TestHostilePagesMemory(t *testing.T) {
 	if peak == 0 {
 		t.Skip("could not read the crawler's RSS")
 	}
-	// The bound is soft: measured exactly, the peak was 524-526 MiB when
-	// this test ran alone and 743 MiB once while the whole suite ran on
-	// two cores, over budget + allowance (576 MiB); docs/benchmarks.md has
-	// the figures. Without the spilling and the byte-budgeted queue the
-	// 6M URLs alone would be gigabytes, which this bound still catches.
-	if limit := (budget + allowance) * 3 / 2; peak > limit {
-		t.Fatalf("peak RSS %d MiB, over 1.5 x (--memory %d MiB + %d MiB)", peak>>20, budget>>20, allowance>>20)
+	// Run alone, the exact peak was 524-526 MiB (also with two busy loops
+	// taking the cores); while the whole suite ran, 743 and 1,020 MiB
+	// (docs/benchmarks.md). Without --memory it is 1,465 MiB.
+	if limit := budget + allowance; peak > limit {
+		t.Fatalf("peak RSS %d MiB, over --memory %d MiB + %d MiB", peak>>20, budget>>20, allowance>>20)
 	}
 }
 
