@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
 // Politeness keys: what one queue, one request in flight and one delay
@@ -36,25 +38,15 @@ func originOf(u string) string {
 	return u[:i+3+j]
 }
 
-// hostOf returns the lower-cased host of an absolute URL, without
-// user info, port or IPv6 brackets.
+// hostOf returns the host of an absolute URL as the host splitter sees it
+// (partition.HostOf), without the brackets of an IPv6 literal, which DNS
+// and netip want bare.
 func hostOf(u string) string {
-	a := originOf(u)
-	if i := strings.Index(a, "://"); i >= 0 {
-		a = a[i+3:]
+	h := partition.HostOf(u)
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
 	}
-	if i := strings.LastIndexByte(a, '@'); i >= 0 {
-		a = a[i+1:]
-	}
-	if strings.HasPrefix(a, "[") {
-		if i := strings.IndexByte(a, ']'); i > 0 {
-			return strings.ToLower(a[1:i])
-		}
-	}
-	if i := strings.LastIndexByte(a, ':'); i >= 0 {
-		a = a[:i]
-	}
-	return strings.ToLower(a)
+	return h
 }
 
 // politenessKeys maps URLs to politeness keys. In ip mode a host name is

@@ -24,17 +24,16 @@ func (d Domain) Nodes() int { return d.N }
 func (Domain) Name() string { return "domain" }
 
 // DomainOf returns the key of the "domain" partitioner: the registrable
-// domain of u's host name (port dropped), or HostOf(u) when the host is an
-// IP address or has no registrable domain.
+// domain of u's host name, or HostOf(u) when the host is an IP address or
+// has no registrable domain.
 func DomainOf(u string) string {
-	a := HostOf(u)
-	h := hostname(a)
+	h := HostOf(u)
 	if h == "" || h[0] == '[' || isNumericLabel(lastLabel(h)) {
-		return a // IPv6 or IPv4 literal
+		return h // IPv6 or IPv4 literal
 	}
 	d, err := publicsuffix.EffectiveTLDPlusOne(h)
 	if err != nil {
-		return a
+		return h
 	}
 	return d
 }

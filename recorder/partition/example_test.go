@@ -32,6 +32,6 @@ func Example() {
 	// Output:
 	// host 4
 	// true
-	// www.example.com:8443 example.co.uk
+	// www.example.com example.co.uk
 	// [0 1 3] 1000
 }

@@ -2,8 +2,13 @@ package partition
 
 import "strings"
 
-// HostOf returns the authority "host[:port]" of u without user info,
-// lower-cased. For a normalized URL it returns a substring of u and does
+// HostOf returns the host name of u, the key the host splitter assigns by:
+// lower-cased, without user info, port or trailing dot; an IPv6 literal
+// keeps its brackets. A server is one host whatever its port, so
+// http://a.com/ and http://a.com:8080/ go to one node, where one
+// politeness queue holds both. It is the recorder's one host extractor:
+// politeness keys, the URL filter's scope and the scenarios' host counts
+// use it too. For a normalized URL it returns a substring of u and does
 // not allocate. A string without "://" yields "".
 func HostOf(u string) string {
 	var a string
@@ -30,6 +35,7 @@ func HostOf(u string) string {
 	if at := strings.LastIndexByte(a, '@'); at >= 0 {
 		a = a[at+1:]
 	}
+	a = strings.TrimSuffix(hostname(a), ".")
 	for j := 0; j < len(a); j++ {
 		if c := a[j]; 'A' <= c && c <= 'Z' {
 			return strings.ToLower(a)

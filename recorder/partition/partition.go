@@ -14,14 +14,15 @@
 // All hashes are XXH64 with seed 0 (github.com/cespare/xxhash/v2) of the
 // key's bytes.
 //
-//   - "host" (the default, Mercator): key = [HostOf](u), the authority
-//     "host[:port]" as it appears in the normalized URL; node = hash(key)
-//     mod N. All URLs of one server go to one node.
+//   - "host" (the default, Mercator): key = [HostOf](u), the host name
+//     as it appears in the normalized URL, without port or trailing dot;
+//     node = hash(key) mod N. All URLs of one server go to one node,
+//     whatever their scheme and port.
 //   - "url": key = the whole URL string; node = hash(u) mod N. Spreads a
 //     host's URLs over all nodes (a baseline for locality experiments).
 //   - "domain": key = the registrable domain (eTLD+1, from
-//     golang.org/x/net/publicsuffix EffectiveTLDPlusOne) of the host name
-//     without its port, so "a.example.co.uk:8080" and "b.example.co.uk"
+//     golang.org/x/net/publicsuffix EffectiveTLDPlusOne) of the host name,
+//     so "a.example.co.uk:8080" and "b.example.co.uk"
 //     share the key "example.co.uk"; when the host has no registrable
 //     domain (an IP address, a bare public suffix, "localhost") the key is
 //     [HostOf](u) as for "host". node = hash(key) mod N.

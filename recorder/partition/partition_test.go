@@ -32,14 +32,14 @@ var pinned = []struct {
 	{"host", 3, "http://a.b.c.d.example.org/", 1},
 	{"host", 8, "http://example.com/", 1},
 	{"host", 8, "http://www.example.com/a/b?c", 6},
-	{"host", 8, "https://sub.example.co.uk:8443/x", 6},
+	{"host", 8, "https://sub.example.co.uk:8443/x", 0},
 	{"host", 8, "http://127.0.0.1:8080/page", 7},
 	{"host", 8, "http://[::1]/", 7},
 	{"host", 8, "http://a.b.c.d.example.org/", 4},
 	{"host", 64, "http://example.com/", 9},
 	{"host", 64, "http://www.example.com/a/b?c", 46},
-	{"host", 64, "https://sub.example.co.uk:8443/x", 54},
-	{"host", 64, "http://127.0.0.1:8080/page", 63},
+	{"host", 64, "https://sub.example.co.uk:8443/x", 24},
+	{"host", 64, "http://127.0.0.1:8080/page", 39},
 	{"host", 64, "http://[::1]/", 39},
 	{"host", 64, "http://a.b.c.d.example.org/", 20},
 	{"url", 2, "http://example.com/", 1},
@@ -87,7 +87,7 @@ var pinned = []struct {
 	{"domain", 64, "http://example.com/", 9},
 	{"domain", 64, "http://www.example.com/a/b?c", 9},
 	{"domain", 64, "https://sub.example.co.uk:8443/x", 44},
-	{"domain", 64, "http://127.0.0.1:8080/page", 63},
+	{"domain", 64, "http://127.0.0.1:8080/page", 39},
 	{"domain", 64, "http://[::1]/", 39},
 	{"domain", 64, "http://a.b.c.d.example.org/", 53},
 	{"consistent", 2, "http://example.com/", 0},
@@ -104,14 +104,14 @@ var pinned = []struct {
 	{"consistent", 3, "http://a.b.c.d.example.org/", 0},
 	{"consistent", 8, "http://example.com/", 6},
 	{"consistent", 8, "http://www.example.com/a/b?c", 4},
-	{"consistent", 8, "https://sub.example.co.uk:8443/x", 0},
-	{"consistent", 8, "http://127.0.0.1:8080/page", 4},
+	{"consistent", 8, "https://sub.example.co.uk:8443/x", 4},
+	{"consistent", 8, "http://127.0.0.1:8080/page", 5},
 	{"consistent", 8, "http://[::1]/", 7},
 	{"consistent", 8, "http://a.b.c.d.example.org/", 0},
 	{"consistent", 64, "http://example.com/", 38},
 	{"consistent", 64, "http://www.example.com/a/b?c", 54},
-	{"consistent", 64, "https://sub.example.co.uk:8443/x", 25},
-	{"consistent", 64, "http://127.0.0.1:8080/page", 41},
+	{"consistent", 64, "https://sub.example.co.uk:8443/x", 8},
+	{"consistent", 64, "http://127.0.0.1:8080/page", 5},
 	{"consistent", 64, "http://[::1]/", 16},
 	{"consistent", 64, "http://a.b.c.d.example.org/", 28},
 }
@@ -148,13 +148,16 @@ func TestHostOf(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"http://example.com/", "example.com"},
 		{"http://example.com", "example.com"},
-		{"https://example.com:8443/a/b", "example.com:8443"},
+		{"https://example.com:8443/a/b", "example.com"},
+		{"http://example.com.:8080/", "example.com"},
+		{"http://example.com:/", "example.com"},
 		{"http://example.com?q", "example.com"},
 		{"http://example.com#f", "example.com"},
 		{"http://user:pw@example.com/x", "example.com"},
 		{"http://Example.COM/Path", "example.com"},
 		{"HTTP://example.com/", "example.com"},
-		{"http://[::1]:8080/", "[::1]:8080"},
+		{"http://[::1]:8080/", "[::1]"},
+		{"http://[::1]/", "[::1]"},
 		{"http://a.com/x@y", "a.com"},
 		{"http://a.com\\x", "a.com"},
 		{"example.com/x", ""},
@@ -179,8 +182,8 @@ func TestDomainOf(t *testing.T) {
 		{"http://x.example.co.uk/", "example.co.uk"},
 		{"http://foo.github.io/", "foo.github.io"},
 		{"http://co.uk/", "co.uk"},
-		{"http://localhost:8080/", "localhost:8080"},
-		{"http://127.0.0.1:8080/", "127.0.0.1:8080"},
+		{"http://localhost:8080/", "localhost"},
+		{"http://127.0.0.1:8080/", "127.0.0.1"},
 		{"http://[::1]/", "[::1]"},
 		{"http://h1.test/", "h1.test"},
 		{"http://a.h1.test/", "h1.test"},
@@ -436,6 +439,32 @@ func TestConcurrent(t *testing.T) {
 		for g := 0; g < 4; g++ {
 			if !<-done {
 				t.Errorf("%s: concurrent Node disagrees", name)
+			}
+		}
+	}
+}
+
+// TestOneServerOneNode: a host's URLs go to one node whatever their scheme,
+// port, user info or trailing dot (one server, one politeness queue), for
+// every partitioner keyed by host.
+func TestOneServerOneNode(t *testing.T) {
+	same := []string{
+		"http://www.example.com/a",
+		"https://www.example.com/b",
+		"http://www.example.com:8080/c",
+		"https://user@WWW.example.com.:8443/d",
+	}
+	for _, name := range []string{"host", "domain", "consistent"} {
+		for _, n := range []int{2, 3, 8, 64} {
+			p, err := New(name, n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := p.Node(same[0])
+			for _, u := range same[1:] {
+				if got := p.Node(u); got != want {
+					t.Errorf("%s/%d: Node(%q) = %d, Node(%q) = %d", name, n, u, got, same[0], want)
+				}
 			}
 		}
 	}

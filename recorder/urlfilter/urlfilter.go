@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
 // Config configures a Filter. Zero numeric fields take the defaults;
@@ -118,8 +120,8 @@ func (f *Filter) Allow(u string) (ok bool, reason string) {
 	if end < 0 {
 		end = len(rest)
 	}
-	authority, path := rest[:end], rest[end:]
-	if len(f.suffixes) > 0 && !f.inScope(hostName(authority)) {
+	path := rest[end:]
+	if len(f.suffixes) > 0 && !f.inScope(partition.HostOf(u)) {
 		return false, "scope"
 	}
 	if q := strings.IndexAny(path, "?#"); q >= 0 {
@@ -135,28 +137,6 @@ func (f *Filter) Allow(u string) (ok bool, reason string) {
 		return false, "regex"
 	}
 	return true, ""
-}
-
-// hostName returns the lower-case host of an authority without user info,
-// port and trailing dot; it allocates only for upper-case input.
-func hostName(a string) string {
-	if at := strings.LastIndexByte(a, '@'); at >= 0 {
-		a = a[at+1:]
-	}
-	if strings.HasPrefix(a, "[") {
-		if j := strings.IndexByte(a, ']'); j >= 0 {
-			a = a[:j+1]
-		}
-	} else if j := strings.LastIndexByte(a, ':'); j >= 0 {
-		a = a[:j]
-	}
-	a = strings.TrimSuffix(a, ".")
-	for i := 0; i < len(a); i++ {
-		if c := a[i]; 'A' <= c && c <= 'Z' {
-			return strings.ToLower(a)
-		}
-	}
-	return a
 }
 
 func (f *Filter) inScope(host string) bool {
