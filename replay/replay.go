@@ -47,8 +47,10 @@ type Config struct {
 	// Tasks <= 1 runs everything. The grid lists, for each trace and
 	// policy, one unit per cache size, except lru, min and infinite, which
 	// compute every size in one unit; unit j belongs to task j mod Tasks.
-	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv;
-	// [Merge] combines the slices.
+	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv
+	// and, beside it, results-task-<Task>-of-<Tasks>.json (the crawl, the
+	// traces' metadata and the sweep's parameters, which the CSV does not
+	// hold); [Merge] combines the slices.
 	Task, Tasks int
 	// Workers bounds the simulations run at once; 0 means GOMAXPROCS.
 	Workers int
@@ -281,6 +283,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		res.Files = append(res.Files, p)
+		mp := taskMetaPath(p)
+		if err := writeFile(mp, func(w io.Writer) error { return writeTaskMeta(w, res) }); err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, mp)
 		return res, nil
 	}
 	return res, res.writeOutputs(cfg.OutDir, cfg.Plots)

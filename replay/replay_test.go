@@ -6,10 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,6 +255,32 @@ func TestTaskSlicingMerge(t *testing.T) {
 	if got, want := csvOf(t, merged.Rows), csvOf(t, whole.Rows); got != want {
 		t.Errorf("merged slices differ from the unsliced run:\n%s\nwant\n%s", got, want)
 	}
+	// The crawl, the traces and the parameters survive the slicing.
+	if merged.Meta.CrawlID == "" || merged.Meta.CrawlID != whole.Meta.CrawlID {
+		t.Errorf("merged crawl id %q, want %q", merged.Meta.CrawlID, whole.Meta.CrawlID)
+	}
+	if !slices.Equal(merged.Meta.Inputs, whole.Meta.Inputs) {
+		t.Errorf("merged inputs %q, want %q", merged.Meta.Inputs, whole.Meta.Inputs)
+	}
+	wantParams := maps.Clone(whole.Meta.Params)
+	wantParams["merged_results"] = strconv.Itoa(n)
+	if !maps.Equal(merged.Meta.Params, wantParams) {
+		t.Errorf("merged params %v, want %v", merged.Meta.Params, wantParams)
+	}
+	if len(merged.Traces) != len(traces) || merged.Traces["node-000.cross.arrow"].CrawlID != whole.Traces["node-000.cross.arrow"].CrawlID {
+		t.Errorf("merged trace metadata %v, want %v", merged.Traces, whole.Traces)
+	}
+	// A damaged metadata file is an error naming it.
+	bad := filepath.Join(out, "results-task-1-of-4.json")
+	good, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(bad, good[:len(good)/2], 0o644)
+	if _, err := Merge([]string{out}, "", false); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("merge with a damaged task metadata file: %v", err)
+	}
+	os.WriteFile(bad, good, 0o644)
 	// MIN per size gives the same rows as the one-pass stack.
 	perSize := base
 	perSize.MINPerSize = true

@@ -3,9 +3,11 @@ package replay
 import (
 	"cmp"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -302,7 +304,10 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 // files, or its results.csv when it has none. All tasks 0..N-1 of every N
 // seen must be present, and no (trace, policy, size) may appear twice.
 // RelativeToMin is recomputed over the merged rows, and outDir receives
-// results.csv, results.arrow, memory.csv and (with plots) the figures.
+// results.csv, results.arrow, memory.csv and (with plots) the figures. The
+// crawl, the traces' metadata and the parameters come from the tasks'
+// .json files beside their CSV files (see [Config.Task]); results.arrow
+// keeps a parameter only when every task had it with one value.
 func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 	var files []string
 	for _, in := range inputs {
@@ -383,8 +388,9 @@ func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 	}
 	sortRows(res.Rows)
 	setRelative(res.Rows)
-	// The crawl and the sweep's parameters are not in the CSV files.
-	res.Meta = tracefile.TableMeta{Inputs: files, Params: map[string]string{"merged_results": strconv.Itoa(len(files))}}
+	if err := res.mergeMeta(files); err != nil {
+		return nil, err
+	}
 	if outDir != "" {
 		if err := res.writeOutputs(outDir, plots); err != nil {
 			return res, err
@@ -459,4 +465,71 @@ func sizeLabel(s int) string {
 		return strconv.Itoa(s>>10) + "K"
 	}
 	return strconv.Itoa(s)
+}
+
+// taskMeta is what a sliced run's CSV file does not hold: written beside
+// it as results-task-I-of-N.json, read back by [Merge].
+type taskMeta struct {
+	CrawlID string                    `json:"crawl_id"`
+	Inputs  []string                  `json:"inputs"`
+	Params  map[string]string         `json:"params"`
+	Traces  map[string]tracefile.Meta `json:"traces"`
+}
+
+// taskMetaPath is the metadata file beside a task's results CSV file.
+func taskMetaPath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".json" }
+
+func writeTaskMeta(w io.Writer, res *Results) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(taskMeta{CrawlID: res.Meta.CrawlID, Inputs: res.Meta.Inputs, Params: res.Meta.Params, Traces: res.Traces})
+}
+
+// mergeMeta sets the merged results' metadata from the metadata files of
+// the task CSV files among files (a file without one contributes only its
+// name to the inputs): the crawls and inputs of all, the traces' metadata,
+// and the parameters every task shares.
+func (res *Results) mergeMeta(files []string) error {
+	var crawls []string
+	params, haveParams := map[string]string{}, false
+	inputs := []string{}
+	res.Traces = map[string]tracefile.Meta{}
+	all := true
+	for _, f := range files {
+		b, err := os.ReadFile(taskMetaPath(f))
+		if taskFileRE.MatchString(filepath.Base(f)) && err == nil {
+			var m taskMeta
+			if err := json.Unmarshal(b, &m); err != nil {
+				return fmt.Errorf("%w: replay: merge: %s: %v", tracefile.ErrBadInput, taskMetaPath(f), err)
+			}
+			for _, c := range strings.Split(m.CrawlID, ",") {
+				if c != "" && !slices.Contains(crawls, c) {
+					crawls = append(crawls, c)
+				}
+			}
+			for _, in := range m.Inputs {
+				if !slices.Contains(inputs, in) {
+					inputs = append(inputs, in)
+				}
+			}
+			maps.Copy(res.Traces, m.Traces)
+			if !haveParams {
+				maps.Copy(params, m.Params)
+				haveParams = true
+			} else {
+				maps.DeleteFunc(params, func(k, v string) bool { return m.Params[k] != v })
+			}
+			continue
+		}
+		all = false
+		if !slices.Contains(inputs, f) {
+			inputs = append(inputs, f)
+		}
+	}
+	if !all {
+		clear(params)
+	}
+	params["merged_results"] = strconv.Itoa(len(files))
+	res.Meta = tracefile.TableMeta{CrawlID: strings.Join(crawls, ","), Inputs: inputs, Params: params}
+	return nil
 }
