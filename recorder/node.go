@@ -51,6 +51,8 @@ type node struct {
 	discardDir string
 	// store holds the frontier's spilled queues (nil: no spilling).
 	store *frontierdisk.Store
+	// hops spaces robots.txt redirect hops to other servers.
+	hops hopGate
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.
@@ -152,9 +154,14 @@ func (n *node) nextPageID() uint64 {
 }
 
 func (n *node) delay(d time.Duration, h *hostState) time.Duration {
+	return n.delayWith(d, h.robots.maxCrawlDelay())
+}
+
+// delayWith is the delay rule for a request that took d to a server
+// whose robots.txt asks crawlDelay.
+func (n *node) delayWith(d, crawlDelay time.Duration) time.Duration {
 	wait := time.Duration(n.cfg.DelayFactor * float64(d))
-	wait = max(wait, n.cfg.MinDelay)
-	wait = max(wait, h.robots.maxCrawlDelay())
+	wait = max(wait, n.cfg.MinDelay, crawlDelay)
 	return min(wait, max(n.cfg.MaxDelay, n.cfg.MinDelay))
 }
 

@@ -76,7 +76,8 @@ func (r *robotsRules) maxCrawlDelay() time.Duration {
 
 // fetchRobots fetches origin's robots.txt for the held host h, following
 // up to robotsMaxRedirects redirects (each hop is logged in the page log;
-// RFC 9309: the rules found apply to the original origin), stores the
+// RFC 9309: the rules found apply to the original origin; a hop waits the
+// held host's delay, or, to another server, its turn at [hopGate]), stores the
 // rules with their expiry, and releases h. A 5xx or network error keeps
 // the origin disallowed and is retried after RobotsRetry, doubled on each
 // failure, up to RobotsRetries times; h waits that long, so its URLs stay
@@ -91,12 +92,17 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, origin string, w u
 	var r fetchResult
 	var end bool
 	var took time.Duration
+	var gate *hopKey // held during a hop to another server
 	status := 0
 	for hop := 0; ; hop++ {
 		start := n.cfg.Now()
 		r = fetch(ctx, client, n.cfg.UserAgent, u, robotsLimit, buf, false)
 		if hop == 0 {
 			end = observe(h, &r)
+		}
+		if gate != nil {
+			n.hops.release(gate, n.delayWith(r.dur, 0))
+			gate = nil
 		}
 		took += r.dur
 		status = r.status
@@ -125,14 +131,26 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, origin string, w u
 			break
 		}
 		n.st.robotsRedirects.Add(1)
-		u = loc
-		client = n.client // later hops may leave the session's origin
-		if d := n.cfg.MinDelay; d > 0 {
+		// The next hop waits as politeness asks: after the held server's
+		// own delay when it stays on that server (http to https, say),
+		// else behind the node's other hops to the same server.
+		if key := n.front.s.keyOf(loc); key == h.origin {
+			t := time.NewTimer(n.delay(r.dur, h))
 			select {
 			case <-ctx.Done():
-			case <-time.After(d):
+			case <-t.C:
+			}
+			t.Stop()
+		} else {
+			var ok bool
+			if gate, ok = n.hops.acquire(ctx, key); !ok {
+				// Stopping: the rules stay unknown, as after a failed fetch.
+				r, status = fetchResult{err: ctx.Err()}, 0
+				break
 			}
 		}
+		u = loc
+		client = n.client // later hops may leave the session's origin
 	}
 	rules := newRobotsRules(status, buf.String(), r.err, n.agent)
 	now := time.Now()

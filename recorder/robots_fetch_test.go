@@ -214,3 +214,100 @@ func TestCrawlDelayGroup(t *testing.T) {
 		t.Errorf("page requests at %v, want 2 at least 1s apart", at)
 	}
 }
+
+// TestRobotsHopWaitsHostDelay: a robots.txt redirect that stays on the
+// held server waits the server's politeness delay, DelayFactor x the last
+// request's duration, not just MinDelay; one to another server waits its
+// turn behind the node's other hops there (TestRobotsHopsFanIn).
+func TestRobotsHopWaitsHostDelay(t *testing.T) {
+	const slow = 40 * time.Millisecond
+	var mu sync.Mutex
+	var robotsEnd, hopStart time.Time
+	_, srv := startVhosts(t, map[string]http.HandlerFunc{"a.test": func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			time.Sleep(slow)
+			mu.Lock()
+			robotsEnd = time.Now()
+			mu.Unlock()
+			// The port does not make it another server.
+			http.Redirect(w, r, "http://a.test:80/real-robots.txt", http.StatusMovedPermanently)
+		case "/real-robots.txt":
+			mu.Lock()
+			hopStart = time.Now()
+			mu.Unlock()
+			w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
+		default:
+			linkPage("/secret", "/open")(w, r)
+		}
+	}})
+	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
+	cfg.DelayFactor = 10
+	cfg.MinDelay = time.Millisecond
+	cfg.MaxDelay = 5 * time.Second
+	runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	if robotsEnd.IsZero() || hopStart.IsZero() {
+		t.Fatalf("robots.txt answered at %v, its redirect target fetched at %v", robotsEnd, hopStart)
+	}
+	if gap := hopStart.Sub(robotsEnd); gap < 10*slow {
+		t.Errorf("the hop followed %v after robots.txt answered; the host's delay is at least %v", gap, 10*slow)
+	}
+}
+
+// TestRobotsHopsFanIn: hosts whose robots.txt all redirect to one other
+// server reach it one hop at a time, each after the delay rule, although
+// every host is held by its own worker at once.
+func TestRobotsHopsFanIn(t *testing.T) {
+	const hosts, minDelay = 6, 60 * time.Millisecond
+	var mu sync.Mutex
+	var inFlight, maxInFlight int
+	var starts, ends []time.Time
+	sites := map[string]http.HandlerFunc{"rules.test": func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		maxInFlight = max(maxInFlight, inFlight)
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		ends = append(ends, time.Now())
+		mu.Unlock()
+		w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
+	}}
+	var seeds []string
+	for i := range hosts {
+		h := "h" + itoa(i) + ".test"
+		seeds = append(seeds, "http://"+h+"/")
+		sites[h] = func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(w, r, "http://rules.test/robots.txt", http.StatusMovedPermanently)
+				return
+			}
+			linkPage("/secret", "/open")(w, r)
+		}
+	}
+	v, srv := startVhosts(t, sites)
+	cfg := localConfig(t, srv.Listener.Addr().String(), seeds...)
+	cfg.Workers = hosts
+	cfg.MinDelay = minDelay
+	runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) != hosts {
+		t.Fatalf("rules.test answered %d robots.txt requests, want %d", len(starts), hosts)
+	}
+	if maxInFlight != 1 {
+		t.Errorf("%d robots.txt hops to rules.test in flight at once, want 1", maxInFlight)
+	}
+	for i := 1; i < hosts; i++ {
+		if gap := starts[i].Sub(ends[i-1]); gap < minDelay {
+			t.Errorf("hop %d to rules.test started %v after the one before ended, want at least %v", i, gap, minDelay)
+		}
+	}
+	if got := v.got(); slices.Contains(got, "h0.test/secret") {
+		t.Error("the rules found through the redirect were not applied")
+	}
+}
