@@ -180,6 +180,25 @@ func (d *Disk) merge() error {
 		add = append(add, fp)
 	}
 	slices.Sort(add)
+	i := 0
+	err := d.rewrite(func() (uint64, bool, error) {
+		if i == len(add) {
+			return 0, false, nil
+		}
+		i++
+		return add[i-1], true, nil
+	})
+	if err != nil {
+		return err
+	}
+	clear(d.buf)
+	return nil
+}
+
+// rewrite merges the fingerprints next yields, in increasing order, with
+// the sorted file in one sequential pass into fps.sorted.tmp, which is
+// synced and renamed over the file; a fingerprint in both is written once.
+func (d *Disk) rewrite(next func() (uint64, bool, error)) error {
 	path := filepath.Join(d.dir, DiskFileName)
 	tmp, err := os.Create(path + ".tmp")
 	if err != nil {
@@ -198,21 +217,43 @@ func (d *Disk) merge() error {
 		n++
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(d.f, 0, 8*d.n), 1<<20)
-	i := 0
-	for k := int64(0); k < d.n; k++ {
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			tmp.Close()
-			return fmt.Errorf("due: merge: read %s: %w", path, err)
+	var k int64
+	var rb [8]byte
+	fromFile := func() (uint64, bool, error) {
+		if k == d.n {
+			return 0, false, nil
 		}
-		v := binary.LittleEndian.Uint64(b[:])
-		for i < len(add) && add[i] < v {
-			put(add[i])
-			i++
+		if _, err := io.ReadFull(r, rb[:]); err != nil {
+			return 0, false, fmt.Errorf("due: merge: read %s: %w", path, err)
 		}
-		put(v)
+		k++
+		return binary.LittleEndian.Uint64(rb[:]), true, nil
 	}
-	for ; i < len(add); i++ {
-		put(add[i])
+	a, okA, err := fromFile()
+	var c uint64
+	var okC bool
+	if err == nil {
+		c, okC, err = next()
+	}
+	for err == nil && (okA || okC) {
+		switch {
+		case okA && (!okC || a < c):
+			put(a)
+			a, okA, err = fromFile()
+		case okC && (!okA || c < a):
+			put(c)
+			c, okC, err = next()
+		default: // equal
+			put(a)
+			if a, okA, err = fromFile(); err == nil {
+				c, okC, err = next()
+			}
+		}
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
 	}
 	err = w.Flush()
 	if err == nil {
@@ -229,7 +270,6 @@ func (d *Disk) merge() error {
 	d.st.Merges++
 	d.st.MergeBytes += 8*d.n + 8*n
 	d.f, d.n, d.index = tmp, n, index
-	clear(d.buf)
 	return nil
 }
 
@@ -272,30 +312,75 @@ func (d *Disk) Save(w io.Writer) error {
 	return err
 }
 
-// Load adds the fingerprints of a saved set, merging as the buffer fills.
-// Loaded fingerprints do not enter the cache.
+// Load adds the fingerprints of a saved set. A set Disk saved is sorted,
+// so it is merged into the file in one sequential pass (adding it through
+// the buffer cost a merge per buffer-full: quadratic in the set's size,
+// hours for the tens of millions of URLs of a long crawl's resume). From
+// the first fingerprint out of order on (a set [Memory] saved), the rest
+// goes through the buffer. Loaded fingerprints do not enter the cache.
 func (d *Disk) Load(r io.Reader) error {
-	var err error
-	rerr := readFingerprints(r, func(fp uint64) {
-		if err != nil {
-			return
-		}
-		if found, e := d.onDisk(fp); e != nil || found {
-			err = e
-			return
-		}
-		d.buf[fp] = struct{}{}
-		if len(d.buf) >= d.bufMax {
-			err = d.merge()
-		}
-	})
-	if rerr != nil {
-		return rerr
-	}
-	if err != nil {
+	if err := d.merge(); err != nil {
 		return err
 	}
-	return d.merge()
+	br := bufio.NewReaderSize(r, 1<<16)
+	var b [8]byte
+	if _, err := io.ReadFull(br, b[:]); err != nil {
+		return fmt.Errorf("due: read count: %w", err)
+	}
+	total := binary.LittleEndian.Uint64(b[:])
+	var i, prev uint64
+	read := func() (uint64, error) {
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, fmt.Errorf("due: read fingerprint %d of %d: %w", i, total, err)
+		}
+		i++
+		return binary.LittleEndian.Uint64(b[:]), nil
+	}
+	unsorted := false
+	err := d.rewrite(func() (uint64, bool, error) {
+		if i == total {
+			return 0, false, nil
+		}
+		fp, err := read()
+		if err != nil {
+			return 0, false, err
+		}
+		if i > 1 && fp <= prev {
+			unsorted, prev = true, fp
+			return 0, false, nil
+		}
+		prev = fp
+		return fp, true, nil
+	})
+	if err != nil || !unsorted {
+		return err
+	}
+	for fp := prev; ; {
+		if err := d.addLoaded(fp); err != nil {
+			return err
+		}
+		if i == total {
+			return nil
+		}
+		if fp, err = read(); err != nil {
+			return err
+		}
+	}
+}
+
+// addLoaded adds fp, not through the cache.
+func (d *Disk) addLoaded(fp uint64) error {
+	if _, ok := d.buf[fp]; ok {
+		return nil
+	}
+	if found, err := d.onDisk(fp); err != nil || found {
+		return err
+	}
+	d.buf[fp] = struct{}{}
+	if len(d.buf) >= d.bufMax {
+		return d.merge()
+	}
+	return nil
 }
 
 // Close closes the sorted file (it stays on disk).

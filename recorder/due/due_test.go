@@ -55,3 +55,56 @@ func TestDiskMatchesMemory(t *testing.T) {
 		d2.Close()
 	}
 }
+
+// A sorted saved set (as Disk saves it) loads in one pass, however small
+// the buffer, into a Disk that already holds some of it: the result is
+// the union, each fingerprint once.
+func TestDiskLoadSortedOnePass(t *testing.T) {
+	src, err := NewDisk(DiskConfig{Dir: t.TempDir(), BufferSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for i := uint64(1); i <= 20000; i++ {
+		src.Add(i * 0x9e3779b97f4a7c15)
+	}
+	var saved bytes.Buffer
+	if err := src.Save(&saved); err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDisk(DiskConfig{Dir: t.TempDir(), BufferSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// Some already there (on disk and in the buffer), some new.
+	for i := uint64(19950); i <= 20100; i++ {
+		d.Add(i * 0x9e3779b97f4a7c15)
+	}
+	before := d.Stats().Merges
+	if err := d.Load(&saved); err != nil {
+		t.Fatal(err)
+	}
+	if m := d.Stats().Merges - before; m > 2 {
+		t.Errorf("loading 20,000 sorted fingerprints took %d merges with a buffer of 100, want at most 2 (the buffer, then the set)", m)
+	}
+	if d.Len() != 20100 {
+		t.Errorf("Len %d after load, want 20100", d.Len())
+	}
+	for i := uint64(1); i <= 20100; i++ {
+		if d.Add(i * 0x9e3779b97f4a7c15) {
+			t.Fatalf("fingerprint %d lost in the load", i)
+		}
+	}
+	if next := uint64(20101); !d.Add(next * 0x9e3779b97f4a7c15) {
+		t.Error("a new fingerprint was not admitted after the load")
+	}
+	// A damaged set (cut short) is an error.
+	saved.Reset()
+	src.Save(&saved)
+	d2, _ := NewDisk(DiskConfig{Dir: t.TempDir()})
+	defer d2.Close()
+	if err := d2.Load(bytes.NewReader(saved.Bytes()[:saved.Len()-5])); err == nil {
+		t.Error("a cut set loaded without an error")
+	}
+}
