@@ -16,6 +16,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
@@ -39,22 +40,6 @@ func benchSizes(def ...int) []int {
 		}
 	}
 	return out
-}
-
-// vmHWM is this process's peak resident set size in bytes (0 when
-// /proc is not there).
-func vmHWM() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func heapInuse() int64 {
@@ -106,7 +91,7 @@ func BenchmarkFrontierQueued(b *testing.B) {
 					fs, _ := f.spillStats()
 					b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/URL")
-					b.ReportMetric(float64(vmHWM())/(1<<20), "peak-RSS-MiB")
+					b.ReportMetric(float64(procmem.PeakRSS())/(1<<20), "peak-RSS-MiB")
 					b.ReportMetric(float64(fs.OnDisk)/(1<<20), "disk-MiB")
 					b.ReportMetric(float64(n)/el.Seconds(), "URLs/s")
 					runtime.KeepAlive(f)

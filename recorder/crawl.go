@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
@@ -437,6 +438,7 @@ wait:
 	}
 	stats := c.collect(nodes, end.Sub(start), ht)
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
+	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
 		stats.Epoch, stats.OutboxLeft = epoch, outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})

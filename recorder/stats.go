@@ -116,6 +116,11 @@ type Stats struct {
 	FrontierSpillWritten int64 `json:"frontier_spill_written_bytes"`
 	FrontierSpillRead    int64 `json:"frontier_spill_read_bytes"`
 	FrontierMemBytes     int64 `json:"frontier_mem_bytes"`
+	// PeakRSSBytes is the crawling process's peak resident memory over
+	// this run (VmHWM; 0 where the system does not say): for a crawl run
+	// as its own process, what Config.Memory bounds. A library caller's
+	// process counts whatever else it holds.
+	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
 	// Checkpoints taken by this run (periodic and final) and how long the
 	// last periodic one took.
 	Checkpoints       int     `json:"checkpoints"`

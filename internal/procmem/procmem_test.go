@@ -1,0 +1,32 @@
+package procmem
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The peak covers memory this process touched, and does not fall when it
+// is released.
+func TestPeakRSS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("VmHWM is Linux's")
+	}
+	before := PeakRSS()
+	if before <= 0 {
+		t.Fatalf("PeakRSS %d on Linux", before)
+	}
+	b := make([]byte, 64<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	during := PeakRSS()
+	runtime.KeepAlive(b)
+	if during < before+60<<20 {
+		t.Errorf("PeakRSS %d MiB after touching 64 MiB, was %d MiB", during>>20, before>>20)
+	}
+	b = nil
+	runtime.GC()
+	if after := PeakRSS(); after < during {
+		t.Errorf("PeakRSS fell from %d to %d MiB", during>>20, after>>20)
+	}
+}
