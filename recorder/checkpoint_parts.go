@@ -211,7 +211,7 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 			}
 			left -= len(g.URLs)
 			p.n.split.tr.add(int64(len(g.URLs)))
-			p.n.front.restoreURLs(g.URLs, g.Q)
+			p.n.front.restoreURLs(h.Key, g.URLs, g.Q)
 		}
 	}
 	return nil
@@ -301,8 +301,10 @@ func (f *frontier) restoreHost(sh *savedHost) {
 	}
 }
 
-// restoreURLs queues saved URLs.
-func (f *frontier) restoreURLs(urls []string, qs []float64) {
+// restoreURLs queues saved URLs on the server of politeness key, where
+// they were saved: their keys are not computed again (in ip mode that
+// was a DNS lookup per host, under the frontier's lock, at every resume).
+func (f *frontier) restoreURLs(key string, urls []string, qs []float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
@@ -311,7 +313,7 @@ func (f *frontier) restoreURLs(urls []string, qs []float64) {
 		if math.IsNaN(q) {
 			q = 0
 		}
-		f.s.add(u, q, now)
+		f.s.addKeyed(key, u, q, now)
 	}
 }
 

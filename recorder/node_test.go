@@ -125,3 +125,31 @@ func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
 		}
 	}
 }
+
+// A frontier checkpoint loads every URL back on the server it was saved
+// under without computing a politeness key again (in ip mode that is a
+// DNS lookup per host, under the frontier's lock).
+func TestFrontierRestoreKeepsKeys(t *testing.T) {
+	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a.front.s.keyOf = func(u string) string { return "ip:192.0.2.1" } // both hosts on one address
+	for _, u := range []string{"http://a.test/1", "http://b.test/2", "http://a.test/3"} {
+		a.front.add(u)
+	}
+	var buf bytes.Buffer
+	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	lookups := 0
+	b.front.s.keyOf = func(u string) string { lookups++; return "ip:198.51.100.7" } // DNS changed since
+	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if lookups != 0 {
+		t.Errorf("loading the frontier computed %d politeness keys", lookups)
+	}
+	h := b.front.s.hosts["ip:192.0.2.1"]
+	if h == nil || h.queued() != 3 || len(b.front.s.hosts) != 1 {
+		t.Errorf("servers after load %v, want the 3 URLs on ip:192.0.2.1", b.front.s.hosts)
+	}
+}
