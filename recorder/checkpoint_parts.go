@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -240,7 +241,10 @@ func (f *frontier) save(enc *gob.Encoder) error {
 		}
 	}
 	sort.Slice(hs, func(i, j int) bool { return hs[i].seq < hs[j].seq })
-	if err := enc.Encode(len(hs)); err != nil {
+	// URLs waiting for their server's DNS lookup (ip mode) follow, one
+	// entry per host with no key: they are keyed again when loaded.
+	waiting := slices.Sorted(maps.Keys(f.resolving))
+	if err := enc.Encode(len(hs) + len(waiting)); err != nil {
 		return err
 	}
 	var g savedURLs
@@ -284,12 +288,29 @@ func (f *frontier) save(enc *gob.Encoder) error {
 			return err
 		}
 	}
+	for _, host := range waiting {
+		us := f.resolving[host]
+		if err := enc.Encode(&savedHost{Count: len(us)}); err != nil {
+			return err
+		}
+		for _, u := range us {
+			if err := put(u, f.s.quality(u)); err != nil {
+				return err
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // restoreHost sets a saved server's politeness and robots.txt state. The
 // node calls it, then restoreURLs, before its workers start.
 func (f *frontier) restoreHost(sh *savedHost) {
+	if sh.Key == "" {
+		return // URLs that were waiting for a DNS lookup
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h := f.s.host(sh.Key)
@@ -304,7 +325,14 @@ func (f *frontier) restoreHost(sh *savedHost) {
 // restoreURLs queues saved URLs on the server of politeness key, where
 // they were saved: their keys are not computed again (in ip mode that
 // was a DNS lookup per host, under the frontier's lock, at every resume).
+// URLs saved with no key were waiting for a lookup, and are added anew.
 func (f *frontier) restoreURLs(key string, urls []string, qs []float64) {
+	if key == "" {
+		for _, u := range urls {
+			f.add(u) // keyed as a new URL is
+		}
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()

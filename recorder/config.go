@@ -1,11 +1,13 @@
 package recorder
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -253,6 +255,8 @@ type Config struct {
 
 	// dialHook, when set, is called with every dial address (tests).
 	dialHook func(addr string)
+	// lookup, when set, replaces DNS for ip-mode politeness keys (tests).
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// tlsConfig, when set, is the client's TLS configuration (tests trust
 	// an httptest server's certificate with it).
 	tlsConfig *tls.Config

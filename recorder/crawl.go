@@ -232,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
 	}
-	client := newHTTPClient(&cfg)
+	client := newHTTPClient(&cfg, c.keys)
 	defer client.CloseIdleConnections()
 
 	nodes := make([]*node, 0, len(local))
@@ -483,6 +483,9 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
 	n.front.s.keyOf = c.keys.key
+	if cfg.PolitenessKey == PolitenessIP {
+		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
+	}
 	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,

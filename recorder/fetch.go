@@ -21,9 +21,10 @@ import (
 var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
 
 // newHTTPClient builds the fetch client: keep-alive, timeouts, redirects
-// not followed, --resolve applied and private addresses refused at dial
+// not followed, --resolve applied (else, in ip mode, the address of the
+// host's politeness key dialled) and private addresses refused at dial
 // time, on the address actually dialled.
-func newHTTPClient(cfg *Config) *http.Client {
+func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
 	dialer := &net.Dialer{Timeout: min(cfg.Timeout, 10*time.Second), KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		dialer.Control = func(network, address string, _ syscall.RawConn) error {
@@ -38,7 +39,11 @@ func newHTTPClient(cfg *Config) *http.Client {
 	hook := cfg.dialHook
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			addr = resolveAddr(resolve, addr)
+			if to := resolveAddr(resolve, addr); to != addr {
+				addr = to
+			} else {
+				addr = keys.dialAddr(addr)
+			}
 			if hook != nil {
 				hook(addr)
 			}

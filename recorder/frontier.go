@@ -43,7 +43,16 @@ type frontier struct {
 	// inflight holds the URLs taken by workers until [frontier.finish].
 	inflight map[uint64]inflightURL
 	nextID   uint64
+	// keys, when set, says which URLs' politeness keys are known without
+	// a DNS lookup (ip mode); the others wait in resolving, by host,
+	// while a lookup runs off the caller's goroutine (the splitter's).
+	keys      *politenessKeys
+	resolving map[string][]string
+	lookups   chan struct{} // bounds the lookups at once
 }
+
+// maxLookups bounds a node's DNS lookups in flight for politeness keys.
+const maxLookups = 16
 
 func newFrontier(order string, seed uint64) *frontier {
 	return newFrontierWith(order, seed, nil, nil)
@@ -66,14 +75,56 @@ func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
 	f.slots = slots
 }
 
-// add queues u. It never blocks.
+// add queues u. It never blocks: a URL whose server needs a DNS lookup
+// (ip mode) is queued when the lookup returns.
 func (f *frontier) add(u string) {
-	key := f.s.keyOf(u) // before taking the lock: ip mode may resolve the host
+	var key string
+	if f.keys != nil {
+		var ok bool
+		if key, ok = f.keys.cached(u); !ok {
+			f.resolve(u)
+			return
+		}
+	} else {
+		key = f.s.keyOf(u)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.s.addKeyed(key, u, f.s.quality(u), time.Now()) {
 		f.broadcast()
 	}
+}
+
+// resolve holds u until its host's politeness key is looked up; the
+// first URL of a host starts the lookup.
+func (f *frontier) resolve(u string) {
+	host := hostOf(u)
+	f.mu.Lock()
+	if f.resolving == nil {
+		f.resolving = map[string][]string{}
+		f.lookups = make(chan struct{}, maxLookups)
+	}
+	q, pending := f.resolving[host]
+	f.resolving[host] = append(q, u)
+	f.mu.Unlock()
+	if pending {
+		return
+	}
+	go func() {
+		f.lookups <- struct{}{}
+		key := f.keys.key(u)
+		<-f.lookups
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		now, added := time.Now(), false
+		for _, x := range f.resolving[host] {
+			added = f.s.addKeyed(key, x, f.s.quality(x), now) || added
+		}
+		delete(f.resolving, host)
+		if added {
+			f.broadcast()
+		}
+	}()
 }
 
 func (f *frontier) broadcast() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,5 +152,47 @@ func TestFrontierRestoreKeepsKeys(t *testing.T) {
 	h := b.front.s.hosts["ip:192.0.2.1"]
 	if h == nil || h.queued() != 3 || len(b.front.s.hosts) != 1 {
 		t.Errorf("servers after load %v, want the 3 URLs on ip:192.0.2.1", b.front.s.hosts)
+	}
+}
+
+// URLs waiting for their server's DNS lookup at a checkpoint (ip mode)
+// are saved, and queued again when the checkpoint loads.
+func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	slow := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+		<-release
+		return nil, errors.New("too late")
+	}})
+	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a.front.keys, a.front.s.keyOf = slow, slow.key
+	a.front.add("http://slow.test/1")
+	a.front.add("http://slow.test/2")
+	a.front.add("http://192.0.2.1/x") // an address: keyed at once
+	var buf bytes.Buffer
+	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	fast := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
+	}})
+	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	b.front.keys, b.front.s.keyOf = fast, fast.key
+	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.front.mu.Lock()
+		h, x := b.front.s.hosts["ip:192.0.2.5"], b.front.s.hosts["ip:192.0.2.1"]
+		done := h != nil && h.queued() == 2 && x != nil && x.queued() == 1
+		b.front.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after loading, servers %v: want slow.test's 2 URLs on ip:192.0.2.5 and 1 on ip:192.0.2.1", b.front.s.hosts)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -62,10 +62,58 @@ type politenessKeys struct {
 }
 
 func newPolitenessKeys(cfg *Config) *politenessKeys {
-	return &politenessKeys{mode: cfg.PolitenessKey, resolve: cfg.Resolve, cache: make(map[string]string),
-		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+	lookup := cfg.lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}}
+		}
+	}
+	return &politenessKeys{mode: cfg.PolitenessKey, resolve: cfg.Resolve, cache: make(map[string]string), lookup: lookup}
+}
+
+// cached returns u's politeness key when it is known without a DNS
+// lookup: always in host mode; in ip mode when the host is an address,
+// mapped by Config.Resolve, or looked up before.
+func (k *politenessKeys) cached(u string) (string, bool) {
+	host := hostOf(u)
+	if k == nil || k.mode != PolitenessIP {
+		return host, true
+	}
+	k.mu.Lock()
+	key, ok := k.cache[host]
+	k.mu.Unlock()
+	if ok {
+		return key, true
+	}
+	if key, ok := k.withoutDNS(host); ok {
+		k.mu.Lock()
+		k.cache[host] = key
+		k.mu.Unlock()
+		return key, true
+	}
+	return "", false
+}
+
+// dialAddr is the address to dial for addr (host:port) in ip mode: the
+// address of the host's politeness key, so that requests go to the
+// server whose queue they wait in (the dialer would pick its own among
+// the host's addresses). It is addr when the key is not an address or
+// not known yet.
+func (k *politenessKeys) dialAddr(addr string) string {
+	if k == nil || k.mode != PolitenessIP {
+		return addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	k.mu.Lock()
+	key, ok := k.cache[strings.ToLower(strings.TrimSuffix(host, "."))]
+	k.mu.Unlock()
+	if ip, isIP := strings.CutPrefix(key, "ip:"); ok && isIP {
+		return net.JoinHostPort(ip, port)
+	}
+	return addr
 }
 
 // key returns u's politeness key: its host, or in ip mode "ip:" and the
@@ -88,16 +136,29 @@ func (k *politenessKeys) key(u string) string {
 	return key
 }
 
-func (k *politenessKeys) resolveKey(host string) string {
+// withoutDNS is host's key in ip mode when no lookup is needed: the host
+// is an address, or Config.Resolve maps it to one.
+func (k *politenessKeys) withoutDNS(host string) (string, bool) {
 	if a, err := netip.ParseAddr(host); err == nil {
-		return "ip:" + a.Unmap().String()
+		return "ip:" + a.Unmap().String(), true
+	}
+	if to := resolveAddr(k.resolve, net.JoinHostPort(host, "0")); to != net.JoinHostPort(host, "0") {
+		if h, _, err := net.SplitHostPort(to); err == nil {
+			if a, err := netip.ParseAddr(h); err == nil {
+				return "ip:" + a.Unmap().String(), true
+			}
+		}
+	}
+	return "", false
+}
+
+func (k *politenessKeys) resolveKey(host string) string {
+	if key, ok := k.withoutDNS(host); ok {
+		return key
 	}
 	name := host
 	if to := resolveAddr(k.resolve, net.JoinHostPort(host, "0")); to != net.JoinHostPort(host, "0") {
 		if h, _, err := net.SplitHostPort(to); err == nil {
-			if a, err := netip.ParseAddr(h); err == nil {
-				return "ip:" + a.Unmap().String()
-			}
 			name = h
 		}
 	}

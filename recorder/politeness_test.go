@@ -193,3 +193,56 @@ func TestRobotsHTTPToHTTPS(t *testing.T) {
 		}
 	}
 }
+
+// TestPolitenessIPLookups: in ip mode the politeness keys' DNS lookups
+// run off the splitter's goroutine, several at once, and a request goes
+// to the address of its key. The hosts here exist only in the crawl's
+// lookup (no --resolve), so a page is fetched only if the dial uses the
+// key's address; each lookup waits until another one is running too, so
+// the crawl gets anywhere only if lookups overlap.
+func TestPolitenessIPLookups(t *testing.T) {
+	v, srv := startVhosts(t, map[string]http.HandlerFunc{
+		"h0.test": linkPage("/a"), "h1.test": linkPage("/a"), "h2.test": linkPage("/a"), "h3.test": linkPage("/a"),
+	})
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	var mu sync.Mutex
+	var running, peak int
+	overlap := make(chan struct{})
+	var once sync.Once
+	cfg := localConfig(t, "")
+	cfg.Resolve = nil
+	cfg.PolitenessKey = PolitenessIP
+	for i := range 4 {
+		cfg.Seeds = append(cfg.Seeds, fmt.Sprintf("http://h%d.test:%s/", i, port))
+	}
+	cfg.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		if running > 1 {
+			once.Do(func() { close(overlap) })
+		}
+		mu.Unlock()
+		select {
+		case <-overlap:
+		case <-time.After(3 * time.Second):
+		}
+		mu.Lock()
+		running--
+		mu.Unlock()
+		// Two addresses: the key takes the smaller, the one served.
+		return []netip.Addr{netip.MustParseAddr("127.0.0.9"), netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak < 2 {
+		t.Errorf("at most %d DNS lookup(s) at once, want them to overlap", peak)
+	}
+	got := v.got()
+	for i := range 4 {
+		if want := fmt.Sprintf("h%d.test/a", i); !slices.Contains(got, want) {
+			t.Errorf("not fetched: %s (requests %v)", want, got)
+		}
+	}
+}
