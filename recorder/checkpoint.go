@@ -348,12 +348,12 @@ func (k *checkpointer) periodic() error {
 	b := &barrier{gen: k.gen, proceed: make(chan struct{})}
 	b.parked.Add(len(k.nodes))
 	b.saved.Add(len(k.nodes))
+	// Every splitter takes the barrier: they stop only after the
+	// checkpointer has (Run closes k.stop and waits for k.done first).
+	// A give-up case here would leave the nodes already parked waiting
+	// for a proceed that never comes.
 	for _, n := range k.nodes {
-		select {
-		case n.split.ckpt <- b:
-		case <-n.split.done:
-			return nil // stopping: the final checkpoint follows
-		}
+		n.split.ckpt <- b
 	}
 	b.parked.Wait()
 	k.snapshotPending()
