@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -285,39 +284,13 @@ func readStatsFile(t testing.TB, path string) recorder.Stats {
 	return s
 }
 
-type eventLine struct {
-	Event           string    `json:"event"`
-	Time            time.Time `json:"time"`
-	Node            int       `json:"node"`
-	Epoch           uint64    `json:"epoch"`
-	Peer            *int      `json:"peer"`
-	Live            []int     `json:"live"`
-	Left            []int     `json:"left"`
-	Joined          []int     `json:"joined"`
-	HostsMoved      int       `json:"hosts_moved"`
-	HostsMovedOther int       `json:"hosts_moved_other"`
-	HostsIn         []string  `json:"hosts_in"`
-	HostsOut        []string  `json:"hosts_out"`
-}
-
-func readEvents(t testing.TB, dir string, node int) []eventLine {
+func readEvents(t testing.TB, dir string, node int) []tracefile.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join(tracefile.NodeDir(dir, node), recorder.EventsName))
+	evs, err := tracefile.ReadEvents(filepath.Join(tracefile.NodeDir(dir, node), tracefile.EventsName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []eventLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var e eventLine
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("events of node %d: %v", node, err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return evs
 }
 
 func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
@@ -540,7 +513,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	hostsIn := 0
 	for i := range 2 {
-		var re []eventLine
+		var re []tracefile.Event
 		for _, e := range readEvents(t, c.dir, i) {
 			if e.Event == "reassign" {
 				re = append(re, e)

@@ -1,12 +1,9 @@
 package scenario
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -41,45 +38,20 @@ func ReadLiveReassigns(dir string) ([]LiveReassign, error) {
 	}
 	var out []LiveReassign
 	for _, n := range nodes {
-		p := filepath.Join(tracefile.NodeDir(dir, n), "events.jsonl")
-		f, err := os.Open(p)
+		p := filepath.Join(tracefile.NodeDir(dir, n), tracefile.EventsName)
+		evs, err := tracefile.ReadEvents(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("scenario: %w", err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<26)
-		line := 0
-		for sc.Scan() {
-			line++
-			var e struct {
-				Time            time.Time `json:"time"`
-				Node            int       `json:"node"`
-				Event           string    `json:"event"`
-				Live            []int     `json:"live"`
-				Left            []int     `json:"left"`
-				Joined          []int     `json:"joined"`
-				HostsMoved      int       `json:"hosts_moved"`
-				HostsMovedOther int       `json:"hosts_moved_other"`
-				HostsIn         []string  `json:"hosts_in"`
-				URLsRerouted    int64     `json:"urls_rerouted"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("scenario: %s line %d: %w", p, line, tracefile.ErrCorrupt)
-			}
-			if e.Event != "reassign" {
+		for _, e := range evs {
+			if e.Event != tracefile.EventReassign {
 				continue
 			}
 			out = append(out, LiveReassign{Node: e.Node, Time: e.Time, Left: e.Left, Joined: e.Joined, Live: e.Live,
 				HostsMoved: e.HostsMoved, HostsMovedOther: e.HostsMovedOther, HostsIn: len(e.HostsIn), URLsRerouted: e.URLsRerouted})
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("scenario: %s: %w", p, err)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b LiveReassign) int { return a.Time.Compare(b.Time) })
