@@ -27,6 +27,31 @@ const (
 	StopError    = "error"     // a trace write failed
 )
 
+// StopText says in words why a crawl stopped (reason is one of the Stop
+// constants), naming the limit that ended it; maxPages and duration are
+// the crawl's Config.MaxPages and Config.Duration (0: none).
+func StopText(reason string, maxPages int64, duration time.Duration) string {
+	before := ""
+	if maxPages > 0 {
+		before = fmt.Sprintf(" before --max-pages %d was reached", maxPages)
+	}
+	switch reason {
+	case StopMaxPages:
+		return fmt.Sprintf("max-pages, the budget of %d pages (--max-pages) was used", maxPages)
+	case StopDuration:
+		return fmt.Sprintf("duration, the time limit of %s (--duration) elapsed", duration) + before
+	case StopDone:
+		return "frontier empty, no URL was left to crawl" + before
+	case StopCanceled:
+		return "signal, the crawl was interrupted"
+	case StopError:
+		return "error, writing the trace failed"
+	case "":
+		return "unknown"
+	}
+	return reason
+}
+
 // Result is what a finished crawl wrote. It is a plain value, owned by the
 // caller.
 type Result struct {

@@ -287,3 +287,21 @@ func TestNoSeeds(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Every stop reason reads as a sentence naming the limit that ended the crawl.
+func TestStopText(t *testing.T) {
+	for _, tc := range []struct{ reason, want string }{
+		{StopMaxPages, "max-pages, the budget of 200000 pages (--max-pages) was used"},
+		{StopDuration, "duration, the time limit of 1m0s (--duration) elapsed before --max-pages 200000 was reached"},
+		{StopDone, "frontier empty, no URL was left to crawl before --max-pages 200000 was reached"},
+		{StopCanceled, "signal, the crawl was interrupted"},
+		{StopError, "error, writing the trace failed"},
+	} {
+		if got := StopText(tc.reason, 200000, time.Minute); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.reason, got, tc.want)
+		}
+	}
+	if got := StopText(StopDone, 0, 0); got != "frontier empty, no URL was left to crawl" {
+		t.Errorf("no budget: %q", got)
+	}
+}

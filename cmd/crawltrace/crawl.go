@@ -141,7 +141,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 			res, err := recorder.Run(ctx, cfg)
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
-				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", stopReason(res.Stats))
+				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", recorder.StopText(res.Stats.StopReason, cfg.MaxPages, cfg.Duration))
 			}
 			if errors.Is(err, recorder.ErrConfig) {
 				return badInput("crawl: %v", err)
@@ -192,21 +192,6 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
 	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")
 	return cmd
-}
-
-// stopReason says in words why a crawl stopped.
-func stopReason(st *recorder.Stats) string {
-	switch st.StopReason {
-	case recorder.StopDone:
-		return "frontier empty (no URL left to fetch)"
-	case recorder.StopMaxPages:
-		return fmt.Sprintf("max-pages (%d pages fetched)", st.FetchAttempts)
-	case recorder.StopDuration:
-		return fmt.Sprintf("duration (after %.0fs)", st.Seconds)
-	case recorder.StopCanceled:
-		return "signal"
-	}
-	return st.StopReason
 }
 
 // mergeSavedConfig replaces cfg with the configuration saved by the crawl

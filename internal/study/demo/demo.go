@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	st := cr.Stats
 	logf("crawled %d pages (%d HTML) in %.1fs, logged %d URLs (%.1f%% local)", st.FetchAttempts, st.HTMLPages, st.Seconds,
 		st.URLsLogged, 100*st.LocalFraction)
-	logf("crawl stopped: %s", stopReason(cfg, st.StopReason))
+	logf("crawl stopped: %s", recorder.StopText(st.StopReason, cfg.MaxPages, cfg.Duration))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/crawltrace/crawltrace/condense"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -131,21 +130,6 @@ func TestDemoTiny(t *testing.T) {
 	}
 	if b, err := os.ReadFile(precious); err != nil || string(b) != "x" {
 		t.Errorf("demo touched a file it did not write: %q, %v", b, err)
-	}
-}
-
-// Every stop reason reads as a sentence naming the limit that ended the crawl.
-func TestStopReason(t *testing.T) {
-	cfg := Config{MaxPages: 200000, Duration: time.Minute}
-	for _, tc := range []struct{ reason, want string }{
-		{recorder.StopMaxPages, "max-pages, the budget of 200000 pages"},
-		{recorder.StopDuration, "duration, the time limit of 1m0s (--duration) elapsed before --max-pages 200000"},
-		{recorder.StopDone, "frontier empty"},
-		{recorder.StopCanceled, "signal"},
-	} {
-		if got := stopReason(cfg, tc.reason); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s: %q, want prefix %q", tc.reason, got, tc.want)
-		}
 	}
 }
 

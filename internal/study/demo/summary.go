@@ -47,7 +47,7 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	p("| redirects logged | %d | 38 million |\n", st.Redirects)
 	p("| robots.txt exclusions | %d | |\n", st.RobotsExcluded)
 	p("| pages per second (this machine) | %.0f | |\n\n", st.PagesPerSecond)
-	p("The crawl stopped after %.1fs: %s.\n\n", st.Seconds, stopReason(cfg, st.StopReason))
+	p("The crawl stopped after %.1fs: %s.\n\n", st.Seconds, recorder.StopText(st.StopReason, cfg.MaxPages, cfg.Duration))
 
 	p("## Condensing\n\n")
 	p("%d URLs from %d nodes: %d distinct URLs, %d distinct 64-bit fingerprints, %d colliding pairs (expected %.2g). ",
@@ -104,23 +104,6 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	}
 	p("%s.\n", strings.Join(stages, ", "))
 	return nil
-}
-
-// stopReason explains a recorder stop reason in the demo's terms.
-func stopReason(cfg Config, reason string) string {
-	switch reason {
-	case recorder.StopMaxPages:
-		return fmt.Sprintf("max-pages, the budget of %d pages (--max-pages) was used", cfg.MaxPages)
-	case recorder.StopDuration:
-		return fmt.Sprintf("duration, the time limit of %s (--duration) elapsed before --max-pages %d was reached", cfg.Duration, cfg.MaxPages)
-	case recorder.StopDone:
-		return fmt.Sprintf("frontier empty, no URL was left to crawl before --max-pages %d was reached", cfg.MaxPages)
-	case recorder.StopCanceled:
-		return "signal, the crawl was interrupted"
-	case "":
-		return "unknown"
-	}
-	return reason
 }
 
 // staticNote says how to read STATIC's row.
