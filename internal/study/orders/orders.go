@@ -165,11 +165,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Workers == 0 {
 		cfg.Workers = cfg.MaxConns
 	}
-	// Each order's crawl goes to OutDir/ORDER; an earlier crawl there would
-	// mix two runs in one trace, so such a directory is refused.
+	// Each order's crawl goes to OutDir/ORDER. An earlier run there is
+	// replaced, as the demo replaces its outputs: a crawl into it would mix
+	// two runs in one trace. Nothing else in OutDir is touched; whether to
+	// write into OutDir at all is the caller's policy (the CLI's is
+	// internal/outdir, which refuses a directory it did not fill unless
+	// --force).
 	for _, o := range cfg.Orders {
-		if ents, err := os.ReadDir(filepath.Join(cfg.OutDir, o)); err == nil && len(ents) > 0 {
-			return nil, fmt.Errorf("%w: %s already holds a %s run; choose a new -o", ErrConfig, filepath.Join(cfg.OutDir, o), o)
+		if err := os.RemoveAll(filepath.Join(cfg.OutDir, o)); err != nil {
+			return nil, fmt.Errorf("orders: %w", err)
 		}
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {

@@ -71,6 +71,22 @@ func TestRunTiny(t *testing.T) {
 	if err != nil || len(rows) != 3 || rows[1][0] != "bfs" || rows[2][0] != "capability" {
 		t.Errorf("orders.csv: %v %q", err, rows)
 	}
+	// A second run into the same directory replaces each order's crawl (a
+	// crawl into the old one would mix two runs) and touches nothing else.
+	mine := filepath.Join(cfg.OutDir, "notes.txt")
+	os.WriteFile(mine, []byte("x"), 0o644)
+	again, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range again.Results {
+		if r.Pages != rep.Results[i].Pages {
+			t.Errorf("%s again: %d pages, first run %d", r.Order, r.Pages, rep.Results[i].Pages)
+		}
+	}
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "x" {
+		t.Errorf("a second run touched a file it did not write: %q, %v", b, err)
+	}
 }
 
 func TestConfigErrors(t *testing.T) {
