@@ -73,7 +73,7 @@ func newPolitenessKeys(cfg *Config) *politenessKeys {
 
 // cached returns u's politeness key when it is known without a DNS
 // lookup: always in host mode; in ip mode when the host is an address,
-// mapped by Config.Resolve, or looked up before.
+// mapped by Config.Resolve to one, or looked up before.
 func (k *politenessKeys) cached(u string) (string, bool) {
 	host := hostOf(u)
 	if k == nil || k.mode != PolitenessIP {
@@ -85,13 +85,17 @@ func (k *politenessKeys) cached(u string) (string, bool) {
 	if ok {
 		return key, true
 	}
-	if key, ok := k.withoutDNS(host); ok {
-		k.mu.Lock()
-		k.cache[host] = key
-		k.mu.Unlock()
+	if key, _ = k.withoutDNS(host); key != "" {
+		k.store(host, key)
 		return key, true
 	}
 	return "", false
+}
+
+func (k *politenessKeys) store(host, key string) {
+	k.mu.Lock()
+	k.cache[host] = key
+	k.mu.Unlock()
 }
 
 // dialAddr is the address to dial for addr (host:port) in ip mode: the
@@ -103,12 +107,12 @@ func (k *politenessKeys) dialAddr(addr string) string {
 	if k == nil || k.mode != PolitenessIP {
 		return addr
 	}
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return addr
 	}
 	k.mu.Lock()
-	key, ok := k.cache[strings.ToLower(strings.TrimSuffix(host, "."))]
+	key, ok := k.cache[hostOf("http://"+addr)] // the cache's keys are hostOf's
 	k.mu.Unlock()
 	if ip, isIP := strings.CutPrefix(key, "ip:"); ok && isIP {
 		return net.JoinHostPort(ip, port)
@@ -117,51 +121,39 @@ func (k *politenessKeys) dialAddr(addr string) string {
 }
 
 // key returns u's politeness key: its host, or in ip mode "ip:" and the
-// host's smallest resolved address.
+// host's smallest resolved address (the host itself when it does not
+// resolve). It may wait for DNS.
 func (k *politenessKeys) key(u string) string {
-	host := hostOf(u)
-	if k == nil || k.mode != PolitenessIP {
-		return host
-	}
-	k.mu.Lock()
-	key, ok := k.cache[host]
-	k.mu.Unlock()
-	if ok {
+	if key, ok := k.cached(u); ok {
 		return key
 	}
-	key = k.resolveKey(host)
-	k.mu.Lock()
-	k.cache[host] = key
-	k.mu.Unlock()
+	host := hostOf(u)
+	_, name := k.withoutDNS(host)
+	key := k.lookupKey(host, name)
+	k.store(host, key)
 	return key
 }
 
-// withoutDNS is host's key in ip mode when no lookup is needed: the host
-// is an address, or Config.Resolve maps it to one.
-func (k *politenessKeys) withoutDNS(host string) (string, bool) {
+// withoutDNS is host's key in ip mode when no lookup is needed (the host
+// is an address, or Config.Resolve maps it to one); otherwise "" and the
+// name to look up (the host, or the name Config.Resolve maps it to).
+func (k *politenessKeys) withoutDNS(host string) (key, name string) {
 	if a, err := netip.ParseAddr(host); err == nil {
-		return "ip:" + a.Unmap().String(), true
+		return "ip:" + a.Unmap().String(), ""
 	}
 	if to := resolveAddr(k.resolve, net.JoinHostPort(host, "0")); to != net.JoinHostPort(host, "0") {
 		if h, _, err := net.SplitHostPort(to); err == nil {
 			if a, err := netip.ParseAddr(h); err == nil {
-				return "ip:" + a.Unmap().String(), true
+				return "ip:" + a.Unmap().String(), ""
 			}
+			return "", h
 		}
 	}
-	return "", false
+	return "", host
 }
 
-func (k *politenessKeys) resolveKey(host string) string {
-	if key, ok := k.withoutDNS(host); ok {
-		return key
-	}
-	name := host
-	if to := resolveAddr(k.resolve, net.JoinHostPort(host, "0")); to != net.JoinHostPort(host, "0") {
-		if h, _, err := net.SplitHostPort(to); err == nil {
-			name = h
-		}
-	}
+// lookupKey looks name up for host's key.
+func (k *politenessKeys) lookupKey(host, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	addrs, err := k.lookup(ctx, name)

@@ -22,10 +22,11 @@ type hopGate struct {
 type hopKey struct {
 	sem  chan struct{} // holds one token while a hop to the key is in flight
 	next time.Time     // earliest start of the next hop (written holding sem)
+	refs int           // hops holding or waiting for the key (under hopGate.mu)
 }
 
 // hopGateLimit is how many keys the gate keeps before it forgets those
-// with no hop in flight whose delay has passed.
+// no hop holds or waits for and whose delay has passed.
 const hopGateLimit = 4096
 
 // acquire waits until a hop to key may start; release must follow. It
@@ -40,23 +41,20 @@ func (g *hopGate) acquire(ctx context.Context, key string) (*hopKey, bool) {
 		if len(g.keys) >= hopGateLimit {
 			now := time.Now()
 			for k, x := range g.keys {
-				select {
-				case x.sem <- struct{}{}:
-					if !x.next.After(now) {
-						delete(g.keys, k)
-					}
-					<-x.sem
-				default:
+				if x.refs == 0 && !x.next.After(now) {
+					delete(g.keys, k)
 				}
 			}
 		}
 		e = &hopKey{sem: make(chan struct{}, 1)}
 		g.keys[key] = e
 	}
+	e.refs++
 	g.mu.Unlock()
 	select {
 	case e.sem <- struct{}{}:
 	case <-ctx.Done():
+		g.unref(e)
 		return nil, false
 	}
 	if d := time.Until(e.next); d > 0 {
@@ -66,6 +64,7 @@ func (g *hopGate) acquire(ctx context.Context, key string) (*hopKey, bool) {
 		case <-t.C:
 		case <-ctx.Done():
 			<-e.sem
+			g.unref(e)
 			return nil, false
 		}
 	}
@@ -76,4 +75,11 @@ func (g *hopGate) acquire(ctx context.Context, key string) (*hopKey, bool) {
 func (g *hopGate) release(e *hopKey, delay time.Duration) {
 	e.next = time.Now().Add(delay)
 	<-e.sem
+	g.unref(e)
+}
+
+func (g *hopGate) unref(e *hopKey) {
+	g.mu.Lock()
+	e.refs--
+	g.mu.Unlock()
 }
