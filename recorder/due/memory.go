@@ -131,17 +131,43 @@ func (d *Memory) Close() error { return nil }
 
 // readFingerprints reads a count and that many little-endian fingerprints.
 func readFingerprints(r io.Reader, add func(uint64)) error {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var b [8]byte
-	if _, err := io.ReadFull(br, b[:]); err != nil {
-		return fmt.Errorf("due: read count: %w", err)
+	sr, err := newSetReader(r)
+	if err != nil {
+		return err
 	}
-	n := binary.LittleEndian.Uint64(b[:])
-	for i := uint64(0); i < n; i++ {
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return fmt.Errorf("due: read fingerprint %d of %d: %w", i, n, err)
+	for sr.more() {
+		fp, err := sr.next()
+		if err != nil {
+			return err
 		}
-		add(binary.LittleEndian.Uint64(b[:]))
+		add(fp)
 	}
 	return nil
+}
+
+// setReader reads a saved set (the checkpoint format) one fingerprint at
+// a time.
+type setReader struct {
+	br       *bufio.Reader
+	n, total uint64 // read so far, in all
+	b        [8]byte
+}
+
+func newSetReader(r io.Reader) (*setReader, error) {
+	sr := &setReader{br: bufio.NewReaderSize(r, 1<<16)}
+	if _, err := io.ReadFull(sr.br, sr.b[:]); err != nil {
+		return nil, fmt.Errorf("due: read count: %w", err)
+	}
+	sr.total = binary.LittleEndian.Uint64(sr.b[:])
+	return sr, nil
+}
+
+func (sr *setReader) more() bool { return sr.n < sr.total }
+
+func (sr *setReader) next() (uint64, error) {
+	if _, err := io.ReadFull(sr.br, sr.b[:]); err != nil {
+		return 0, fmt.Errorf("due: read fingerprint %d of %d: %w", sr.n, sr.total, err)
+	}
+	sr.n++
+	return binary.LittleEndian.Uint64(sr.b[:]), nil
 }
