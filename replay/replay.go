@@ -284,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		res.Files = append(res.Files, p)
 		mp := taskMetaPath(p)
-		if err := writeFile(mp, func(w io.Writer) error { return writeTaskMeta(w, res) }); err != nil {
+		if err := tracefile.WriteJSON(mp, taskMeta{CrawlID: res.Meta.CrawlID, Inputs: res.Meta.Inputs, Params: res.Meta.Params, Traces: res.Traces}); err != nil {
 			return nil, err
 		}
 		res.Files = append(res.Files, mp)

@@ -479,12 +479,6 @@ type taskMeta struct {
 // taskMetaPath is the metadata file beside a task's results CSV file.
 func taskMetaPath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".json" }
 
-func writeTaskMeta(w io.Writer, res *Results) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(taskMeta{CrawlID: res.Meta.CrawlID, Inputs: res.Meta.Inputs, Params: res.Meta.Params, Traces: res.Traces})
-}
-
 // mergeMeta sets the merged results' metadata from the metadata files of
 // the task CSV files among files (a file without one contributes only its
 // name to the inputs): the crawls and inputs of all, the traces' metadata,
