@@ -281,8 +281,20 @@ func (f *frontier) save(enc *gob.Encoder) error {
 				return err
 			}
 		}
+		for _, x := range h.first {
+			if err := put(x.url, x.q); err != nil {
+				return err
+			}
+		}
 		if err := f.s.eachQueued(&h.urls, put); err != nil {
 			return err
+		}
+		for _, p := range h.parked { // queued again; their origins' robots.txt is fetched anew when due
+			for _, x := range p.urls {
+				if err := put(x.url, x.q); err != nil {
+					return err
+				}
+			}
 		}
 		if err := flush(); err != nil {
 			return err

@@ -508,6 +508,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
 	n.front.s.keyOf = c.keys.key
+	n.front.delay = n.delayWith
 	if cfg.PolitenessKey == PolitenessIP {
 		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
 	}

@@ -9,13 +9,17 @@ import (
 	"time"
 )
 
-// task is what a worker does next: fetch robots.txt of the origin url
-// of host, or fetch url (of quality q; NaN without an oracle).
+// task is what a worker does next, holding host: fetch robots.txt of the
+// origin url of host (robots), a robots.txt redirect hop to host (hop),
+// or fetch url (of quality q; NaN without an oracle) under its origin's
+// rules.
 type task struct {
 	host   *hostState
 	url    string
 	q      float64
 	robots bool
+	hop    *robotsHop
+	rules  *robotsRules
 	id     uint64 // the URL's in-flight number (0 for robots.txt)
 }
 
@@ -49,6 +53,9 @@ type frontier struct {
 	keys      *politenessKeys
 	resolving map[string][]string
 	lookups   chan struct{} // bounds the lookups at once
+	// delay is the politeness rule: the wait after a request that took d
+	// to a server whose robots.txt asks crawlDelay (node.delayWith).
+	delay func(d, crawlDelay time.Duration) time.Duration
 }
 
 // maxLookups bounds a node's DNS lookups in flight for politeness keys.
@@ -157,24 +164,25 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 			f.mu.Unlock()
 			return task{}, false
 		}
-		h, wait, blocked := f.s.pick(time.Now(), acquire)
+		now := time.Now()
+		h, wait, blocked := f.s.pick(now, acquire)
+		freed := f.s.freed
+		f.s.freed = 0
 		if h != nil {
-			t := task{host: h}
-			if o := robotsDue(h, time.Now()); o != "" {
-				t.robots, t.url = true, o
-			} else {
-				x := f.s.popURL(h)
-				t.url, t.q = x.url, x.q
+			t := f.s.take(h, now)
+			if !t.robots && t.hop == nil {
 				f.nextID++
 				t.id = f.nextID
-				f.inflight[t.id] = inflightURL{origin: h.origin, url: x.url, q: x.q}
+				f.inflight[t.id] = inflightURL{origin: h.origin, url: t.url, q: t.q}
 				if !f.oracle {
 					t.q = math.NaN()
 				}
 			}
 			f.mu.Unlock()
+			f.freeSlots(freed)
 			return t, true
 		}
+		f.freeSlots(freed)
 		ch := f.wake
 		f.mu.Unlock()
 		if !blocked {
@@ -254,9 +262,83 @@ func (f *frontier) releaseSession(h *hostState, requested bool, delay time.Durat
 		f.broadcast()
 	}
 	f.mu.Unlock()
-	if ended && f.slots != nil {
-		f.slots.release()
+	if ended {
+		f.freeSlots(1)
 	}
+}
+
+// freeSlots frees n connection slots.
+func (f *frontier) freeSlots(n int) {
+	for range n {
+		if f.slots != nil {
+			f.slots.release()
+		}
+	}
+}
+
+// releaseFetch returns a host held for a request that took d: it waits
+// the delay rule, with the largest Crawl-delay of its origins' rules,
+// read under the lock (a hop may set another origin's rules meanwhile).
+func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) {
+	f.mu.Lock()
+	delay := d
+	if f.delay != nil {
+		delay = f.delay(d, h.robots.maxCrawlDelay())
+	}
+	ended, wake := f.s.release(h, time.Now(), true, delay, endSession)
+	if wake {
+		f.broadcast()
+	}
+	f.mu.Unlock()
+	if ended {
+		f.freeSlots(1)
+	}
+}
+
+// robotsDone stores the outcome of origin's robots.txt fetch for owner
+// (its host): build builds the rules from the origin's previous ones (nil
+// when none); build nil, or returning nil, leaves them as they were (the
+// fetch was cut short). The origin's parked URLs come back unless the
+// rules make them wait for a retry.
+func (f *frontier) robotsDone(owner *hostState, origin string, build func(prev *robotsRules) *robotsRules) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var rules *robotsRules
+	if build != nil {
+		rules = build(owner.robots.forOrigin(origin))
+	}
+	if f.s.robotsDone(owner, origin, rules, time.Now()) {
+		f.broadcast()
+	}
+}
+
+// keyFor is u's politeness key (it may wait for a DNS lookup in ip mode).
+func (f *frontier) keyFor(u string) string { return f.s.keyOf(u) }
+
+// addHop queues a robots.txt redirect hop on the server of key, where it
+// waits its turn like a fetch.
+func (f *frontier) addHop(key string, hop *robotsHop) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.s.addHop(key, hop, time.Now()) {
+		f.broadcast()
+	}
+}
+
+// stall is the longest a host waited for a worker once due, and that
+// host.
+func (f *frontier) stall() (time.Duration, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.maxStall, f.s.stallHost
+}
+
+// robotsWaiting is the number of origins whose URLs wait for a
+// robots.txt retry.
+func (f *frontier) robotsWaiting() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.waitingRobots(time.Now())
 }
 
 // close wakes and stops every waiting worker.
@@ -275,11 +357,7 @@ func (f *frontier) closeSessions() {
 	f.mu.Lock()
 	n := f.s.closeSessions()
 	f.mu.Unlock()
-	for range n {
-		if f.slots != nil {
-			f.slots.release()
-		}
-	}
+	f.freeSlots(n)
 }
 
 // sizes returns the number of queued URLs and known hosts.

@@ -52,7 +52,6 @@ type node struct {
 	// store holds the frontier's spilled queues (nil: no spilling).
 	store *frontierdisk.Store
 	// hops spaces robots.txt redirect hops to other servers.
-	hops hopGate
 }
 
 // nodeStats are a node's worker-side counters, safe for concurrent use.
@@ -153,10 +152,6 @@ func (n *node) nextPageID() uint64 {
 	return uint64(n.id)<<40 | n.pageID.Add(1)
 }
 
-func (n *node) delay(d time.Duration, h *hostState) time.Duration {
-	return n.delayWith(d, h.robots.maxCrawlDelay())
-}
-
 // delayWith is the delay rule for a request that took d to a server
 // whose robots.txt asks crawlDelay.
 func (n *node) delayWith(d, crawlDelay time.Duration) time.Duration {
@@ -174,8 +169,8 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			return
 		}
 		h := t.host
-		if t.robots {
-			n.fetchRobots(fetchCtx, h, t.url, w, &buf)
+		if t.robots || t.hop != nil {
+			n.robotsStep(fetchCtx, h, t.url, t.hop, w, &buf)
 			continue
 		}
 		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
@@ -186,7 +181,7 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.c.tr.add(-1)
 			continue
 		}
-		if !h.robots.forOrigin(originOf(t.url)).allowed(n.agent, t.url) {
+		if !t.rules.allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
 			n.c.redirs.forget(t.url)
 			n.front.finish(t.id)
@@ -221,7 +216,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 	hops := n.c.redirs.take(u)
 	start := n.cfg.Now()
 	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
-	n.front.releaseSession(h, true, n.delay(r.dur, h), observe(h, &r))
+	n.front.releaseFetch(h, r.dur, observe(h, &r))
 	end := n.cfg.Now()
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
 	n.st.mu.Lock()

@@ -99,7 +99,7 @@ func TestFrontierOrders(t *testing.T) {
 		for range 3 {
 			tk, _ := f.next(t.Context())
 			if tk.robots {
-				tk.host.robots = newRobotsRules(404, "", nil, "x")
+				f.robotsDone(tk.host, tk.url, func(*robotsRules) *robotsRules { return newRobotsRules(404, "", nil, "x") })
 				f.release(tk.host, true, 0)
 				tk, _ = f.next(t.Context())
 			}

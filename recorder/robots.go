@@ -15,15 +15,17 @@ import (
 //     one without a Location is treated as unavailable, like 4xx;
 //   - 4xx: allow everything;
 //   - 5xx or no response: disallow everything. The fetch is retried with
-//     backoff while the host waits (robots_fetch.go); after the last
-//     retry the origin stays disallowed until the rules expire and its
-//     URLs are counted as robots exclusions.
+//     backoff while the origin's URLs wait, parked (robots_fetch.go,
+//     schedule_robots.go); after the last retry the origin stays
+//     disallowed until the rules expire and its URLs are counted as
+//     robots exclusions.
 //
 // The fields below crawlDelay are plain values so that they can be
 // checkpointed: the origin the rules belong to ("" applies to every
 // origin), when they were fetched, when they expire (zero: never), how
-// many fetches in a row failed, and the next origin's rules of the same
-// host.
+// many fetches in a row failed, whether the origin waits for a retry
+// until expires, and the next origin's rules of the same host. Rules are
+// never changed once stored: new rules replace them (with).
 type robotsRules struct {
 	status     int
 	body       string
@@ -35,6 +37,7 @@ type robotsRules struct {
 	fetchedAt time.Time
 	expires   time.Time
 	failures  int
+	retrying  bool
 	next      *robotsRules
 }
 
@@ -55,8 +58,7 @@ func newRobotsRules(status int, body string, fetchErr error, agent string) *robo
 	return r
 }
 
-// allowed reports whether agent may fetch u. Not safe for concurrent use
-// of the same rules (callers hold the host).
+// allowed reports whether agent may fetch u.
 func (r *robotsRules) allowed(agent, u string) bool {
 	switch {
 	case r == nil || r.denyAll:

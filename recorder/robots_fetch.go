@@ -3,11 +3,14 @@ package recorder
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"math"
+	"net"
 	"net/url"
-	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -17,27 +20,6 @@ import (
 // (RFC 9309 2.3.1.2 asks for at least five). A longer chain means the
 // file is unavailable, which RFC 9309 lets a crawler treat like 4xx.
 const robotsMaxRedirects = 5
-
-// noteOrigin records that h has a URL of origin queued, so its robots.txt
-// is fetched before that URL (called under the frontier lock).
-func (h *hostState) noteOrigin(origin string) {
-	if !slices.Contains(h.origins, origin) {
-		h.origins = append(h.origins, origin)
-	}
-}
-
-// robotsDue returns an origin of h whose robots.txt must be fetched
-// before h's next request: never fetched, or its rules expired at now
-// (the TTL, or a retry's backoff). "" when none. h is not held.
-func robotsDue(h *hostState, now time.Time) string {
-	for _, o := range h.origins {
-		r := h.robots.forOrigin(o)
-		if r == nil || (!r.expires.IsZero() && !now.Before(r.expires)) {
-			return o
-		}
-	}
-	return ""
-}
 
 // forOrigin returns the rules of origin in the list r, nil when none.
 // Rules with an empty origin apply to every origin.
@@ -74,88 +56,75 @@ func (r *robotsRules) maxCrawlDelay() time.Duration {
 	return d
 }
 
-// fetchRobots fetches origin's robots.txt for the held host h, following
-// up to robotsMaxRedirects redirects (each hop is logged in the page log;
-// RFC 9309: the rules found apply to the original origin; a hop waits the
-// held host's delay, or, to another server, its turn at [hopGate]), stores the
-// rules with their expiry, and releases h. A 5xx or network error keeps
-// the origin disallowed and is retried after RobotsRetry, doubled on each
-// failure, up to RobotsRetries times; h waits that long, so its URLs stay
-// queued instead of being excluded. A refused address is not retried.
-func (n *node) fetchRobots(ctx context.Context, h *hostState, origin string, w uint16, buf *bytes.Buffer) {
-	u := origin + "/robots.txt"
-	client := n.sessionClient(h)
+// robotsStep makes one request of a robots.txt fetch, holding host h:
+// the robots.txt of origin (a task's robots, hop nil; h is the origin's
+// host) or a redirect hop to h (hop). The response is logged in the page
+// log. A redirect queues the next hop on the server it goes to (up to
+// robotsMaxRedirects; RFC 9309: the rules found apply to the original
+// origin), where it waits that server's turn and delay like a fetch; any
+// other outcome becomes the origin's rules (robotsOutcome). Either way h
+// is released after its own delay, so a failing origin holds back only
+// its own URLs.
+func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop *robotsHop, w uint16, buf *bytes.Buffer) {
+	owner, u, nhop := h, origin+"/robots.txt", 0
+	if hop != nil {
+		owner, origin, u, nhop = hop.owner, hop.origin, hop.url, hop.n
+	}
 	q := math.NaN()
 	if n.cfg.Quality != nil {
 		q = n.cfg.Quality[u]
 	}
-	var r fetchResult
-	var end bool
-	var took time.Duration
-	var gate *hopKey // held during a hop to another server
-	status := 0
-	for hop := 0; ; hop++ {
-		start := n.cfg.Now()
-		r = fetch(ctx, client, n.cfg.UserAgent, u, robotsLimit, buf, false)
-		if hop == 0 {
-			end = observe(h, &r)
-		}
-		if gate != nil {
-			n.hops.release(gate, n.delayWith(r.dur, 0))
-			gate = nil
-		}
-		took += r.dur
-		status = r.status
-		n.st.robotsFetches.Add(1)
-		n.st.status(&n.st.robotsByStatus, r.status)
-		p := n.pageRecord(u, q, w, start, r, buf.Len())
-		loc := ""
-		if r.err == nil && isRedirect(r.status) && r.location != "" {
-			if base, err := url.Parse(u); err == nil {
-				if l, err := urlnorm.Resolve(base, r.location); err == nil &&
-					(strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")) {
-					loc = l
-					p.Redirect = l
-				}
+	start := n.cfg.Now()
+	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf, false)
+	end := observe(h, &r)
+	n.st.robotsFetches.Add(1)
+	n.st.status(&n.st.robotsByStatus, r.status)
+	p := n.pageRecord(u, q, w, start, r, buf.Len())
+	loc := ""
+	if r.err == nil && isRedirect(r.status) && r.location != "" {
+		if base, err := url.Parse(u); err == nil {
+			if l, err := urlnorm.Resolve(base, r.location); err == nil &&
+				(strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")) {
+				loc = l
+				p.Redirect = l
 			}
 		}
-		n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
-		if loc == "" {
-			if isRedirect(r.status) || (r.status >= 300 && r.status < 400) {
-				status = 404 // a redirect without a usable Location: unavailable
-			}
-			break
-		}
-		if hop == robotsMaxRedirects {
-			status = 404 // too many redirects: unavailable (RFC 9309 2.3.1.2)
-			break
-		}
-		n.st.robotsRedirects.Add(1)
-		// The next hop waits as politeness asks: after the held server's
-		// own delay when it stays on that server (http to https, say),
-		// else behind the node's other hops to the same server.
-		if key := n.front.s.keyOf(loc); key == h.origin {
-			t := time.NewTimer(n.delay(r.dur, h))
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		} else {
-			var ok bool
-			if gate, ok = n.hops.acquire(ctx, key); !ok {
-				// Stopping: the rules stay unknown, as after a failed fetch.
-				r, status = fetchResult{err: ctx.Err()}, 0
-				break
-			}
-		}
-		u = loc
-		client = n.client // later hops may leave the session's origin
 	}
-	rules := newRobotsRules(status, buf.String(), r.err, n.agent)
+	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
+	switch {
+	case r.err != nil && ctx.Err() != nil:
+		// Stopping: the rules stay as they were, and the origin's URLs
+		// are saved with the frontier.
+		n.front.robotsDone(owner, origin, nil)
+	case loc != "" && nhop < robotsMaxRedirects:
+		n.st.robotsRedirects.Add(1)
+		n.front.addHop(n.front.keyFor(loc), &robotsHop{owner: owner, origin: origin, url: loc, n: nhop + 1})
+	default:
+		status := r.status
+		if loc != "" || isRedirect(r.status) || (r.status >= 300 && r.status < 400) {
+			// Too many redirects, or one without a usable Location: the
+			// file is unavailable (RFC 9309 2.3.1.2).
+			status = 404
+		}
+		rules := newRobotsRules(status, buf.String(), r.err, n.agent)
+		n.front.robotsDone(owner, origin, func(prev *robotsRules) *robotsRules {
+			return n.robotsOutcome(origin, prev, rules, r.err)
+		})
+	}
+	n.front.releaseFetch(h, r.dur, end)
+}
+
+// robotsOutcome dates new rules of origin, fetched now, given the
+// origin's previous rules: they expire after RobotsTTL; a failure
+// (5xx, no response) is retried after RobotsRetry, doubled on each
+// failure in a row, up to RobotsRetries times, with the origin's URLs
+// waiting meanwhile. An origin that is unreachable outright (its
+// connection refused, its TLS handshake failed, its name unknown) gets
+// one retry at most; a refused address none. After the last retry the
+// origin stays disallowed until the TTL, its URLs counted as excluded.
+func (n *node) robotsOutcome(origin string, prev, rules *robotsRules, err error) *robotsRules {
 	now := time.Now()
 	rules.origin, rules.fetchedAt = origin, now
-	prev := h.robots.forOrigin(origin)
 	if prev != nil && prev.origin == origin && !prev.denyAll {
 		n.st.robotsRefetches.Add(1)
 	}
@@ -164,18 +133,42 @@ func (n *node) fetchRobots(ctx context.Context, h *hostState, origin string, w u
 		ttl = DefaultConfig().RobotsTTL
 	}
 	rules.expires = now.Add(ttl)
-	var backoff time.Duration
-	if rules.denyAll {
-		rules.failures = 1
-		if prev != nil && prev.origin == origin && prev.denyAll {
-			rules.failures = prev.failures + 1
-		}
-		if rules.failures <= n.cfg.RobotsRetries && !errors.Is(r.err, ErrPrivateAddress) && n.cfg.RobotsRetry > 0 {
-			backoff = min(n.cfg.RobotsRetry<<(rules.failures-1), ttl)
-			rules.expires = now.Add(backoff)
-			n.st.robotsRetries.Add(1)
-		}
+	if !rules.denyAll {
+		return rules
 	}
-	h.robots = h.robots.with(rules)
-	n.front.releaseSession(h, true, max(n.delay(took, h), backoff), end)
+	rules.failures = 1
+	if prev != nil && prev.origin == origin && prev.denyAll {
+		rules.failures = prev.failures + 1
+	}
+	retries := n.cfg.RobotsRetries
+	if unreachable(err) {
+		retries = min(retries, 1)
+	}
+	if rules.failures <= retries && !errors.Is(err, ErrPrivateAddress) && n.cfg.RobotsRetry > 0 {
+		rules.expires = now.Add(min(n.cfg.RobotsRetry<<(rules.failures-1), ttl))
+		rules.retrying = true
+		n.st.robotsRetries.Add(1)
+	}
+	return rules
+}
+
+// unreachable reports whether err says the origin cannot be reached at
+// all, as opposed to a server that answered badly or slowly: the
+// connection was refused, the TLS handshake failed (no TLS there, or a
+// certificate not trusted), or the host name does not resolve.
+func unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var dnsErr *net.DNSError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var verify *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.Is(err, syscall.ECONNREFUSED) ||
+		(errors.As(err, &dnsErr) && dnsErr.IsNotFound) ||
+		errors.As(err, &recErr) || errors.As(err, &alert) || errors.As(err, &verify) ||
+		errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid)
 }

@@ -16,6 +16,7 @@ type robotsState struct {
 	FetchedAt  time.Time
 	Expires    time.Time
 	Failures   int
+	Retrying   bool
 	Next       *robotsState
 }
 
@@ -25,7 +26,7 @@ func (r *robotsRules) state() *robotsState {
 	}
 	return &robotsState{Status: r.status, Body: r.body, AllowAll: r.allowAll, DenyAll: r.denyAll,
 		CrawlDelay: r.crawlDelay, Origin: r.origin, FetchedAt: r.fetchedAt, Expires: r.expires,
-		Failures: r.failures, Next: r.next.state()}
+		Failures: r.failures, Retrying: r.retrying, Next: r.next.state()}
 }
 
 func (s *robotsState) rules() *robotsRules {
@@ -34,5 +35,5 @@ func (s *robotsState) rules() *robotsRules {
 	}
 	return &robotsRules{status: s.Status, body: s.Body, allowAll: s.AllowAll, denyAll: s.DenyAll,
 		crawlDelay: s.CrawlDelay, origin: s.Origin, fetchedAt: s.FetchedAt, expires: s.Expires,
-		failures: s.Failures, next: s.Next.rules()}
+		failures: s.Failures, retrying: s.Retrying, next: s.Next.rules()}
 }

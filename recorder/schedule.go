@@ -14,15 +14,27 @@ import (
 // inside a [scheduler]. A server is keyed by its politeness key (the
 // host name, or its IP address; see [Config.PolitenessKey]), so every
 // origin of a host shares one queue, one request in flight and one delay.
-// robots holds the rules of each origin (robotsRules.forOrigin); origins
-// lists the origins queued so far, whose robots.txt applies.
+//
+// robots.txt is per origin (RFC 9309 2.3): robots holds the rules of each
+// origin (robotsRules.forOrigin). A URL whose origin has no current rules
+// yet, or whose origin waits for a robots.txt retry, is set aside in
+// parked under its origin (schedule_robots.go), so the host's other
+// origins go on at the host's delay. hops are robots.txt redirect hops
+// (of any host's origin) that go to this server: they wait their turn
+// here like a fetch. All of it is read and written under the frontier's
+// lock only.
 type hostState struct {
 	origin  string // the politeness key
 	urls    urlQueue
+	first   []qurl    // URLs taken from urls, served before it in this order
+	parked  []*parkedOrigin
+	nParked int       // URLs in parked
+	hops    []*robotsHop
 	nextAt  time.Time // earliest start of the next request
+	at      time.Time // when the host is due (its place in the waiting heap)
+	readyAt time.Time // when the host last became due (stall accounting)
 	busy    bool      // a worker holds the host (a request is in flight)
 	robots  *robotsRules
-	origins []string
 	heapIdx int // index in the heap holding the host, -1 when in none
 	seq     uint64
 	ent     uint64  // when the host last entered the server queue (FIFO)
@@ -31,7 +43,13 @@ type hostState struct {
 	sess    *session // the open connection session, nil when none
 }
 
-func (h *hostState) queued() int { return h.urls.len() }
+// queued is the number of the host's URLs not yet taken by a worker,
+// parked ones included.
+func (h *hostState) queued() int { return h.urls.len() + len(h.first) + h.nParked }
+
+// hasWork reports whether the host has something to do other than wait
+// for a parked origin's robots.txt: a hop, or URLs not set aside.
+func (h *hostState) hasWork() bool { return len(h.hops) > 0 || len(h.first) > 0 || h.urls.len() > 0 }
 
 // session is a server's connection session: from the connection the
 // scheduler opens to the server (taking one of the capped connection
@@ -73,6 +91,16 @@ type scheduler struct {
 	queued  int
 	open    int   // sessions open
 	opened  int64 // sessions opened
+	// freed counts the sessions pick ended on hosts left with nothing to
+	// do; the frontier frees their connection slots.
+	freed int
+	// maxStall is the longest a host waited between becoming due (its
+	// delay passed, with something to fetch) and being taken by a worker,
+	// and stallHost that host.
+	maxStall  time.Duration
+	stallHost string
+	// parkedHosts holds the hosts with parked URLs.
+	parkedHosts map[*hostState]struct{}
 	// Spilling (schedule_spill.go): store is nil without a budget; mem
 	// is the bytes of URLs queued in memory.
 	store    *frontierdisk.Store
@@ -85,8 +113,8 @@ func newScheduler(order string, seed uint64, oracle map[string]float64) *schedul
 	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState), keyOf: hostOf,
 		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), def: newDefaultEstimate()}
 	s.waiting.less = func(a, b *hostState) bool {
-		if !a.nextAt.Equal(b.nextAt) {
-			return a.nextAt.Before(b.nextAt)
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
 		}
 		return a.seq < b.seq
 	}
@@ -139,7 +167,6 @@ func (s *scheduler) add(u string, q float64, now time.Time) bool {
 // addKeyed is add for a caller that has u's politeness key already.
 func (s *scheduler) addKeyed(key, u string, q float64, now time.Time) bool {
 	h := s.host(key)
-	h.noteOrigin(originOf(u))
 	s.urlSeq++
 	h.urls.push(qurl{url: u, q: q, seq: s.urlSeq})
 	s.queued++
@@ -170,13 +197,27 @@ func (s *scheduler) host(o string) *hostState {
 	return h
 }
 
-// schedule puts an idle host with URLs into the heap it belongs in. It
-// reports whether workers should look again.
+// schedule puts an idle host into the heap it belongs in: waiting until
+// its delay has passed (and, when all its URLs are parked, until the
+// first parked origin's robots.txt retry), else resume or ready. A host
+// with nothing to do, or only parked URLs whose robots.txt fetch is under
+// way, goes in no heap: the fetch's end schedules it again. It reports
+// whether workers should look again.
 func (s *scheduler) schedule(h *hostState, now time.Time) bool {
-	if h.nextAt.After(now) {
+	at := h.nextAt
+	if !h.hasWork() {
+		due, ok := h.parkedDue()
+		if !ok {
+			return false
+		}
+		at = maxTime(at, due)
+	}
+	h.at = at
+	if at.After(now) {
 		heap.Push(&s.waiting, h)
 		return h.heapIdx == 0
 	}
+	h.readyAt = now
 	s.ent++
 	h.ent = s.ent
 	if h.sess != nil {
@@ -210,10 +251,30 @@ func (s *scheduler) key(h *hostState) float64 {
 // promote moves the waiting hosts whose time has come into resume or
 // ready.
 func (s *scheduler) promote(now time.Time) {
-	for len(s.waiting.hs) > 0 && !s.waiting.hs[0].nextAt.After(now) {
+	for len(s.waiting.hs) > 0 && !s.waiting.hs[0].at.After(now) {
 		h := heap.Pop(&s.waiting).(*hostState)
+		due := h.at
 		s.schedule(h, now)
+		if h.heapIdx >= 0 && !s.waiting.has(h) {
+			h.readyAt = due // due since then, however late promote ran
+		}
 	}
+}
+
+// reschedule puts an idle host back where it now belongs, after its
+// parked URLs or hops changed. A held host is left alone: its release
+// schedules it.
+func (s *scheduler) reschedule(h *hostState, now time.Time) bool {
+	if h.busy {
+		return false
+	}
+	for _, q := range []*hostHeap{&s.waiting, &s.resume, &s.ready} {
+		if q.has(h) {
+			heap.Remove(q, h.heapIdx)
+			break
+		}
+	}
+	return s.schedule(h, now)
 }
 
 // pick returns the host to fetch from next at time now and holds it: a
@@ -224,26 +285,49 @@ func (s *scheduler) promote(now time.Time) {
 // ready host waits for a slot.
 func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait time.Duration, blocked bool) {
 	s.promote(now)
-	switch {
-	case len(s.resume.hs) > 0:
-		h = heap.Pop(&s.resume).(*hostState)
-	case len(s.ready.hs) > 0:
-		if acquire != nil && !acquire() {
-			blocked = true
+	for h == nil {
+		var q *hostHeap
+		switch {
+		case len(s.resume.hs) > 0:
+			q = &s.resume
+		case len(s.ready.hs) > 0:
+			q = &s.ready
+		}
+		if q == nil {
 			break
 		}
-		h = heap.Pop(&s.ready).(*hostState)
-		h.sess = &session{}
-		s.open++
-		s.opened++
+		c := q.hs[0]
+		if !s.prepare(c, now) {
+			// Every URL left is parked: the host waits for its robots.txt.
+			heap.Remove(q, c.heapIdx)
+			if c.sess != nil {
+				s.endSession(c)
+				s.freed++
+			}
+			s.schedule(c, now)
+			continue
+		}
+		if q == &s.ready {
+			if acquire != nil && !acquire() {
+				blocked = true
+				break
+			}
+			c.sess = &session{}
+			s.open++
+			s.opened++
+		}
+		h = heap.Pop(q).(*hostState)
 	}
 	if h != nil {
 		h.busy = true
+		if d := now.Sub(h.readyAt); d > s.maxStall {
+			s.maxStall, s.stallHost = d, h.origin
+		}
 		return h, 0, false
 	}
 	wait = -1
 	if len(s.waiting.hs) > 0 {
-		wait = s.waiting.hs[0].nextAt.Sub(now)
+		wait = s.waiting.hs[0].at.Sub(now)
 	}
 	return nil, wait, blocked
 }
@@ -253,6 +337,17 @@ func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait
 // first (quality, capability).
 func (s *scheduler) popURL(h *hostState) qurl {
 	var x qurl
+	if len(h.first) > 0 {
+		x = h.first[0]
+		h.first[0] = qurl{}
+		h.first = h.first[1:]
+		if len(h.first) == 0 {
+			h.first = nil
+		}
+		s.queued--
+		s.mem -= int64(len(x.url)) + qurlBytes
+		return x
+	}
 	switch s.order {
 	case OrderDFS:
 		s.refillBack(&h.urls)
@@ -282,13 +377,11 @@ func (s *scheduler) release(h *hostState, now time.Time, requested bool, delay t
 	if requested {
 		h.nextAt = now.Add(delay)
 	}
-	if h.sess != nil && (endSession || h.queued() == 0) {
+	if h.sess != nil && (endSession || !h.hasWork()) {
 		s.endSession(h)
 		ended = true
 	}
-	if h.queued() > 0 {
-		wake = s.schedule(h, now)
-	}
+	wake = s.schedule(h, now)
 	return ended, wake || ended
 }
 

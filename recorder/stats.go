@@ -103,6 +103,15 @@ type Stats struct {
 	BatchesResent int64  `json:"batches_resent"`
 	OutboxLeft    int    `json:"outbox_left"`
 
+	// MaxStallSeconds is the longest any host waited, in this run,
+	// between becoming due (its politeness delay passed with something to
+	// fetch whose origin's robots.txt allows it now) and a worker taking
+	// it: time lost to busy workers, the connection cap or a schedule that
+	// held the host back. A host whose origin waits for a robots.txt retry
+	// is not due for that origin's URLs. MaxStallHost is that host.
+	MaxStallSeconds float64 `json:"max_stall_seconds"`
+	MaxStallHost    string  `json:"max_stall_host,omitempty"`
+
 	Order     string `json:"order"`
 	MaxConns  int    `json:"max_conns"`  // the per-node cap
 	PeakConns int    `json:"peak_conns"` // most connections one node had open at once
@@ -225,6 +234,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.URLsReceived += sp.Received
 		s.DUEUnique += int64(n.split.due.Len())
 		s.Sessions += n.front.sessionsOpened()
+		if d, host := n.front.stall(); d.Seconds() > s.MaxStallSeconds {
+			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
+		}
 		dueBytes += int64(n.split.due.Bytes())
 		if d, ok := n.split.due.(*due.Disk); ok {
 			ds := d.Stats()
@@ -298,6 +310,7 @@ func (s *Stats) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "splitter cache:     %d entries: %d sent, %d suppressed\n", s.SplitterCacheSize, s.SplitterCacheSent, s.SplitterCacheSuppressed)
 	}
 	fmt.Fprintf(w, "order:              %s, %d connection sessions, %d open at most (cap %d)\n", s.Order, s.Sessions, s.PeakConns, s.MaxConns)
+	fmt.Fprintf(w, "longest stall:      %.2fs (%s)\n", s.MaxStallSeconds, s.MaxStallHost)
 	if p := s.Progress; p != nil && len(p.TimeToPages) > 1 {
 		fmt.Fprintf(w, "progress:           50%% of pages after %.2fs", p.TimeToPages[1].Seconds)
 		if len(p.TimeToQuality) > 1 {
@@ -346,14 +359,19 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 		case <-t.C:
 		}
 		var pages, excl int64
-		var queued, hosts int
+		var queued, hosts, retrying int
 		for _, n := range nodes {
 			pages += n.st.attempts.Load()
 			excl += n.st.robotsExcluded.Load()
 			q, h := n.front.sizes()
 			queued += q
 			hosts += h
+			retrying += n.front.robotsWaiting()
 		}
-		rep.Update(pages, fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl))
+		line := fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl)
+		if retrying > 0 {
+			line += fmt.Sprintf(", origins awaiting a robots.txt retry %d", retrying)
+		}
+		rep.Update(pages, line)
 	}
 }
