@@ -26,9 +26,9 @@ import (
 type hostState struct {
 	origin  string // the politeness key
 	urls    urlQueue
-	first   []qurl    // URLs taken from urls, served before it in this order
+	first   []qurl // URLs taken from urls, served before it in this order
 	parked  []*parkedOrigin
-	nParked int       // URLs in parked
+	nParked int // URLs in parked
 	hops    []*robotsHop
 	nextAt  time.Time // earliest start of the next request
 	at      time.Time // when the host is due (its place in the waiting heap)
