@@ -167,7 +167,10 @@ func unreachable(err error) bool {
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var invalid x509.CertificateInvalidError
+	// net/http turns a plain HTTP answer to a TLS hello into a bare
+	// error string, dropping the tls.RecordHeaderError.
 	return errors.Is(err, syscall.ECONNREFUSED) ||
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") ||
 		(errors.As(err, &dnsErr) && dnsErr.IsNotFound) ||
 		errors.As(err, &recErr) || errors.As(err, &alert) || errors.As(err, &verify) ||
 		errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid)

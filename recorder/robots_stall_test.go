@@ -1,0 +1,225 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// timedHits records when each request to a test server started and ended.
+type timedHits struct {
+	mu     sync.Mutex
+	starts map[string][]time.Time // by "host/path"
+	spans  map[string][][2]time.Time
+}
+
+func (h *timedHits) wrap(host string, fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		fn(w, r)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.starts == nil {
+			h.starts, h.spans = map[string][]time.Time{}, map[string][][2]time.Time{}
+		}
+		k := host + r.URL.Path
+		h.starts[k] = append(h.starts[k], t0)
+		h.spans[host] = append(h.spans[host], [2]time.Time{t0, time.Now()})
+	}
+}
+
+func (h *timedHits) first(k string) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ts := h.starts[k]
+	if len(ts) == 0 {
+		return time.Time{}, false
+	}
+	return ts[0], true
+}
+
+func (h *timedHits) hostSpans(host string) [][2]time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := slices.Clone(h.spans[host])
+	slices.SortFunc(s, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	return s
+}
+
+// TestMixedOriginHostNotHeldBack: a host whose pages link its https
+// origin, which does not answer TLS (the test server speaks plain HTTP),
+// fetches its http pages at its own delay: the https origin's robots.txt
+// failure and its retry (a minute away, the default) hold back only the
+// https URL.
+func TestMixedOriginHostNotHeldBack(t *testing.T) {
+	var hits timedHits
+	links := []string{"https://a.test/s"} // taken first
+	for i := range 10 {
+		links = append(links, fmt.Sprintf("/m%d", i))
+	}
+	_, srv := startVhosts(t, map[string]http.HandlerFunc{"a.test": hits.wrap("a.test", func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case r.URL.Path == "/":
+			linkPage(links...)(w, r)
+		default:
+			linkPage()(w, r)
+		}
+	})})
+	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
+	cfg.MinDelay = 100 * time.Millisecond
+	cfg.DelayFactor = 3
+	cfg.RobotsRetry = DefaultConfig().RobotsRetry
+	cfg.RobotsRetries = DefaultConfig().RobotsRetries
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	go func() {
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case <-deadline:
+				cancel()
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, ok := hits.first("a.test/m9"); ok {
+				cancel()
+				return
+			}
+		}
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		at, ok := hits.first(fmt.Sprintf("a.test/m%d", i))
+		if !ok {
+			t.Errorf("/m%d never fetched", i)
+			continue
+		}
+		// 12 requests at 0.1 s or more apart: about 1.2 s.
+		if d := at.Sub(start); d > 2*time.Second {
+			t.Errorf("/m%d fetched %v after the start, want within 2s", i, d)
+		}
+	}
+	if res.Stats.RobotsRetries != 1 {
+		t.Errorf("%d robots.txt retries scheduled, want 1 (the https origin)", res.Stats.RobotsRetries)
+	}
+	if res.Stats.MaxStallSeconds > 1 {
+		t.Errorf("a host stalled %.2fs (%s)", res.Stats.MaxStallSeconds, res.Stats.MaxStallHost)
+	}
+}
+
+// TestUnreachableOriginGivenUpAfterOneRetry: an origin that does not
+// answer TLS is retried once, then its URLs are counted as excluded, and
+// the crawl ends on its own.
+func TestUnreachableOriginGivenUpAfterOneRetry(t *testing.T) {
+	v, srv := startVhosts(t, map[string]http.HandlerFunc{"a.test": func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			linkPage("/ok", "https://a.test/s1", "https://a.test/s2")(w, r)
+			return
+		}
+		linkPage()(w, r)
+	}})
+	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
+	cfg.RobotsRetry = 200 * time.Millisecond
+	cfg.RobotsRetries = 4
+	res := runCrawl(t, cfg)
+	if got := v.got(); !slices.Contains(got, "a.test/ok") {
+		t.Errorf("requests %v", got)
+	}
+	if res.Stats.RobotsRetries != 1 || res.Stats.RobotsExcluded != 2 {
+		t.Errorf("robots.txt retries %d, excluded %d; want 1 and 2", res.Stats.RobotsRetries, res.Stats.RobotsExcluded)
+	}
+	if res.Stats.RobotsByStatus["error"] != 2 {
+		t.Errorf("robots.txt outcomes %v, want 2 errors (the fetch and its retry)", res.Stats.RobotsByStatus)
+	}
+}
+
+// TestRobotsHubDoesNotFreezeOtherHosts: 100 hosts whose robots.txt
+// redirects to one slow hub server do not hold the workers: a fast host
+// is served at its own delay meanwhile, and the hub sees one request at a
+// time, robots.txt hops and its own pages alike, each after the delay
+// rule (DelayFactor x the request's duration).
+func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 6 s")
+	}
+	const hubTakes = 300 * time.Millisecond
+	var hits timedHits
+	sites := map[string]http.HandlerFunc{
+		"hub.test": hits.wrap("hub.test", func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(hubTakes)
+			if strings.HasSuffix(r.URL.Path, "robots.txt") {
+				w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
+				return
+			}
+			n := atoiSuffix(r.URL.Path)
+			linkPage(fmt.Sprintf("/p%d", n+1))(w, r)
+		}),
+		"fast.test": hits.wrap("fast.test", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			n := atoiSuffix(r.URL.Path)
+			linkPage(fmt.Sprintf("/p%d", n+1))(w, r)
+		}),
+	}
+	seeds := []string{"http://fast.test/", "http://hub.test/"}
+	for i := range 100 {
+		h := fmt.Sprintf("s%d.test", i)
+		seeds = append(seeds, "http://"+h+"/")
+		sites[h] = func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(w, r, "http://hub.test/robots.txt", http.StatusMovedPermanently)
+				return
+			}
+			linkPage("/secret")(w, r)
+		}
+	}
+	_, srv := startVhosts(t, sites)
+	cfg := localConfig(t, srv.Listener.Addr().String(), seeds...)
+	cfg.Workers = 4
+	cfg.MinDelay = 100 * time.Millisecond
+	cfg.DelayFactor = 3
+	cfg.MaxDelay = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := hits.hostSpans("fast.test")
+	if len(fast) < 20 {
+		t.Fatalf("fast.test got %d requests in 6 s", len(fast))
+	}
+	// The fast host's own delay is about 0.1 s; a second more is allowed.
+	for i := 1; i < len(fast); i++ {
+		if gap := fast[i][0].Sub(fast[i-1][1]); gap > 1100*time.Millisecond {
+			t.Errorf("fast.test waited %v between requests %d and %d", gap, i-1, i)
+		}
+	}
+	hub := hits.hostSpans("hub.test")
+	if len(hub) < 3 {
+		t.Fatalf("hub.test got %d requests", len(hub))
+	}
+	// One delay rule at the hub: 3 x at least 0.3 s between any two of
+	// its requests, hops or pages.
+	for i := 1; i < len(hub); i++ {
+		if gap := hub[i][0].Sub(hub[i-1][1]); gap < 3*hubTakes*9/10 {
+			t.Errorf("hub.test request %d started %v after the one before ended, want at least %v", i, gap, 3*hubTakes)
+		}
+	}
+	if res.Stats.MaxStallSeconds > 1 {
+		t.Errorf("a host stalled %.2fs (%s)", res.Stats.MaxStallSeconds, res.Stats.MaxStallHost)
+	}
+}
