@@ -34,15 +34,18 @@
 //	    robots.txt Crawl-delay), capped at MaxDelay.
 //	  - robots.txt is fetched per origin before its first page, through
 //	    the same politeness, following up to five redirects (each hop in
-//	    the page log), and fetched again after RobotsTTL (24h). It is
-//	    matched with grobotstxt (Google's matcher) against the
-//	    User-Agent's product token; Crawl-delay is taken from the groups
-//	    grobotstxt would select. Per RFC 9309, 4xx (or a longer redirect
-//	    chain) means allow all; 5xx or no answer means disallow all: the
-//	    host waits RobotsRetry (doubling) and robots.txt is fetched again,
-//	    up to RobotsRetries times, before its URLs are excluded until the
-//	    TTL. Exclusion applies at fetch time; excluded URLs were logged at
-//	    the splitter like any other.
+//	    the page log, and each a task queued at the server it goes to,
+//	    taking that server's turn and delay), and fetched again after
+//	    RobotsTTL (24h). It is matched with grobotstxt (Google's matcher)
+//	    against the User-Agent's product token; Crawl-delay is taken from
+//	    the groups grobotstxt would select. Per RFC 9309, 4xx (or a longer
+//	    redirect chain) means allow all; 5xx or no answer means disallow
+//	    all for that origin: its URLs are parked while robots.txt is
+//	    fetched again after RobotsRetry (doubling), up to RobotsRetries
+//	    times (once for an unreachable origin), before they are excluded
+//	    until the TTL; the host's other origins go on meanwhile
+//	    (schedule_robots.go). Exclusion applies at fetch time; excluded
+//	    URLs were logged at the splitter like any other.
 //	  - Fetch: net/http with keep-alive and timeouts. A page whose declared
 //	    Content-Type is not HTML is logged without reading its body. Bodies
 //	    in gzip, deflate or br are decoded (requested or not; another
