@@ -147,8 +147,8 @@ func contentTypeCharset(ct string) (string, bool) {
 // declared UTF-16 means UTF-8 and x-user-defined means windows-1252. bad
 // reports a declaration whose label is not an encoding.
 func prescanMeta(head []byte) (pe pageEncoding, ok, bad bool) {
-	if bytes.Index(head, []byte("<")) < 0 {
-		return pageEncoding{}, false, false
+	if indexFold(head, "<meta") < 0 {
+		return pageEncoding{}, false, false // spare the tokenizer
 	}
 	z := html.NewTokenizer(bytes.NewReader(head))
 	var seen [3]bool // http-equiv, content, charset
@@ -245,7 +245,7 @@ func metaContentCharset(s string) (string, bool) {
 
 // indexFold is strings.Index for an ASCII lower-case word, matching any
 // case.
-func indexFold(s, word string) int {
+func indexFold[S ~string | ~[]byte](s S, word string) int {
 next:
 	for i := 0; i+len(word) <= len(s); i++ {
 		for j := range len(word) {

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf16"
 
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding/charmap"
 )
 
 // utf16Page returns s in UTF-16 with a byte order mark (encoded with the
@@ -233,6 +235,38 @@ func TestContentTypeCharset(t *testing.T) {
 	} {
 		if got, _ := contentTypeCharset(c.ct); got != c.want {
 			t.Errorf("%q: %q, want %q", c.ct, got, c.want)
+		}
+	}
+}
+
+// singleByteReader decodes as x/text's decoder for the same code table
+// does, whatever the sizes of its reads and of the reads it is given.
+func TestSingleByteReader(t *testing.T) {
+	var all []byte
+	for i := range 3 * 256 {
+		all = append(all, byte(i*7+i/256))
+	}
+	src := string(all) + strings.Repeat("plain ascii ", 500) + string(all)
+	for _, name := range []string{"windows-1252", "iso-8859-2", "koi8-r", "windows-874", "x-user-defined", "macintosh", "ibm866"} {
+		pe, ok := lookupLabel(name)
+		cm, isCM := pe.enc.(*charmap.Charmap)
+		if !ok || !isCM || !asciiCompatible(cm) {
+			t.Fatalf("%s: %v %T", name, ok, pe.enc)
+		}
+		want, err := pe.enc.NewDecoder().String(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(src)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			var s singleByteReader
+			s.reset(r, cm)
+			if err := iotest.TestReader(&s, []byte(want)); err != nil {
+				t.Errorf("%s (one-byte source %v): %v", name, oneByte, err)
+			}
 		}
 	}
 }

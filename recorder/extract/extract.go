@@ -60,8 +60,10 @@
 // locales, and [Stats.UnknownCharset] is set. A <meta> past the first
 // 1024 bytes is not honoured (a browser may reload the page for it). A
 // UTF-8 page is tokenized as it is, without transcoding; other pages are
-// decoded as they stream, in bounded memory, with golang.org/x/text's
-// decoders.
+// decoded as they stream, in bounded memory: single-byte encodings
+// (windows-1252, ISO-8859-x, KOI8-R, ...) by copying ASCII runs and
+// looking other bytes up in x/text's code table, the others with
+// golang.org/x/text's decoders.
 //
 // URLs are then parsed as the WHATWG URL parser does with the document's
 // encoding: the path (and the fragment, which is dropped) as UTF-8, the
@@ -89,6 +91,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 	"golang.org/x/net/html"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/transform"
 )
 
@@ -123,6 +126,7 @@ type Extractor struct {
 	// encoding is not UTF-8; nil otherwise.
 	query    *queryEncoder
 	encoders map[string]*queryEncoder // by encoding name, made on first use
+	single   singleByteReader         // decodes single-byte encodings
 	// Per-page state.
 	pageBase *urlnorm.Base // page URL
 	base     *urlnorm.Base // current base (page URL or <base href>)
@@ -180,7 +184,13 @@ func (e *Extractor) Extract(r io.Reader, base *url.URL, contentType string, emit
 		src = io.MultiReader(io.LimitReader(br, int64(len(head)-pe.bom)), errReader{peekErr})
 	}
 	if pe.enc != nil {
-		src = transform.NewReader(src, pe.enc.NewDecoder())
+		if cm, ok := pe.enc.(*charmap.Charmap); ok && asciiCompatible(cm) {
+			e.single.reset(src, cm)
+			src = &e.single
+			defer e.single.reset(nil, nil)
+		} else {
+			src = transform.NewReader(src, pe.enc.NewDecoder())
+		}
 		e.query = e.queryEncoder(pe)
 	}
 
