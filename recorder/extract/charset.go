@@ -85,7 +85,7 @@ func sniffEncoding(head []byte, contentType string) pageEncoding {
 		if pe, ok := lookupLabel(label); ok {
 			return pe
 		}
-		unknown = true
+		unknown = strings.TrimSpace(label) != "" // "charset=" declares nothing
 	}
 	pe, ok, badMeta := prescanMeta(head)
 	if ok {
@@ -195,7 +195,7 @@ func prescanMeta(head []byte) (pe pageEncoding, ok, bad bool) {
 			}
 			enc, known := lookupLabel(label)
 			if !known {
-				bad = true
+				bad = bad || strings.TrimSpace(label) != ""
 				continue
 			}
 			switch enc.name {
