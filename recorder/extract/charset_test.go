@@ -33,7 +33,8 @@ func utf16Page(s string, order binary.AppendByteOrder) string {
 // 0xE9 in windows-1252 and C3 A9 in UTF-8; 日本 is 93 FA 96 7B in
 // Shift_JIS, 46 7C 4B 5C in JIS X 0208 (ISO-2022-JP) and E6 97 A5 E6 9C
 // AC in UTF-8. Vectors marked WPT are from web-platform-tests'
-// url/resources/percent-encoding.json.
+// url/resources/percent-encoding.json; "URL standard" ones from the
+// example table of its "percent-encode after encoding".
 func TestPageEncodings(t *testing.T) {
 	const D = "http://example.com/dir/"
 	latin1 := `<a href="caf` + "\xe9" + `.html?q=` + "\xe9t\xe9" + `">`
@@ -106,6 +107,10 @@ func TestPageEncodings(t *testing.T) {
 		{"WPT U+2020 big5", "text/html; charset=big5", `<a href="?&#x2020;">`, []string{D + "page.html?%26%238224%3B"}, "big5", false},
 		{"WPT U+2212 shift_jis", "text/html; charset=shift_jis", `<a href="?&#x2212;">`, []string{D + "page.html?%81|"}, "shift_jis", false},
 		{"WPT á| utf-8", "text/html; charset=utf-8", `<a href="?&aacute;|">`, []string{D + "page.html?%C3%A1|"}, "utf-8", false},
+		// The URL standard's own examples of "percent-encode after
+		// encoding" with Shift_JIS and the special-query set.
+		{"URL standard: shift_jis space, ≡, ‽", "text/html; charset=shift_jis", `<a href="?a&#x20;&#x2261;&#x203D;">`,
+			[]string{D + "page.html?a%20%81%DF%26%238253%3B"}, "shift_jis", false},
 		{"shift_jis yen and overline", "text/html; charset=shift_jis", `<a href="?&#xA5;&#x203E;">`, []string{D + "page.html?\\~"}, "shift_jis", false},
 		// The query is what the parser sees: after trimming and tab
 		// removal, up to the fragment; every URL attribute and <base>.

@@ -79,7 +79,9 @@
 // with the WHATWG Shift_JIS and EUC-JP substitutions for U+00A5, U+203E
 // and U+2212 added; they differ from the Encoding Standard in rare corners
 // (x/text's windows-1252 decodes 0x81, 0x8D, 0x8F, 0x90 and 0x9D as
-// U+FFFD; its ISO-2022-JP encoder writes half-width katakana as JIS X 0201).
+// U+FFFD; its ISO-2022-JP encoder writes half-width katakana as JIS X
+// 0201, has no Roman state for U+00A5 and U+203E, which become character
+// references, and passes ESC, SO and SI through).
 package extract
 
 import (
