@@ -70,6 +70,10 @@ type nodeStats struct {
 	// politeness and caps (robots_fetch.go, redirect.go, fetch.go)
 	robotsRedirects, robotsRefetches, robotsRetries atomic.Int64
 	redirectsCut, notHTML, encodingErrors           atomic.Int64
+
+	// page charsets (extract): HTML pages read in an encoding other than
+	// UTF-8, and pages that declared only unknown charsets
+	nonUTF8, charsetUnknown atomic.Int64
 }
 
 // counters names every atomic counter of s, for checkpoints: a counter
@@ -83,6 +87,7 @@ func (s *nodeStats) counters() map[string]*atomic.Int64 {
 		"links_dropped": &s.linksDropped, "robots_redirects": &s.robotsRedirects,
 		"robots_refetches": &s.robotsRefetches, "robots_retries": &s.robotsRetries,
 		"redirects_cut": &s.redirectsCut, "not_html": &s.notHTML, "encoding_errors": &s.encodingErrors,
+		"non_utf8_pages": &s.nonUTF8, "charset_unknown_pages": &s.charsetUnknown,
 	}
 }
 
@@ -260,7 +265,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 		n.st.html.Add(1)
 		if base, err := url.Parse(u); err == nil {
 			taken := 0
-			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, func(l extract.Link) {
+			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, r.contentType, func(l extract.Link) {
 				if ok, reason := n.filter.Allow(l.URL); ok {
 					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
 						n.st.linksDropped.Add(1)
@@ -280,6 +285,12 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 			})
 			p.Links, p.UniqueLinks = uint32(st.Links), uint32(st.Unique)
 			n.st.badLinks.Add(int64(st.Skipped))
+			if st.Encoding != "utf-8" {
+				n.st.nonUTF8.Add(1)
+			}
+			if st.UnknownCharset {
+				n.st.charsetUnknown.Add(1)
+			}
 			n.st.mu.Lock()
 			n.st.links = append(n.st.links, p.Links)
 			n.st.unique = append(n.st.unique, p.UniqueLinks)

@@ -45,6 +45,12 @@ type Stats struct {
 	RedirectsCut    int64 `json:"redirects_cut"`
 	NotHTMLSkipped  int64 `json:"not_html_skipped"`
 	EncodingErrors  int64 `json:"encoding_errors"`
+	// Page charsets: HTML pages whose links were read in an encoding
+	// other than UTF-8 (declared or sniffed, see recorder/extract), and
+	// pages that declared only charsets that are not encodings (read as
+	// windows-1252).
+	NonUTF8Pages        int64 `json:"non_utf8_pages"`
+	CharsetUnknownPages int64 `json:"charset_unknown_pages"`
 
 	LinksPerPage         summary          `json:"links_per_page"`        // over HTML pages, duplicates included
 	UniqueLinksPerPage   summary          `json:"unique_links_per_page"` // distinct links on a page
@@ -192,6 +198,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.RedirectsCut += st.redirectsCut.Load()
 		s.NotHTMLSkipped += st.notHTML.Load()
 		s.EncodingErrors += st.encodingErrors.Load()
+		s.NonUTF8Pages += st.nonUTF8.Load()
+		s.CharsetUnknownPages += st.charsetUnknown.Load()
 		s.LinksDropped += st.linksDropped.Load()
 		fs, mem := n.front.spillStats()
 		s.FrontierSpillWritten += fs.Written
@@ -300,6 +308,7 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "filtered:           %d, bad links %d, dropped by --max-links-per-page %d\n", s.Filtered, s.BadLinks, s.LinksDropped)
 	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
 		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
+	fmt.Fprintf(w, "page charsets:      %d pages not in UTF-8, %d with an unknown charset (read as windows-1252)\n", s.NonUTF8Pages, s.CharsetUnknownPages)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.DUE == DUEDisk {

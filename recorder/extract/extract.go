@@ -43,9 +43,49 @@
 // A value that does not resolve or normalize (javascript:, mailto:, data:,
 // a malformed URL, a bad meta refresh) is not reported; it is counted in
 // [Stats.Skipped].
+//
+// # Encodings
+//
+// A page is decoded to Unicode before it is tokenized, with the encoding
+// the HTML standard's sniffing algorithm finds, as
+// golang.org/x/net/html/charset does: a byte order mark (UTF-8,
+// UTF-16BE, UTF-16LE); else the charset of the Content-Type header;
+// else a <meta charset> or <meta http-equiv=content-type> in the first
+// 1024 bytes (a declared UTF-16 there means UTF-8); else UTF-8 when those
+// bytes hold valid non-ASCII UTF-8, and windows-1252 when they do not.
+// Labels are the WHATWG Encoding Standard's ("latin1" and "iso-8859-1"
+// mean windows-1252, "sjis" Shift_JIS). A declared label that is not an
+// encoding is passed over, as in a browser; if no declared label is
+// known, the page is read as windows-1252, a browser's default in most
+// locales, and [Stats.UnknownCharset] is set. A <meta> past the first
+// 1024 bytes is not honoured (a browser may reload the page for it). A
+// UTF-8 page is tokenized as it is, without transcoding; other pages are
+// decoded as they stream, in bounded memory: single-byte encodings
+// (windows-1252, ISO-8859-x, KOI8-R, ...) by copying ASCII runs and
+// looking other bytes up in x/text's code table, the others with
+// golang.org/x/text's decoders.
+//
+// URLs are then parsed as the WHATWG URL parser does with the document's
+// encoding: the path (and the fragment, which is dropped) as UTF-8, the
+// host with IDNA, and the query in the page's encoding: on a windows-1252
+// page "caf\xe9.html?q=\xe9t\xe9" is "/caf%C3%A9.html?q=%E9t%E9", on a
+// Shift_JIS page "日本.html?q=日本" is "/%E6%97%A5%E6%9C%AC.html?q=%93%FA%96{"
+// (bytes of the encoded query outside the URL standard's special-query
+// percent-encode set, such as the trail byte 0x7B of 本, stay as they
+// are). A character the page's encoding cannot represent is encoded as the
+// HTML character reference "&#N;", percent-encoded ("%26%23N%3B"). A
+// UTF-16 page encodes its query as UTF-8, the URL standard's output
+// encoding for UTF-16. Every logged URL is ASCII. Encoders are x/text's,
+// with the WHATWG Shift_JIS and EUC-JP substitutions for U+00A5, U+203E
+// and U+2212 added; they differ from the Encoding Standard in rare corners
+// (x/text's windows-1252 decodes 0x81, 0x8D, 0x8F, 0x90 and 0x9D as
+// U+FFFD; its ISO-2022-JP encoder writes half-width katakana as JIS X
+// 0201, has no Roman state for U+00A5 and U+203E, which become character
+// references, and passes ESC, SO and SI through).
 package extract
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +93,8 @@ import (
 
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 	"golang.org/x/net/html"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/transform"
 )
 
 // Link is one URL-bearing attribute occurrence.
@@ -61,17 +103,32 @@ type Link struct {
 	Tag string // lower-case element name ("a", "img", "base", ...; "meta-refresh" for a meta refresh)
 }
 
-// Stats counts one page's URL-bearing attribute occurrences.
+// Stats counts one page's URL-bearing attribute occurrences and says how
+// the page was decoded.
 type Stats struct {
 	Links   int // URLs emitted, duplicates included
 	Unique  int // distinct URLs emitted on this page
 	Skipped int // values that did not resolve or normalize
+
+	// Encoding is the WHATWG name of the encoding the page was read in
+	// ("utf-8", "windows-1252", "shift_jis", "utf-16le", ...).
+	Encoding string
+	// UnknownCharset reports that the page declared a charset (in its
+	// Content-Type or a <meta>) that is not an encoding, and no known
+	// one: it was read as windows-1252.
+	UnknownCharset bool
 }
 
 // Extractor extracts links from HTML pages. It is reusable and not safe for
 // concurrent use (use one per worker); it keeps its buffers between pages.
 type Extractor struct {
 	seen map[string]struct{}
+	br   *bufio.Reader // over the page, to look at its first bytes
+	// query encodes the queries of references on a page whose URL query
+	// encoding is not UTF-8; nil otherwise.
+	query    *queryEncoder
+	encoders map[string]*queryEncoder // by encoding name, made on first use
+	single   singleByteReader         // decodes single-byte encodings
 	// Per-page state.
 	pageBase *urlnorm.Base // page URL
 	base     *urlnorm.Base // current base (page URL or <base href>)
@@ -83,21 +140,24 @@ type Extractor struct {
 
 // NewExtractor returns an Extractor.
 func NewExtractor() *Extractor {
-	return &Extractor{seen: make(map[string]struct{}, 128)}
+	return &Extractor{seen: make(map[string]struct{}, 128), br: bufio.NewReaderSize(nil, 4096)}
 }
 
-// Extract reads an HTML document from r (the page was fetched from base) and
-// calls emit for every URL-bearing attribute occurrence in document order,
-// duplicates included. It honors <base href>. Links that do not resolve or
-// normalize (javascript:, mailto:, malformed) are counted, not emitted. A
-// nil base allows only absolute URLs; a base that does not normalize is an
-// error. The error is nil at the end of the input, else the read error; the
+// Extract reads an HTML document from r (the page was fetched from base,
+// with the Content-Type header contentType, "" if none) and calls emit for
+// every URL-bearing attribute occurrence in document order, duplicates
+// included. The page is decoded as the package documentation (Encodings)
+// says. It honors <base href>. Links that do not resolve or normalize
+// (javascript:, mailto:, malformed) are counted, not emitted. A nil base
+// allows only absolute URLs; a base that does not normalize is an error.
+// The error is nil at the end of the input, else the read error; the
 // stats then cover the part read. emit may be nil.
-func (e *Extractor) Extract(r io.Reader, base *url.URL, emit func(Link)) (Stats, error) {
+func (e *Extractor) Extract(r io.Reader, base *url.URL, contentType string, emit func(Link)) (Stats, error) {
 	clear(e.seen)
 	e.stats = Stats{}
 	e.emit = emit
 	e.pageBase, e.base, e.baseSet = nil, nil, false
+	e.query = nil
 	defer func() { e.emit = nil }()
 	if base != nil {
 		b, err := urlnorm.NewBase(base.String())
@@ -107,7 +167,36 @@ func (e *Extractor) Extract(r io.Reader, base *url.URL, emit func(Link)) (Stats,
 		e.pageBase, e.base = b, b
 	}
 
-	z := html.NewTokenizer(r)
+	// Look at the first bytes for the encoding: through r's own buffer
+	// when it has one large enough, else through e.br.
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < prescanLen {
+		e.br.Reset(r)
+		br = e.br
+		defer e.br.Reset(nil)
+	}
+	head, peekErr := br.Peek(prescanLen)
+	pe := sniffEncoding(head, contentType)
+	e.stats.Encoding, e.stats.UnknownCharset = pe.name, pe.unknown
+	br.Discard(pe.bom)
+	src := io.Reader(br)
+	if peekErr != nil {
+		// The page ended (or failed) within its first bytes, all in br:
+		// read them, then end with the error, without asking r again.
+		src = io.MultiReader(io.LimitReader(br, int64(len(head)-pe.bom)), errReader{peekErr})
+	}
+	if pe.enc != nil {
+		if cm, ok := pe.enc.(*charmap.Charmap); ok && asciiCompatible(cm) {
+			e.single.reset(src, cm)
+			src = &e.single
+			defer e.single.reset(nil, nil)
+		} else {
+			src = transform.NewReader(src, pe.enc.NewDecoder())
+		}
+		e.query = e.queryEncoder(pe)
+	}
+
+	z := html.NewTokenizer(src)
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
@@ -123,6 +212,30 @@ func (e *Extractor) Extract(r io.Reader, base *url.URL, emit func(Link)) (Stats,
 			}
 		}
 	}
+}
+
+// errReader returns its error.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// queryEncoder returns the query encoder of a page in encoding pe, nil
+// when its URL query encoding is UTF-8 (UTF-16 and the replacement
+// encoding use UTF-8 for URLs).
+func (e *Extractor) queryEncoder(pe pageEncoding) *queryEncoder {
+	switch pe.name {
+	case "utf-8", "utf-16be", "utf-16le", "replacement":
+		return nil
+	}
+	q := e.encoders[pe.name]
+	if q == nil {
+		if e.encoders == nil {
+			e.encoders = make(map[string]*queryEncoder)
+		}
+		q = &queryEncoder{name: pe.name, t: pe.enc.NewEncoder().Transformer}
+		e.encoders[pe.name] = q
+	}
+	return q
 }
 
 // tag handles the attributes of a start tag.
@@ -252,6 +365,9 @@ func attrKind(tag, key string) int {
 
 // add resolves ref and emits it, or counts it as skipped.
 func (e *Extractor) add(tag, ref string) {
+	if e.query != nil {
+		ref = e.query.encode(ref)
+	}
 	var u string
 	var err error
 	if e.base != nil {
@@ -273,6 +389,9 @@ func (e *Extractor) add(tag, ref string) {
 // baseHref handles <base href>: it is reported, and the first one that
 // resolves becomes the base.
 func (e *Extractor) baseHref(ref string) {
+	if e.query != nil {
+		ref = e.query.encode(ref)
+	}
 	var u string
 	var err error
 	if e.pageBase != nil {

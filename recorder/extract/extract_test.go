@@ -16,7 +16,7 @@ func run(t *testing.T, e *Extractor, doc string) ([]string, Stats) {
 	t.Helper()
 	base, _ := url.Parse(page)
 	var got []string
-	st, err := e.Extract(strings.NewReader(doc), base, func(l Link) { got = append(got, l.Tag+" "+l.URL) })
+	st, err := e.Extract(strings.NewReader(doc), base, "", func(l Link) { got = append(got, l.Tag+" "+l.URL) })
 	if err != nil {
 		t.Fatalf("Extract(%q): %v", doc, err)
 	}
@@ -112,7 +112,7 @@ func TestBase(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if st != (Stats{Links: 5, Unique: 5}) {
+	if st != (Stats{Links: 5, Unique: 5, Encoding: "windows-1252"}) {
 		t.Errorf("stats = %+v", st)
 	}
 
@@ -183,7 +183,7 @@ func TestRefresh(t *testing.T) {
 	// nothing; a malformed refresh is skipped.
 	e := NewExtractor()
 	got, st := run(t, e, `<meta http-equiv="content-type" content="text/html; url=/no"><meta name=x content="url=/no2"><meta http-equiv=refresh content="5"><meta http-equiv=refresh content="bad">`)
-	if len(got) != 0 || st != (Stats{Skipped: 1}) {
+	if len(got) != 0 || st != (Stats{Skipped: 1, Encoding: "windows-1252"}) {
 		t.Errorf("got %q, %+v", got, st)
 	}
 }
@@ -192,12 +192,12 @@ func TestStats(t *testing.T) {
 	e := NewExtractor()
 	doc := `<a href="a"><a href="a"><a href="b"><img src="a"><a href="mailto:x@y"><a href="javascript:;">`
 	_, st := run(t, e, doc)
-	if want := (Stats{Links: 4, Unique: 2, Skipped: 2}); st != want {
+	if want := (Stats{Links: 4, Unique: 2, Skipped: 2, Encoding: "windows-1252"}); st != want {
 		t.Errorf("stats = %+v, want %+v", st, want)
 	}
 	// Reuse: stats and the unique set start afresh on each page.
 	_, st = run(t, e, `<a href="a">`)
-	if want := (Stats{Links: 1, Unique: 1}); st != want {
+	if want := (Stats{Links: 1, Unique: 1, Encoding: "windows-1252"}); st != want {
 		t.Errorf("second page stats = %+v, want %+v", st, want)
 	}
 }
@@ -205,16 +205,16 @@ func TestStats(t *testing.T) {
 func TestNilBaseAndNilEmit(t *testing.T) {
 	e := NewExtractor()
 	var got []string
-	st, err := e.Extract(strings.NewReader(`<a href="rel"><a href="HTTP://abs.org">`), nil, func(l Link) { got = append(got, l.URL) })
+	st, err := e.Extract(strings.NewReader(`<a href="rel"><a href="HTTP://abs.org">`), nil, "", func(l Link) { got = append(got, l.URL) })
 	if err != nil || !slices.Equal(got, []string{"http://abs.org/"}) || st.Skipped != 1 {
 		t.Errorf("nil base: %q %+v %v", got, st, err)
 	}
 	base, _ := url.Parse(page)
-	st, err = e.Extract(strings.NewReader(`<a href="x">`), base, nil)
+	st, err = e.Extract(strings.NewReader(`<a href="x">`), base, "", nil)
 	if err != nil || st.Links != 1 {
 		t.Errorf("nil emit: %+v %v", st, err)
 	}
-	if _, err := e.Extract(strings.NewReader(""), &url.URL{Scheme: "ftp", Host: "x"}, nil); err == nil || !strings.HasPrefix(err.Error(), "extract: page URL: urlnorm: ") {
+	if _, err := e.Extract(strings.NewReader(""), &url.URL{Scheme: "ftp", Host: "x"}, "", nil); err == nil || !strings.HasPrefix(err.Error(), "extract: page URL: urlnorm: ") {
 		t.Errorf("ftp base: %v", err)
 	}
 }
@@ -233,7 +233,7 @@ func TestReadError(t *testing.T) {
 	e := NewExtractor()
 	base, _ := url.Parse(page)
 	n := 0
-	st, err := e.Extract(&failingReader{n: 1}, base, func(Link) { n++ })
+	st, err := e.Extract(&failingReader{n: 1}, base, "", func(Link) { n++ })
 	if err == nil || err.Error() != "extract: connection reset" || errors.Is(err, io.EOF) {
 		t.Errorf("err = %v", err)
 	}
@@ -285,7 +285,7 @@ func BenchmarkExtract(b *testing.B) {
 	links := 0
 	for b.Loop() {
 		r.Reset(doc)
-		st, err := e.Extract(r, base, func(Link) {})
+		st, err := e.Extract(r, base, "", func(Link) {})
 		if err != nil {
 			b.Fatal(err)
 		}
