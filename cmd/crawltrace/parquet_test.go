@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/condense"
+	"github.com/crawltrace/crawltrace/internal/duckdbtest"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
+)
+
+// parquetRun is a small demo run (crawl, condensed, replay, scenario) and
+// its Parquet export, one directory per kind, under RUN/parquet.
+func parquetRun(t *testing.T) (run, pq string) {
+	t.Helper()
+	run = filepath.Join(t.TempDir(), "run")
+	mustRun(t, "demo", "--out", run, "--hosts", "20", "--pages-per-host", "30", "--max-pages", "400", "--workers", "4",
+		"--sizes", "1,16,256", "--no-plots")
+	pq = filepath.Join(run, "parquet")
+	for _, k := range []string{"crawl", "condensed", "replay", "scenario"} {
+		mustRun(t, "export", filepath.Join(run, k), "--format", "parquet", "--row-group-rows", "4096", "-o", filepath.Join(pq, k))
+	}
+	return run, pq
+}
+
+// eq fails the test when DuckDB's answer differs from crawltrace's.
+func eq(t *testing.T, what string, duck string, want any) {
+	t.Helper()
+	if duck != fmt.Sprint(want) {
+		t.Errorf("%s: DuckDB reads %s, crawltrace reports %v", what, duck, want)
+	}
+}
+
+// DuckDB reads every exported kind (raw URL and page logs, condensed
+// traces, results tables) with the counts crawltrace's own readers and
+// report.json give, and the same rows at sampled positions.
+func TestParquetReadByDuckDB(t *testing.T) {
+	db := duckdbtest.Open(t)
+	run, pq := parquetRun(t)
+	rep, err := condense.ReadReport(filepath.Join(run, "condensed", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := tracefile.ReadManifest(filepath.Join(run, "crawl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := fmt.Sprintf("read_parquet('%s/crawl/*.urls.parquet')", pq)
+	pages := fmt.Sprintf("read_parquet('%s/crawl/*.pages.parquet')", pq)
+	full := fmt.Sprintf("read_parquet('%s/condensed/*.full.parquet')", pq)
+	cross := fmt.Sprintf("read_parquet('%s/condensed/*.cross.parquet')", pq)
+	node0 := filepath.Join(pq, "crawl", "node-000.urls.parquet")
+	full0 := filepath.Join(pq, "condensed", "node-000.full.parquet")
+
+	// Sampled rows, read by crawltrace's own readers.
+	var raw []tracefile.URLRecord
+	r, err := tracefile.OpenNodeURLs(filepath.Join(run, "crawl"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		for i := range r.Batch().Len() {
+			raw = append(raw, r.Batch().Row(i))
+		}
+	}
+	r.Close()
+	fps, _, err := tracefile.ReadCondensedAll(filepath.Join(run, "condensed", "node-000.full.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) < 100 || len(fps) != len(raw) {
+		t.Fatalf("node 0 has %d raw rows and %d fingerprints", len(raw), len(fps))
+	}
+	sample := []int{0, 1, len(raw) / 3, len(raw) / 2, len(raw) - 1}
+	var pos []string
+	for _, i := range sample {
+		pos = append(pos, fmt.Sprint(i))
+	}
+	in := strings.Join(pos, ",")
+
+	res := db.Query(t,
+		"SELECT count(*) AS n, count(DISTINCT url) AS d, sum((dest <> node)::INT) AS x FROM "+urls,
+		"SELECT node, count(*) AS n, sum((dest <> node)::INT) AS x, count(DISTINCT url) AS d FROM "+urls+" GROUP BY node ORDER BY node",
+		"SELECT node, count(*) AS n FROM "+pages+" GROUP BY node ORDER BY node",
+		"SELECT count(*) AS n, count(DISTINCT fp) AS d FROM "+full,
+		"SELECT count(*) AS n FROM "+cross,
+		fmt.Sprintf("SELECT seq, url, kind, coalesce(tag, '') AS tag, source, worker, dest, epoch_us(time) AS t FROM read_parquet('%s') WHERE seq IN (%s) ORDER BY seq", node0, in),
+		fmt.Sprintf("SELECT file_row_number AS i, fp FROM read_parquet('%s', file_row_number = true) WHERE file_row_number IN (%s) ORDER BY i", full0, in),
+		fmt.Sprintf("SELECT value FROM parquet_kv_metadata('%s') WHERE decode(key) = 'crawltrace.subtrace'", full0),
+		fmt.Sprintf("SELECT decode(value) AS v FROM parquet_kv_metadata('%s') WHERE decode(key) = 'crawltrace.crawl_id'", node0),
+		fmt.Sprintf("SELECT DISTINCT compression FROM parquet_metadata('%s')", node0),
+	)
+	eq(t, "URL rows", res[0][0].Str("n"), rep.Total.Rows)
+	eq(t, "distinct URLs", res[0][0].Str("d"), rep.Total.DistinctURLs)
+	eq(t, "cross rows", res[0][0].Str("x"), rep.Total.CrossRows)
+	if len(res[1]) != len(rep.PerNode) {
+		t.Errorf("DuckDB sees %d nodes with URL rows, the report %d", len(res[1]), len(rep.PerNode))
+	}
+	for i, row := range res[1] {
+		if i >= len(rep.PerNode) {
+			break
+		}
+		nr := rep.PerNode[i]
+		eq(t, "node", row.Str("node"), nr.Node)
+		eq(t, fmt.Sprintf("node %d rows", nr.Node), row.Str("n"), nr.Rows)
+		eq(t, fmt.Sprintf("node %d cross rows", nr.Node), row.Str("x"), nr.CrossRows)
+		eq(t, fmt.Sprintf("node %d distinct URLs", nr.Node), row.Str("d"), nr.DistinctURLs)
+	}
+	var pageNodes int
+	for _, nm := range man.NodeInfo {
+		if nm.PageRows == 0 {
+			continue
+		}
+		if pageNodes < len(res[2]) {
+			eq(t, fmt.Sprintf("node %d page rows", nm.Node), res[2][pageNodes].Str("n"), nm.PageRows)
+		}
+		pageNodes++
+	}
+	if pageNodes == 0 || len(res[2]) != pageNodes {
+		t.Errorf("DuckDB sees page rows on %d nodes, the manifest on %d", len(res[2]), pageNodes)
+	}
+	eq(t, "condensed rows", res[3][0].Str("n"), rep.Total.Rows)
+	eq(t, "distinct fingerprints", res[3][0].Str("d"), rep.Total.DistinctFPs)
+	eq(t, "cross trace rows", res[4][0].Str("n"), rep.Total.CrossRows)
+	if len(res[5]) != len(sample) || len(res[6]) != len(sample) {
+		t.Fatalf("sampled %d URL rows and %d fingerprints, want %d", len(res[5]), len(res[6]), len(sample))
+	}
+	for k, i := range sample {
+		u, d := raw[i], res[5][k]
+		got := strings.Join([]string{d.Str("seq"), d.Str("url"), d.Str("kind"), d.Str("tag"), d.Str("source"), d.Str("worker"), d.Str("dest"), d.Str("t")}, " ")
+		// DuckDB reads a UTC timestamp as TIMESTAMP WITH TIME ZONE, whose
+		// precision is the microsecond.
+		want := fmt.Sprint(u.Seq, " ", u.URL, " ", u.Kind, " ", u.Tag, " ", u.Source, " ", u.Worker, " ", u.Dest, " ", u.Time/1000)
+		if got != want {
+			t.Errorf("URL row %d: DuckDB %q, crawltrace %q", i, got, want)
+		}
+		eq(t, fmt.Sprintf("fingerprint %d", i), res[6][k].Str("fp"), fps[i])
+	}
+	eq(t, "subtrace metadata rows", fmt.Sprint(len(res[7])), 1)
+	if len(res[8]) != 1 {
+		t.Errorf("no crawltrace.crawl_id in %s", node0)
+	} else {
+		eq(t, "crawl id", res[8][0].Str("v"), rep.CrawlID)
+	}
+	if len(res[9]) != 1 || !strings.EqualFold(res[9][0].Str("compression"), "zstd") {
+		t.Errorf("column chunk compression %v, want ZSTD only", res[9])
+	}
+
+	// Results tables: replay results against results.csv, scenario tables
+	// against their CSVs.
+	f, err := os.Open(filepath.Join(run, "replay", "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := replay.ReadCSV(f, "results.csv")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1]
+	tables, _ := filepath.Glob(filepath.Join(pq, "scenario", "*.parquet"))
+	if len(tables) == 0 {
+		t.Fatal("no scenario tables exported")
+	}
+	queries := []string{
+		fmt.Sprintf("SELECT count(*) AS n FROM read_parquet('%s/replay/results.parquet')", pq),
+		fmt.Sprintf("SELECT hits, misses, requests FROM read_parquet('%s/replay/results.parquet') WHERE trace = '%s' AND policy = '%s' AND size = %d",
+			pq, last.Trace, last.Policy, last.Size),
+	}
+	for _, tb := range tables {
+		queries = append(queries, fmt.Sprintf("SELECT count(*) AS n FROM read_parquet('%s')", tb))
+	}
+	res = db.Query(t, queries...)
+	eq(t, "replay result rows", res[0][0].Str("n"), len(rows))
+	if len(res[1]) != 1 {
+		t.Fatalf("replay row %s/%s/%d: DuckDB finds %d rows", last.Trace, last.Policy, last.Size, len(res[1]))
+	}
+	eq(t, "replay row", res[1][0].Str("hits")+" "+res[1][0].Str("misses")+" "+res[1][0].Str("requests"),
+		fmt.Sprint(last.Hits, " ", last.Misses, " ", last.Requests))
+	for i, tb := range tables {
+		name := strings.TrimSuffix(filepath.Base(tb), tracefile.ParquetExt)
+		cf, err := os.Open(filepath.Join(run, "scenario", name+".csv"))
+		if err != nil {
+			t.Errorf("scenario table %s has no CSV: %v", name, err)
+			continue
+		}
+		recs, err := csv.NewReader(cf).ReadAll()
+		cf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "scenario "+name+" rows", res[2+i][0].Str("n"), len(recs)-1)
+	}
+}
