@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,5 +198,199 @@ func TestParquetReadByDuckDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		eq(t, "scenario "+name+" rows", res[2+i][0].Str("n"), len(recs)-1)
+	}
+}
+
+// docQueries returns the SQL blocks of docs/trace-format.md by the name in
+// their first line ("-- name"), with the run directory "run" of the
+// document's paths replaced by run.
+func docQueries(t *testing.T, run string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "trace-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	parts := strings.Split(string(b), "```sql\n")
+	for _, p := range parts[1:] {
+		q, _, ok := strings.Cut(p, "```")
+		first, body, _ := strings.Cut(q, "\n")
+		name, named := strings.CutPrefix(first, "-- ")
+		if !ok || !named {
+			t.Fatalf("docs/trace-format.md: a sql block does not start with a -- name line:\n%s", q)
+		}
+		body = strings.TrimSuffix(strings.TrimSpace(body), ";")
+		out[name] = strings.ReplaceAll(body, "'run/", "'"+run+"/")
+	}
+	return out
+}
+
+// The DuckDB queries docs/trace-format.md shows, run as written on an
+// exported demo run, give what crawltrace's own readers and report.json
+// give.
+func TestTraceFormatDuckDBQueries(t *testing.T) {
+	db := duckdbtest.Open(t)
+	run, _ := parquetRun(t)
+	qs := docQueries(t, run)
+	names := []string{"schema metadata", "links per page", "cross fraction per node", "distinct URLs over time", "top hosts"}
+	if len(qs) != len(names) {
+		t.Errorf("docs/trace-format.md has %d named queries, the test checks %d (%q)", len(qs), len(names), names)
+	}
+	var queries []string
+	for _, n := range names {
+		q, ok := qs[n]
+		if !ok {
+			t.Fatalf("docs/trace-format.md has no %q query", n)
+		}
+		queries = append(queries, q)
+	}
+	// The time buckets as epoch seconds, around the query as written.
+	queries[3] = "SELECT epoch(second)::BIGINT AS s, distinct_urls FROM (" + queries[3] + ") ORDER BY s"
+	res := db.Query(t, queries...)
+
+	// The references, from crawltrace's readers.
+	rep, err := condense.ReadReport(filepath.Join(run, "condensed", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawl := filepath.Join(run, "crawl")
+	nodes, err := tracefile.CrawlNodes(crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[uint32]int{}
+	firstSeen := map[string]int64{}
+	hostURLs, hostSet := map[string]int{}, map[string]map[string]bool{}
+	for _, n := range nodes {
+		paths, err := tracefile.ListSegments(tracefile.NodeDir(crawl, n), tracefile.PrefixPages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s.Next() {
+				for i := range int(s.Record().NumRows()) {
+					pg := tracefile.PageRow(s.Record(), i)
+					if pg.Status == 200 && strings.HasPrefix(pg.ContentType, "text/html") {
+						links[pg.Links]++
+					}
+				}
+			}
+			s.Close()
+		}
+		r, err := tracefile.OpenNodeURLs(crawl, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			b := r.Batch()
+			for i := range b.Len() {
+				u := b.Row(i)
+				if ft, ok := firstSeen[u.URL]; !ok || u.Time < ft {
+					firstSeen[u.URL] = u.Time
+				}
+				pu, err := url.Parse(u.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := pu.Hostname()
+				hostURLs[h]++
+				if hostSet[h] == nil {
+					hostSet[h] = map[string]bool{}
+				}
+				hostSet[h][u.URL] = true
+			}
+		}
+		r.Close()
+	}
+
+	// schema metadata
+	md := map[string]string{}
+	for _, row := range res[0] {
+		md[row.Str("key")] = row.Str("value")
+	}
+	if md["crawltrace.subtrace"] != "full" || md["crawltrace.node"] != "0" || md["crawltrace.crawl_id"] != rep.CrawlID ||
+		md["crawltrace.tool_version"] != tracefile.ToolVersion || md["crawltrace.kind"] != "condensed" {
+		t.Errorf("schema metadata query: %v", md)
+	}
+
+	// links per page
+	var want []string
+	for l := range uint32(1 << 16) {
+		if c, ok := links[l]; ok {
+			want = append(want, fmt.Sprint(l, ":", c))
+		}
+	}
+	var got []string
+	for _, row := range res[1] {
+		got = append(got, row.Str("links")+":"+row.Str("pages"))
+	}
+	if len(want) < 3 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("links per page: DuckDB %v, crawltrace's page log %v", got, want)
+	}
+
+	// cross fraction per node
+	if len(res[2]) != len(rep.PerNode) {
+		t.Errorf("cross fraction: DuckDB %d nodes, report %d", len(res[2]), len(rep.PerNode))
+	}
+	for i, row := range res[2] {
+		if i >= len(rep.PerNode) {
+			break
+		}
+		nr := rep.PerNode[i]
+		eq(t, "node", row.Str("node"), nr.Node)
+		eq(t, fmt.Sprintf("node %d urls", nr.Node), row.Str("urls"), nr.Rows)
+		frac, _ := row["cross_fraction"].(float64)
+		if w := float64(nr.CrossRows) / float64(nr.Rows); math.Abs(frac-w) > 1e-12 {
+			t.Errorf("node %d cross fraction: DuckDB %v, report %v", nr.Node, row["cross_fraction"], w)
+		}
+	}
+
+	// distinct URLs over time
+	perSec := map[int64]int{}
+	for _, ts := range firstSeen {
+		perSec[ts/1e9]++
+	}
+	secs := make([]int64, 0, len(perSec))
+	for s := range perSec {
+		secs = append(secs, s)
+	}
+	slices.Sort(secs)
+	want, got = nil, nil
+	cum := 0
+	for _, s := range secs {
+		cum += perSec[s]
+		want = append(want, fmt.Sprint(s, ":", cum))
+	}
+	for _, row := range res[3] {
+		got = append(got, row.Str("s")+":"+row.Str("distinct_urls"))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || cum != int(rep.Total.DistinctURLs) {
+		t.Errorf("distinct URLs over time: DuckDB %v, crawltrace %v (report: %d distinct)", got, want, rep.Total.DistinctURLs)
+	}
+
+	// top hosts
+	hosts := make([]string, 0, len(hostURLs))
+	for h := range hostURLs {
+		hosts = append(hosts, h)
+	}
+	slices.SortFunc(hosts, func(a, b string) int {
+		if c := hostURLs[b] - hostURLs[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	want, got = nil, nil
+	for _, h := range hosts[:min(20, len(hosts))] {
+		want = append(want, fmt.Sprint(h, ":", hostURLs[h], ":", len(hostSet[h])))
+	}
+	for _, row := range res[4] {
+		got = append(got, row.Str("host")+":"+row.Str("urls")+":"+row.Str("distinct_urls"))
+	}
+	if len(want) < 10 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("top hosts: DuckDB %v, crawltrace %v", got, want)
 	}
 }
