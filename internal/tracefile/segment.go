@@ -626,33 +626,27 @@ func (s *SegmentReader) Restrict(lo, hi int64) {
 	lo, hi = min(max(lo, 0), s.size), min(max(hi, 0), s.size)
 	s.restricted = true
 	s.info.Bytes = max(hi-lo, 0)
+	// The range's batches: from the first starting at or after lo to the
+	// first starting at or after hi (exclusive).
 	s.start, s.end, s.rowsBefore = s.scan.validEnd, s.scan.validEnd, 0
-	first := true
-	for _, b := range s.scan.batches {
-		switch {
-		case b.off < lo:
-			s.rowsBefore += b.rows
-		case b.off < hi:
-			if first {
-				s.start, first = b.off, false
-			}
-		default:
-			if first {
-				s.start, first = b.off, false
-			}
-			s.end = b.off
-			goto done
-		}
+	bs := s.scan.batches
+	i := 0
+	for ; i < len(bs) && bs[i].off < lo; i++ {
+		s.rowsBefore += bs[i].rows
 	}
-done:
+	if i < len(bs) {
+		s.start = bs[i].off
+	}
+	for ; i < len(bs) && bs[i].off < hi; i++ {
+	}
+	if i < len(bs) {
+		s.end = bs[i].off
+	}
 	if n := len(s.scan.batches); n > 0 {
 		last := s.scan.batches[n-1].off
 		s.tail = last >= lo && last < hi
 	} else {
 		s.tail = lo == 0
-	}
-	if s.start > s.end {
-		s.start = s.end
 	}
 	s.src.jumpAt, s.src.jumpTo = s.scan.schemaEnd, s.start
 }
