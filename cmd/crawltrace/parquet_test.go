@@ -394,3 +394,37 @@ func TestTraceFormatDuckDBQueries(t *testing.T) {
 		t.Errorf("top hosts: DuckDB %v, crawltrace %v", got, want)
 	}
 }
+
+// export --format parquet from the command line: what it prints, the
+// output policy, and one-line errors with exit status 2 on bad input.
+func TestExportParquetCLI(t *testing.T) {
+	dir := t.TempDir()
+	crawl, cond := filepath.Join(dir, "crawl"), filepath.Join(dir, "condensed")
+	mustRun(t, "import", "urls", filepath.Join("..", "..", "examples", "urls.txt"), "--nodes", "2", "-o", crawl)
+	mustRun(t, "condense", crawl, "-o", cond)
+	out := mustRun(t, "export", crawl, "--format", "parquet", "-o", filepath.Join(dir, "pq"))
+	want := fmt.Sprintf("wrote %s (urls, 300 rows)\nwrote %s (urls, 0 rows)\n",
+		filepath.Join(dir, "pq", "node-000.urls.parquet"), filepath.Join(dir, "pq", "node-001.urls.parquet"))
+	if out != want {
+		t.Errorf("export printed:\n%s\nwant:\n%s", out, want)
+	}
+	one := filepath.Join(dir, "one.parquet")
+	mustRun(t, "export", filepath.Join(cond, "node-000.full.arrow"), "--format", "parquet", "-o", one)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", crawl, "--format", "parquet", "-o", filepath.Join(dir, "pq")}, "earlier run"},
+		{[]string{"export", filepath.Join(cond, "node-000.full.arrow"), "--format", "parquet", "-o", one}, "exists"},
+		{[]string{"export", filepath.Join(cond, "report.json"), "--format", "parquet", "-o", filepath.Join(dir, "r.parquet")}, "report.json"},
+		{[]string{"export", filepath.Join(dir, "missing"), "--format", "parquet", "-o", filepath.Join(dir, "m.parquet")}, "missing"},
+		{[]string{"export", crawl, "--format", "parquet", "--in-format", "text", "-o", filepath.Join(dir, "x")}, "--in-format"},
+		{[]string{"export", crawl, "--format", "parquet", "--row-group-rows", "0", "-o", filepath.Join(dir, "y")}, "--row-group-rows"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line naming %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+	mustRun(t, "export", crawl, "--format", "parquet", "-o", filepath.Join(dir, "pq"), "--force")
+}
