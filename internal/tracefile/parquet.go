@@ -379,9 +379,9 @@ func exportLog(crawlDir string, node int, prefix, kind, out string, cfg ParquetC
 				nodes = constUint16(cfg.Mem, uint16(node), max(n, 1<<16))
 			}
 			col := array.NewSlice(nodes, 0, int64(n))
-			out := array.NewRecordBatch(schema, append([]arrow.Array{col}, rec.Columns()...), int64(n))
-			err := w.Write(out)
-			out.Release()
+			withNode := array.NewRecordBatch(schema, append([]arrow.Array{col}, rec.Columns()...), int64(n))
+			err := w.Write(withNode)
+			withNode.Release()
 			col.Release()
 			if err != nil {
 				s.Close()
