@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
@@ -17,18 +18,23 @@ import (
 // A sharded run is a map, a shuffle through the shared file system and a
 // reduce:
 //
-//   - map task i of N ([Run] with Shard i, Shards N) reads the segments of
-//     the nodes n with n mod N = i, once, writes their condensed traces, and
-//     spills the first occurrences of (fingerprint, node, URL) into
-//     OUT/buckets/map-i/, one bucket file per worker in blocks of one
-//     fingerprint range each; its part of the report goes to
+//   - map task i of N ([Run] with Shard i, Shards N) reads the i-th of N
+//     equal byte ranges of the input (every node's URL log segments laid
+//     end to end in node and log order; a segment is split between record
+//     batches), once, writes its part of each node's condensed traces to
+//     OUT/parts/map-i/, and spills the first occurrences of (fingerprint,
+//     node, URL) into OUT/buckets/map-i/, one bucket file per worker in
+//     blocks of one fingerprint range each; its part of the report goes to
 //     OUT/map-i-of-N.json;
 //   - reduce task j of N ([Reduce]) reads the blocks of fingerprint range j
 //     from every map task's bucket files and verifies them exactly, writing
 //     OUT/report-shard-j-of-N.json;
-//   - [Merge] adds the map and reduce reports into report.json.
+//   - [Merge] adds the map and reduce reports into report.json, and
+//     [MergeTraces] joins each node's parts, in map task order, into its
+//     traces: a node's log order.
 //
-// Every input byte is read once in all, by one map task.
+// Every input byte is read once in all, by one map task, whatever the
+// number of nodes: a one-node crawl splits as evenly as a many-node one.
 
 // BucketDir is the directory of the map tasks' bucket files in a sharded
 // run's output directory.
@@ -42,9 +48,18 @@ func MapBucketDir(out string, i int) string {
 	return filepath.Join(out, BucketDir, fmt.Sprintf("map-%d", i))
 }
 
-// mapTask is map task r.cfg.Shard: it reads nodes and writes buckets for
-// all Shards*parts ranges.
-func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report, error) {
+// PartsDir is the directory of the map tasks' parts of the condensed
+// traces in a sharded run's output directory.
+const PartsDir = "parts"
+
+// MapPartsDir is the directory of map task i's parts of the traces.
+func MapPartsDir(out string, i int) string {
+	return filepath.Join(out, PartsDir, fmt.Sprintf("map-%d", i))
+}
+
+// mapTask is map task r.cfg.Shard: it reads units and writes buckets for
+// all Shards*parts ranges and its parts of the traces.
+func (r *run) mapTask(ctx context.Context, units []unit, inBytes int64) (*Report, error) {
 	rep := r.newReport()
 	rep.Stage = StageMap
 	ranges := r.cfg.Shards * r.parts
@@ -59,13 +74,23 @@ func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report,
 		return nil, fmt.Errorf("condense: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	finalParts := MapPartsDir(r.cfg.Output, r.cfg.Shard)
+	if err := os.MkdirAll(filepath.Dir(finalParts), 0o755); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	tmpParts, err := os.MkdirTemp(filepath.Dir(finalParts), fmt.Sprintf(".map-%d-", r.cfg.Shard))
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
+	defer os.RemoveAll(tmpParts)
+	r.traceDir = tmpParts
 	var nodeReps []NodeReport
-	if len(nodes) > 0 {
+	if len(units) > 0 {
 		var meta tracefile.Meta
 		var read int64
 		t0 := time.Now()
 		var closed func() error
-		nodeReps, meta, read, closed, err = r.mapNodes(ctx, nodes, ranges, tmp)
+		nodeReps, meta, read, closed, err = r.mapNodes(ctx, units, ranges, tmp)
 		if err != nil {
 			return nil, err
 		}
@@ -77,12 +102,14 @@ func (r *run) mapTask(ctx context.Context, nodes []int, inBytes int64) (*Report,
 	} else if rep.CrawlID, err = crawlID(r.cfg.Input, r.nodes); err != nil {
 		return nil, err
 	}
-	r.progress("map %d/%d: read %d rows from %d nodes", r.cfg.Shard, r.cfg.Shards, r.rowsIn.Load(), len(nodes))
-	if err := os.RemoveAll(final); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+	r.progress("map %d/%d: read %d rows from %d nodes", r.cfg.Shard, r.cfg.Shards, r.rowsIn.Load(), len(nodeReps))
+	for _, d := range [][2]string{{tmp, final}, {tmpParts, finalParts}} {
+		if err := os.RemoveAll(d[1]); err != nil {
+			return nil, fmt.Errorf("condense: %w", err)
+		}
+		if err := os.Rename(d[0], d[1]); err != nil {
+			return nil, fmt.Errorf("condense: %w", err)
+		}
 	}
 	rep.InputBytes = inBytes
 	r.finishReport(rep, nodeReps, Counts{})
@@ -157,12 +184,16 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: condense reduce: %v", tracefile.ErrBadInput, err)
 	}
+	// A node's log may be split between several map tasks.
 	var nodes []int
 	for _, m := range maps {
 		for _, nr := range m.PerNode {
-			nodes = append(nodes, nr.Node)
+			if !slices.Contains(nodes, nr.Node) {
+				nodes = append(nodes, nr.Node)
+			}
 		}
 	}
+	slices.Sort(nodes)
 	if cfg.TempDir == "" {
 		cfg.TempDir = cfg.Dir
 	}
@@ -192,12 +223,10 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	rep.VerifySec = time.Since(t0).Seconds()
 	rep.Stage, rep.CrawlID, rep.Nodes, rep.Input = StageReduce, first.CrawlID, first.Nodes, first.Input
 	var nodeReps []NodeReport
-	for _, m := range maps {
-		for _, nr := range m.PerNode {
-			x := NodeReport{Node: nr.Node}
-			x.setDistinct(perNode[nr.Node])
-			nodeReps = append(nodeReps, x)
-		}
+	for _, n := range nodes {
+		x := NodeReport{Node: n}
+		x.setDistinct(perNode[n])
+		nodeReps = append(nodeReps, x)
 	}
 	r.finishReport(rep, nodeReps, total)
 	rep.ElapsedSec = time.Since(start).Seconds()
@@ -206,4 +235,95 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// MergeTraces joins the map tasks' parts of each node's traces in dir
+// (dir/parts/map-i/) into out/node-NNN.full.arrow and node-NNN.cross.arrow,
+// in map task order, which is the node's log order, and then removes
+// dir/parts. rep is the merged report ([Merge]): its nodes are the ones
+// joined, and their Full, Cross and BytesOut are set to the joined files.
+// A node whose log one map task read whole has its parts renamed, not
+// copied.
+func MergeTraces(dir, out string, rep *Report) error {
+	tasks := slices.Clone(rep.ShardsMerged)
+	slices.Sort(tasks)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("condense: %w", err)
+	}
+	rep.BytesOut = 0
+	for i := range rep.PerNode {
+		nr := &rep.PerNode[i]
+		nr.BytesOut = 0
+		for _, sub := range []string{tracefile.SubtraceFull, tracefile.SubtraceCross} {
+			name := tracefile.CondensedName(nr.Node, sub)
+			var parts []string
+			for _, t := range tasks {
+				p := filepath.Join(MapPartsDir(dir, t), name)
+				if _, err := os.Stat(p); err == nil {
+					parts = append(parts, p)
+				}
+			}
+			if len(parts) == 0 {
+				return fmt.Errorf("%w: condense merge: %s: no map task wrote a part of %s", tracefile.ErrBadInput, filepath.Join(dir, PartsDir), name)
+			}
+			dst := filepath.Join(out, name)
+			if err := joinParts(parts, dst); err != nil {
+				return err
+			}
+			if sub == tracefile.SubtraceFull {
+				nr.Full = dst
+			} else {
+				nr.Cross = dst
+			}
+			if st, err := os.Stat(dst); err == nil {
+				nr.BytesOut += st.Size()
+			}
+		}
+		rep.BytesOut += nr.BytesOut
+	}
+	if err := os.RemoveAll(filepath.Join(dir, PartsDir)); err != nil {
+		return fmt.Errorf("condense: %w", err)
+	}
+	return nil
+}
+
+// joinParts writes the condensed traces parts, in order, to dst.
+func joinParts(parts []string, dst string) error {
+	if len(parts) == 1 {
+		if err := os.Rename(parts[0], dst); err == nil {
+			return nil
+		}
+	}
+	var w *tracefile.CondensedWriter
+	for _, p := range parts {
+		rd, err := tracefile.OpenCondensed(p)
+		if err != nil {
+			if w != nil {
+				w.Abort()
+			}
+			return err
+		}
+		if w == nil {
+			m := rd.Meta()
+			m.ToolVersion = ""
+			if w, err = tracefile.CreateCondensed(dst, m); err != nil {
+				rd.Close()
+				return err
+			}
+		}
+		for rd.Next() {
+			if err := w.AppendSlice(rd.FPs()); err != nil {
+				rd.Close()
+				w.Abort()
+				return err
+			}
+		}
+		err = rd.Err()
+		rd.Close()
+		if err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Close()
 }

@@ -42,8 +42,8 @@ type Config struct {
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
 	// Shard and Shards make Run map task Shard of Shards of a cluster run:
-	// it reads the nodes n with n mod Shards = Shard (see [Reduce] and
-	// [Merge]). Shards <= 1 means unsharded.
+	// it reads the Shard-th of Shards equal byte ranges of the input (see
+	// [Reduce], [Merge] and [MergeTraces]). Shards <= 1 means unsharded.
 	Shard, Shards int
 	// FailOnCollision makes Run return ErrCollision when any are found.
 	FailOnCollision bool
@@ -192,9 +192,12 @@ func inputSize(input string, nodes []int) (int64, error) {
 // the reduce side then verifies each range exactly.
 //
 // With Shards = N it is map task Shard of a cluster run: it reads only the
-// nodes n with n mod N = Shard, writes their traces, and leaves its buckets
-// in Output/buckets/map-i/ and its part of the report in map-i-of-N.json;
-// [Reduce] then verifies each range and [Merge] writes report.json.
+// Shard-th of N equal byte ranges of the input (the segments of all nodes
+// laid end to end; a segment is split between record batches), writes its
+// part of each node's traces to Output/parts/map-i/, and leaves its
+// buckets in Output/buckets/map-i/ and its part of the report in
+// map-i-of-N.json; [Reduce] then verifies each range, [Merge] writes
+// report.json and [MergeTraces] joins the parts into the traces.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	if err := cfg.fill(); err != nil {
@@ -217,11 +220,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.NoVerify {
 		parts = 0
 	}
-	var mine []int
-	for _, n := range nodes {
-		if n%cfg.Shards == cfg.Shard {
-			mine = append(mine, n)
-		}
+	segs, err := crawlSegments(cfg.Input, nodes)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
@@ -235,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	cfg.TempDir = tmp
 	defer limitHeap(cfg.LimitHeap, cfg.MemoryBytes)()
-	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}}
+	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {
 		total = manifestRows(cfg.Input)
@@ -243,9 +244,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", total)
 	var rep *Report
 	if sharded {
-		rep, err = r.mapTask(ctx, mine, inBytes)
+		rep, err = r.mapTask(ctx, shardUnits(segs, cfg.Shard, cfg.Shards), inBytes)
 	} else {
-		rep, err = r.do(ctx)
+		rep, err = r.do(ctx, wholeUnits(segs))
 	}
 	if err != nil {
 		r.cleanup()
@@ -268,14 +269,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 type run struct {
-	cfg     Config
-	hasher  fingerprint.Hasher
-	parts   int // partitions of this shard's range (0: no verification)
-	nodes   []int
-	mu      sync.Mutex
-	written map[string]bool
-	rowsIn  atomic.Int64
-	spilled atomic.Int64 // records written to buckets
+	cfg    Config
+	hasher fingerprint.Hasher
+	parts  int // partitions of this shard's range (0: no verification)
+	nodes  []int
+	// traceDir is where the condensed traces are written: Output, or a
+	// map task's parts directory.
+	traceDir string
+	mu       sync.Mutex
+	written  map[string]bool
+	rowsIn   atomic.Int64
+	spilled  atomic.Int64 // records written to buckets
 	// totalRanges is the number of fingerprint ranges the buckets were
 	// split into (over all shards), for splitting a range further.
 	totalRanges int
@@ -303,14 +307,14 @@ func (r *run) rangeOf(fp uint64, ranges int) int {
 
 // do is an unsharded run: map every node into r.parts ranges, then verify
 // every range.
-func (r *run) do(ctx context.Context) (*Report, error) {
+func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 	rep := r.newReport()
 	bucketDir := filepath.Join(r.cfg.TempDir, "buckets")
 	if err := os.MkdirAll(bucketDir, 0o755); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
 	t0 := time.Now()
-	nodeReps, meta, read, closed, err := r.mapNodes(ctx, r.nodes, r.parts, bucketDir)
+	nodeReps, meta, read, closed, err := r.mapNodes(ctx, units, r.parts, bucketDir)
 	if err != nil {
 		return nil, err
 	}

@@ -226,18 +226,14 @@ func TestMemoryBudgetGivesSameReport(t *testing.T) {
 	}
 }
 
-// The map, reduce and merge of a sharded run, each task in its own call:
-// the merged report equals an unsharded run's, every node's traces are
-// written once, and the map tasks together read the input once.
-func TestShardedEqualsUnsharded(t *testing.T) {
-	in := t.TempDir()
-	makeCrawl(t, in, 5, 5000, 3000, 5)
-	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
+// runSharded runs the map tasks of a sharded run of in one at a time, the
+// reduce tasks two at a time, each in its own call, then merges the
+// reports (read back from disk, as `condense merge` does) and the traces.
+// It returns the merged report, the output directory and what each map
+// task read of the input.
+func runSharded(t *testing.T, in string, shards, workers int) (*Report, string, []int64) {
+	t.Helper()
 	out := t.TempDir()
-	const shards = 4
-	// A small budget: several ranges per shard, and oversized ones split.
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
 	runAll := func(at int, f func(i int) error) {
 		t.Helper()
 		sem := make(chan struct{}, at)
@@ -264,15 +260,11 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	if _, err := Reduce(context.Background(), ReduceConfig{Dir: out, Shard: 0, Shards: shards}); !errors.Is(err, tracefile.ErrBadInput) {
 		t.Errorf("reduce before the maps: %v", err)
 	}
-	var read int64
-	var mu sync.Mutex
-	// One map at a time (Workers 1: segments read in order).
+	read := make([]int64, shards)
 	runAll(1, func(i int) error {
-		rep, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: shards, Workers: 1, MemoryBytes: 64 << 10})
+		rep, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: shards, Workers: workers, MemoryBytes: 64 << 10})
 		if err == nil {
-			mu.Lock()
-			read += rep.InputBytesRead
-			mu.Unlock()
+			read[i] = rep.InputBytesRead
 		}
 		return err
 	})
@@ -280,7 +272,6 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 		_, err := Reduce(context.Background(), ReduceConfig{Dir: out, Shard: i, Shards: shards, Workers: 2, MemoryBytes: 64 << 10})
 		return err
 	})
-	// Read the partial reports back from disk, as `condense merge` does.
 	var disk []*Report
 	for i := 0; i < shards; i++ {
 		for _, name := range []string{MapReportName(i, shards), ReportName(i, shards)} {
@@ -295,27 +286,123 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Merge(disk[:len(disk)-1]); err == nil {
+		t.Error("merge with a missing shard succeeded")
+	}
+	if _, err := Merge(append(disk, disk[0])); err == nil {
+		t.Error("merge with a duplicate shard succeeded")
+	}
+	if err := MergeTraces(out, out, merged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, PartsDir)); !os.IsNotExist(err) {
+		t.Errorf("parts left after the merge: %v", err)
+	}
+	return merged, out, read
+}
+
+// sameTraces fails the test unless every node's full and cross traces in
+// the two reports are equal, fingerprint for fingerprint.
+func sameTraces(t *testing.T, a, b *Report) {
+	t.Helper()
+	if len(a.PerNode) != len(b.PerNode) {
+		t.Fatalf("%d nodes and %d", len(a.PerNode), len(b.PerNode))
+	}
+	for i := range a.PerNode {
+		for _, p := range [][2]string{{a.PerNode[i].Full, b.PerNode[i].Full}, {a.PerNode[i].Cross, b.PerNode[i].Cross}} {
+			fa, _, err := tracefile.ReadCondensedAll(p[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			fb, _, err := tracefile.ReadCondensedAll(p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(fa, fb) {
+				t.Errorf("%s (%d fingerprints) differs from %s (%d)", p[1], len(fb), p[0], len(fa))
+			}
+		}
+	}
+}
+
+// The map, reduce and merge of a sharded run, each task in its own call:
+// the merged report equals an unsharded run's, every node's traces are
+// the same, and the map tasks together read the input once.
+func TestShardedEqualsUnsharded(t *testing.T) {
+	in := t.TempDir()
+	makeCrawl(t, in, 5, 5000, 3000, 5)
+	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
+	// A small budget: several ranges per shard, and oversized ones split.
+	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
+	minPartitionBytes = 4 << 10
+	// Workers 1: segments read in order.
+	merged, _, reads := runSharded(t, in, 4, 1)
 	if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
 		t.Errorf("merged report differs:\nwhole  %+v\nmerged %+v", whole.Total, merged.Total)
 	}
 	if merged.Total.DistinctURLs == 0 || merged.Total.CollisionPairs == 0 {
 		t.Errorf("fixture should have distinct URLs and collisions at 17 bits: %+v", merged.Total)
 	}
-	for n := 0; n < 5; n++ {
-		if _, err := os.Stat(filepath.Join(out, tracefile.CondensedName(n, tracefile.SubtraceFull))); err != nil {
-			t.Errorf("node %d trace not written by its shard: %v", n, err)
-		}
-	}
+	sameTraces(t, whole, merged)
 	// Read volume: the map tasks together read each input byte once (and
 	// the framing twice: checked, then read with its batch).
+	var read int64
+	for _, r := range reads {
+		read += r
+	}
 	if float64(read) < float64(merged.BytesIn) || float64(read) > 1.3*float64(merged.BytesIn) {
 		t.Errorf("map tasks read %d bytes of a %d-byte input", read, merged.BytesIn)
 	}
-	if _, err := Merge(disk[:len(disk)-1]); err == nil {
-		t.Error("merge with a missing shard succeeded")
-	}
-	if _, err := Merge(append(disk, disk[0])); err == nil {
-		t.Error("merge with a duplicate shard succeeded")
+}
+
+// Map tasks split the input, not the nodes: over a one-node crawl (several
+// segments, or one segment of many batches, as an import writes), each of
+// N map tasks reads about 1/N of it, and the merged report and traces
+// equal an unsharded run's.
+func TestShardingSplitsOneNode(t *testing.T) {
+	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
+	minPartitionBytes = 4 << 10
+	for _, tc := range []struct {
+		name    string
+		segment int64
+		shards  int
+		workers int
+	}{{"segments", 64 << 10, 2, 1}, {"one segment", 1 << 30, 2, 1}, {"one segment 3 tasks", 1 << 30, 3, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := t.TempDir()
+			w, err := tracefile.CreateURLWriter(tracefile.NodeDir(in, 0), tracefile.Meta{CrawlID: "one", Nodes: 1, Partitioner: "host", Created: time.Unix(1, 0)},
+				tracefile.WriterConfig{FlushRows: 500, SegmentBytes: tc.segment})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(11, 7))
+			for i := range 20000 {
+				k := rng.IntN(4000)
+				if _, err := w.Append(tracefile.URLRecord{URL: fmt.Sprintf("http://h%d.test/p/%d", k%61, k), Kind: tracefile.URLLink, Dest: uint16(k % 3), Source: uint64(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 0), tracefile.PrefixURLs)
+			if (tc.segment > 1<<20) != (len(segs) == 1) {
+				t.Fatalf("%d segments", len(segs))
+			}
+			whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
+			merged, _, reads := runSharded(t, in, tc.shards, tc.workers)
+			if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
+				t.Errorf("merged report differs:\nwhole  %+v\nmerged %+v", whole, merged)
+			}
+			sameTraces(t, whole, merged)
+			t.Logf("map tasks read %v of %d bytes", reads, whole.BytesIn)
+			limit := 1.2 / float64(tc.shards) // 60% for two tasks
+			for i, r := range reads {
+				if f := float64(r) / float64(whole.BytesIn); f > limit || f < 0.8/float64(tc.shards) {
+					t.Errorf("map task %d of %d read %d bytes, %.0f%% of the %d-byte input (want about %.0f%%)", i, tc.shards, r, 100*f, whole.BytesIn, 100/float64(tc.shards))
+				}
+			}
+		})
 	}
 }
 

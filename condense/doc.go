@@ -37,11 +37,14 @@
 // # Shards
 //
 // With Config.Shard = i and Config.Shards = N, [Run] is map task i of a
-// cluster run: it reads only the nodes n with n mod N = i, writes their
-// traces, and leaves its buckets in Output/buckets/map-i and its part of
-// the report in map-i-of-N.json. [Reduce] task j then verifies fingerprint
-// range j from every map task's buckets (report-shard-j-of-N.json), and
-// [Merge] adds the reports into the report an unsharded run would have
-// written. Each input byte is read once in all. docs/cluster.md shows Slurm
-// and Kubernetes recipes.
+// cluster run: it reads only the i-th of N equal byte ranges of the input
+// (every node's segments end to end, split between record batches, so a
+// one-node crawl splits as evenly as any), writes its parts of the traces
+// in Output/parts/map-i, and leaves its buckets in Output/buckets/map-i and
+// its part of the report in map-i-of-N.json. [Reduce] task j then verifies
+// fingerprint range j from every map task's buckets
+// (report-shard-j-of-N.json), [Merge] adds the reports into the report an
+// unsharded run would have written, and [MergeTraces] joins each node's
+// parts in task order, its log order. Each input byte is read once in all.
+// docs/cluster.md shows Slurm and Kubernetes recipes.
 package condense

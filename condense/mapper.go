@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,10 +27,112 @@ import (
 // first occurrences of (fingerprint, node, URL) to its bucket file, in
 // blocks of one fingerprint range each (see buckets.go).
 
-// unit is one segment of one node.
+// unit is one segment of one node, or, in a map task of a sharded run,
+// the record batches of a segment that start in the byte range [lo, hi) of
+// the segment's file.
 type unit struct {
-	node, seq int // seq: the segment's index within its node
+	node, seq int // seq: the unit's index among its node's units
 	path      string
+	// restricted: only the batches starting in [lo, hi) are read (see
+	// tracefile.SegmentReader.Restrict).
+	restricted bool
+	lo, hi     int64
+}
+
+// segFile is one URL log segment of a crawl and its size.
+type segFile struct {
+	node int
+	path string
+	size int64
+}
+
+// crawlSegments lists the URL log segments of nodes, node by node, each
+// node's in order.
+func crawlSegments(input string, nodes []int) ([]segFile, error) {
+	var out []segFile
+	for _, n := range nodes {
+		ps, err := tracefile.ListSegments(tracefile.NodeDir(input, n), tracefile.PrefixURLs)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(input, n))
+		}
+		for _, p := range ps {
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, fmt.Errorf("condense: %w", err)
+			}
+			out = append(out, segFile{node: n, path: p, size: st.Size()})
+		}
+	}
+	return out, nil
+}
+
+// wholeUnits is every segment of segs, whole, in segment-major order: the
+// workers start on different nodes, so most segments are appended directly.
+func wholeUnits(segs []segFile) []unit {
+	byNode := map[int][]segFile{}
+	var nodes []int
+	for _, s := range segs {
+		if _, ok := byNode[s.node]; !ok {
+			nodes = append(nodes, s.node)
+		}
+		byNode[s.node] = append(byNode[s.node], s)
+	}
+	var units []unit
+	for q := 0; ; q++ {
+		added := false
+		for _, n := range nodes {
+			if q < len(byNode[n]) {
+				units = append(units, unit{node: n, seq: q, path: byNode[n][q].path})
+				added = true
+			}
+		}
+		if !added {
+			return units
+		}
+	}
+}
+
+// shardUnits is map task shard's part of segs: the input, laid end to end
+// in node and log order, is cut into shards byte ranges of equal size, and
+// the task reads the record batches that start in its range, whatever the
+// number of nodes. The tasks' parts of a node, in task order, are the
+// node's log in order.
+func shardUnits(segs []segFile, shard, shards int) []unit {
+	var total int64
+	for _, s := range segs {
+		total += s.size
+	}
+	lo, hi := splitPoint(total, shard, shards), splitPoint(total, shard+1, shards)
+	var units []unit
+	seq := map[int]int{}
+	var off int64
+	for _, s := range segs {
+		start, end := off, off+s.size
+		off = end
+		// A segment is opened by every task whose range it overlaps; an
+		// empty file by the task whose range holds its offset (the last
+		// task at the very end).
+		overlaps := start < hi && end > lo
+		if s.size == 0 {
+			overlaps = start >= lo && (start < hi || shard == shards-1)
+		}
+		if !overlaps {
+			continue
+		}
+		units = append(units, unit{node: s.node, seq: seq[s.node], path: s.path, restricted: true, lo: lo - start, hi: hi - start})
+		seq[s.node]++
+	}
+	return units
+}
+
+// splitPoint is where range i of n of total bytes starts.
+func splitPoint(total int64, i, n int) int64 {
+	hi, lo := bits.Mul64(uint64(total), uint64(i))
+	q, _ := bits.Div64(hi, lo, uint64(n))
+	return int64(q)
 }
 
 // nodeSink puts a node's fingerprints into its condensed traces in log
@@ -46,7 +150,18 @@ type nodeSink struct {
 	rows, crossRows int64
 	meta            tracefile.Meta
 	haveMeta        bool
-	infos           map[int][]tracefile.SegmentInfo
+	units           int // the node's units in this run
+	infos           map[int][]segInfo
+}
+
+// segInfo is how a unit's segment ended, as its reader saw it: tail says
+// whether the reader reports the segment's end (see
+// tracefile.SegmentReader.Tail), before the rows of the batches before its
+// range.
+type segInfo struct {
+	info   tracefile.SegmentInfo
+	tail   bool
+	before int64
 }
 
 // chunk holds the fingerprints of one segment read ahead of its turn: the
@@ -65,36 +180,23 @@ type mapper struct {
 	inputRead atomic.Int64
 }
 
-// mapNodes runs the map side over nodes, writing their traces, and
+// mapNodes runs the map side over units, writing their nodes' traces, and
 // buckets into dir (none when ranges is 0). The traces are still being
 // closed when it returns: closed waits for them (and fills in BytesOut),
 // and must be called before the reports are used.
-func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, func() error, error) {
+func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, func() error, error) {
 	m := &mapper{r: r, sinks: map[int]*nodeSink{}, ranges: ranges, bucket: dir}
-	var units []unit
-	maxSeg := 0
-	segs := map[int][]string{}
-	for _, n := range nodes {
-		ps, err := tracefile.ListSegments(tracefile.NodeDir(r.cfg.Input, n), tracefile.PrefixURLs)
-		if err != nil {
-			return nil, tracefile.Meta{}, 0, nil, err
+	var nodes []int
+	for _, u := range units {
+		s, ok := m.sinks[u.node]
+		if !ok {
+			s = &nodeSink{node: u.node, pending: map[int]*chunk{}, infos: map[int][]segInfo{}}
+			m.sinks[u.node] = s
+			nodes = append(nodes, u.node)
 		}
-		if len(ps) == 0 {
-			return nil, tracefile.Meta{}, 0, nil, fmt.Errorf("%w: %s: no URL log segments", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
-		}
-		segs[n] = ps
-		maxSeg = max(maxSeg, len(ps))
-		m.sinks[n] = &nodeSink{node: n, pending: map[int]*chunk{}, infos: map[int][]tracefile.SegmentInfo{}}
+		s.units++
 	}
-	// Segment-major order: the workers start on different nodes, so most
-	// segments are appended directly.
-	for s := 0; s < maxSeg; s++ {
-		for _, n := range nodes {
-			if s < len(segs[n]) {
-				units = append(units, unit{node: n, seq: s, path: segs[n][s]})
-			}
-		}
-	}
+	slices.Sort(nodes)
 	work := make(chan unit)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -130,20 +232,32 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 	}
 	var reps []NodeReport
 	var meta tracefile.Meta
-	for i, n := range nodes {
+	haveMeta := false
+	for _, n := range nodes {
 		s := m.sinks[n]
 		if !s.haveMeta {
+			if r.cfg.Shards > 1 {
+				// This map task's part of the node held no readable
+				// segment start; another task reads the rest.
+				continue
+			}
 			return nil, meta, 0, nil, fmt.Errorf("%w: %s: every segment was cut before its schema", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
 		}
-		if i == 0 {
-			meta = s.meta
+		if !haveMeta {
+			meta, haveMeta = s.meta, true
 		}
-		nr := NodeReport{Node: n, Full: r.tracePath(n, tracefile.SubtraceFull), Cross: r.tracePath(n, tracefile.SubtraceCross)}
+		nr := NodeReport{Node: n, Full: r.outPath(n, tracefile.SubtraceFull), Cross: r.outPath(n, tracefile.SubtraceCross)}
 		nr.Rows, nr.CrossRows = s.rows, s.crossRows
 		want := tracefile.ManifestSegmentRows(r.cfg.Input, n)
-		for q := 0; q < len(segs[n]); q++ {
-			for _, si := range s.infos[q] {
-				si = tracefile.CheckSegmentRows(si, want)
+		for q := 0; q < s.units; q++ {
+			for _, x := range s.infos[q] {
+				si := x.info
+				if x.tail {
+					// The row check is on the whole segment: the rows of
+					// the batches before this reader's range count.
+					si.Rows += x.before
+					si = tracefile.CheckSegmentRows(si, want)
+				}
 				nr.BytesIn += si.Bytes
 				if !si.Clean {
 					if r.cfg.Strict {
@@ -160,11 +274,11 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 	// run's time), while the caller goes on to verify.
 	var cg errgroup.Group
 	for i := range reps {
-		nr, s := &reps[i], m.sinks[reps[i].Node]
+		n, s := reps[i].Node, m.sinks[reps[i].Node]
 		for _, t := range []struct {
 			w    *tracefile.CondensedWriter
 			path string
-		}{{s.full, nr.Full}, {s.cross, nr.Cross}} {
+		}{{s.full, r.tracePath(n, tracefile.SubtraceFull)}, {s.cross, r.tracePath(n, tracefile.SubtraceCross)}} {
 			cg.Go(func() error {
 				if err := t.w.Close(); err != nil {
 					return err
@@ -185,7 +299,8 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 			return err
 		}
 		for i := range reps {
-			for _, p := range []string{reps[i].Full, reps[i].Cross} {
+			n := reps[i].Node
+			for _, p := range []string{r.tracePath(n, tracefile.SubtraceFull), r.tracePath(n, tracefile.SubtraceCross)} {
 				if st, err := os.Stat(p); err == nil {
 					reps[i].BytesOut += st.Size()
 				}
@@ -196,7 +311,15 @@ func (r *run) mapNodes(ctx context.Context, nodes []int, ranges int, dir string)
 	return reps, meta, m.inputRead.Load(), closed, nil
 }
 
+// tracePath is where this run writes node's subtrace: the output
+// directory, or a map task's parts directory.
 func (r *run) tracePath(node int, sub string) string {
+	return filepath.Join(r.traceDir, tracefile.CondensedName(node, sub))
+}
+
+// outPath is where node's subtrace is once the run (or, sharded, the
+// merge) is done.
+func (r *run) outPath(node int, sub string) string {
 	return filepath.Join(r.cfg.Output, tracefile.CondensedName(node, sub))
 }
 
@@ -268,13 +391,20 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	s := m.sinks[u.node]
 	seg, err := tracefile.OpenSegment(u.path, tracefile.KindURLs)
 	if tracefile.IsCutSchema(err) {
+		if u.restricted && u.lo > 0 {
+			// Reported by the map task whose range holds its start.
+			return m.finish(s, u, nil, nil)
+		}
 		// A crash right after rotation: a cut segment with no rows.
-		return m.finish(s, u, nil, []tracefile.SegmentInfo{{File: filepath.Base(u.path), Error: err.Error()}})
+		return m.finish(s, u, nil, []segInfo{{info: tracefile.SegmentInfo{File: filepath.Base(u.path), Error: err.Error()}, tail: true}})
 	}
 	if err != nil {
 		return err
 	}
 	defer seg.Close()
+	if u.restricted {
+		seg.Restrict(u.lo, u.hi)
+	}
 	defer func() { m.inputRead.Add(seg.BytesRead()) }()
 	if testAfterOpen != nil {
 		testAfterOpen(u.path)
@@ -394,7 +524,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	s.rows += rows
 	s.crossRows += crossRows
 	s.mu.Unlock()
-	infos := []tracefile.SegmentInfo{seg.Info()}
+	infos := []segInfo{{info: seg.Info(), tail: seg.Tail(), before: seg.RowsBefore()}}
 	if !direct {
 		if err := cw.Flush(); err != nil {
 			return fmt.Errorf("condense: %w", err)
@@ -442,7 +572,7 @@ func (s *nodeSink) setMeta(meta tracefile.Meta, r *run) error {
 
 // finish marks segment u done: appends it (if it was read ahead) and every
 // read-ahead segment after it whose turn has come.
-func (m *mapper) finish(s *nodeSink, u unit, ck *chunk, infos []tracefile.SegmentInfo) error {
+func (m *mapper) finish(s *nodeSink, u unit, ck *chunk, infos []segInfo) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.infos[u.seq] = infos

@@ -159,7 +159,9 @@ func (c *Counts) finish(bits int) {
 }
 
 // Merge combines the reports of a sharded run, the N map reports and the
-// N reduce reports, into the report an unsharded run would have written.
+// N reduce reports, into the report an unsharded run would have written
+// (a node read by several map tasks adds up). [MergeTraces] then joins the
+// traces.
 // Every task 0..N-1 of both stages must be present exactly once.
 func Merge(parts []*Report) (*Report, error) {
 	if len(parts) == 0 {
@@ -214,8 +216,15 @@ func Merge(parts []*Report) (*Report, error) {
 			out.InputBytesRead = -1
 		}
 		for _, nr := range p.PerNode {
-			if _, ok := byNode[nr.Node]; ok {
-				return nil, fmt.Errorf("%w: condense merge: node %d read by two map tasks", tracefile.ErrBadInput, nr.Node)
+			if m, ok := byNode[nr.Node]; ok {
+				// The node's log continues in this map task's range: its
+				// parts add up, in task order (the log's).
+				m.Rows += nr.Rows
+				m.CrossRows += nr.CrossRows
+				m.BytesIn += nr.BytesIn
+				m.BytesOut += nr.BytesOut
+				m.CutSegments = append(m.CutSegments, nr.CutSegments...)
+				continue
 			}
 			m := nr
 			m.Counts = Counts{Rows: nr.Rows, CrossRows: nr.CrossRows}

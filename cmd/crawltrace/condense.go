@@ -36,13 +36,16 @@ warnings; --strict makes them an error (exit 2).
 Collisions are a finding, not an error: they are printed and the exit status
 is 0 unless --fail-on-collision.
 
-On a cluster, --shard i/N makes this map task i of N: it reads only the nodes
-n with n mod N = i (each input byte is read by one task), writes their traces,
-and leaves fingerprint-range buckets in OUT_DIR/buckets/ and its counts in
-OUT_DIR/map-i-of-N.json. When every map task is done, run
-'condense reduce OUT_DIR --shard j/N' for each j (exact check of range j),
-then 'condense merge OUT_DIR -o OUT_DIR' for report.json. OUT_DIR must be on
-a file system every task sees.`,
+On a cluster, --shard i/N makes this map task i of N: it reads only the i-th
+of N equal byte ranges of the input (every node's segments end to end, split
+between record batches, so even a one-node crawl or an import splits evenly;
+each input byte is read by one task), writes its part of each node's traces
+to OUT_DIR/parts/map-i/, and leaves fingerprint-range buckets in
+OUT_DIR/buckets/ and its counts in OUT_DIR/map-i-of-N.json. When every map
+task is done, run 'condense reduce OUT_DIR --shard j/N' for each j (exact
+check of range j), then 'condense merge OUT_DIR -o OUT_DIR' for report.json
+and the traces (the parts joined in order). OUT_DIR must be on a file system
+every task sees.`,
 		Example: `  crawltrace condense crawl/ -o condensed/
   crawltrace condense crawl/ -o condensed/ --memory 4GiB
   crawltrace condense crawl/ -o condensed/ --shard 3/16    # map task 3 of a cluster run
@@ -85,15 +88,18 @@ a file system every task sees.`,
 			if cfg.Shards > 1 {
 				reportPath = filepath.Join(cfg.Output, condense.MapReportName(cfg.Shard, cfg.Shards))
 				if rep != nil {
-					// Only this task's buckets: the other tasks' sit beside them.
-					files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard))
+					// Only this task's buckets and parts: the other tasks'
+					// sit beside them.
+					files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard), condense.MapPartsDir(cfg.Output, cfg.Shard))
 				}
 			}
 			if rep != nil {
 				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
 				files = append(files, reportPath)
-				for _, n := range rep.PerNode {
-					files = append(files, n.Full, n.Cross)
+				if cfg.Shards <= 1 {
+					for _, n := range rep.PerNode {
+						files = append(files, n.Full, n.Cross)
+					}
 				}
 			}
 			return finishOut(dir, err, files...)
@@ -105,7 +111,7 @@ a file system every task sees.`,
 	f.Uint64Var(&cfg.Seed, "seed", 0, "fingerprint hash seed (0 is the trace format's)")
 	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers (default: all CPUs)")
-	f.StringVar(&shard, "shard", "", "map task i of N of a cluster run: read nodes n mod N = i, write their traces and buckets (i/N)")
+	f.StringVar(&shard, "shard", "", "map task i of N of a cluster run: read the i-th of N equal byte ranges of the input, write its parts of the traces and its buckets (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.Strict, "strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error")
 	f.BoolVar(&cfg.NoVerify, "no-verify", false, "only write the condensed traces, skip the collision check")
@@ -182,12 +188,15 @@ func newCondenseMergeCmd() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR_OR_REPORT... -o OUT_DIR",
-		Short: "Combine the map and reduce reports of a sharded condense into report.json",
+		Short: "Combine the map and reduce steps of a sharded condense into report.json and the traces",
 		Long: `merge reads the map-i-of-N.json and report-shard-j-of-N.json files of a
 sharded condense (in the directories given, or the files named), checks that
 every task 0..N-1 of both steps is there once and from the same crawl and
 fingerprint setting, and writes report.json, equal to an unsharded run's but
-for timings. The bucket files under each directory given are then removed.`,
+for timings. It then joins the map tasks' parts of each node's traces
+(parts/map-i/ beside the reports), in task order, which is the node's log
+order, into node-NNN.full.arrow and node-NNN.cross.arrow in OUT_DIR. The
+bucket and part files are then removed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var paths, dirs []string
@@ -223,8 +232,20 @@ for timings. The bucket files under each directory given are then removed.`,
 			if err != nil {
 				return err
 			}
+			partsDir := filepath.Dir(paths[0])
+			if len(dirs) > 0 {
+				partsDir = dirs[0]
+			}
 			dst := filepath.Join(out, condense.ReportName(0, 1))
-			if err := finishOut(dir, tracefile.WriteJSON(dst, rep), dst); err != nil {
+			files := []string{dst}
+			err = condense.MergeTraces(partsDir, out, rep)
+			if err == nil {
+				err = tracefile.WriteJSON(dst, rep)
+			}
+			for _, n := range rep.PerNode {
+				files = append(files, n.Full, n.Cross)
+			}
+			if err := finishOut(dir, err, files...); err != nil {
 				return err
 			}
 			for _, d := range dirs {

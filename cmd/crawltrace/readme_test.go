@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,6 +57,110 @@ func TestREADMEOwnCrawlRunLayout(t *testing.T) {
 	} {
 		if !strings.Contains(block, want) {
 			t.Errorf("README's own crawl lacks %q:\n%s", want, block)
+		}
+	}
+}
+
+// firstContact returns the command lines of README.md's "The two commands"
+// block, and the demo's output as the README shows it.
+func firstContact(t *testing.T) (cmds []string, demoOut string) {
+	t.Helper()
+	text, _ := readme(t)
+	_, sec, ok := strings.Cut(text, "## The two commands\n")
+	if !ok {
+		t.Fatal(`README.md has no "The two commands" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	blocks := strings.Split(sec, "```")
+	if len(blocks) < 4 {
+		t.Fatalf(`"The two commands" has no command block and demo output:\n%s`, sec)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(blocks[1]), "\n") {
+		cmds = append(cmds, strings.TrimSpace(l))
+	}
+	for i := 3; i < len(blocks); i += 2 {
+		if strings.Contains(blocks[i], "$ "+cmds[0]+"\n") {
+			demoOut = blocks[i]
+		}
+	}
+	if demoOut == "" {
+		t.Fatalf("README.md shows no output of %q", cmds[0])
+	}
+	return cmds, demoOut
+}
+
+// The README's two commands run as written from the module root with
+// nothing but Go on PATH, as on a fresh clone: the demo (scaled down by
+// flags appended to the line) prints the stages and files the README
+// shows. `go test ./...` cannot run inside itself; it must be the line CI
+// runs verbatim.
+func TestREADMEFirstContact(t *testing.T) {
+	cmds, demoOut := firstContact(t)
+	if len(cmds) != 2 || cmds[0] != "go run ./cmd/crawltrace demo" || cmds[1] != "go test ./..." {
+		t.Fatalf("README's two commands are %q; this test knows how to run `go run ./cmd/crawltrace demo` and `go test ./...`", cmds)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(cmds[1]) + `$`).Match(ci) {
+		t.Errorf(".ci/run does not run the README's %q verbatim", cmds[1])
+	}
+	if testing.Short() {
+		t.Skip("builds and runs the demo")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "demo-out")
+	args := append(strings.Fields(cmds[0])[1:],
+		"--out", out, "--hosts", "20", "--pages-per-host", "30", "--max-pages", "400", "--workers", "4", "--sizes", "2^0..2^10")
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	// Only Go: PATH holds the go command's directory and nothing else; the
+	// Go caches stay where they are so the dependencies are not fetched again.
+	cmd.Env = []string{"PATH=" + filepath.Dir(goBin), "HOME=" + os.Getenv("HOME")}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN", "TMPDIR"} {
+		if v := os.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", cmds[0], strings.Join(args[3:], " "), err, stdout.String(), stderr.String())
+	}
+	got := stderr.String() + stdout.String()
+	for _, l := range strings.Split(demoOut, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || l == "..." || l == "wrote:" || strings.HasPrefix(l, "$ "):
+		case strings.HasPrefix(l, "demo-out/"):
+			p := filepath.Join(out, strings.TrimPrefix(l, "demo-out/"))
+			if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+				t.Errorf("README lists %s; the demo wrote no such file: %v", l, err)
+			}
+			if !strings.Contains(got, p) {
+				t.Errorf("README lists %s; the demo's output does not name %s", l, p)
+			}
+		default:
+			// The stage lines: the words before the first number.
+			w := strings.Fields(strings.ReplaceAll(l, "demo-out", out))
+			stem := []string{}
+			for _, f := range w {
+				if strings.ContainsAny(f[:1], "0123456789") {
+					break
+				}
+				stem = append(stem, f)
+			}
+			if !strings.Contains(got, strings.Join(stem, " ")) {
+				t.Errorf("README shows %q; the demo printed nothing like %q:\n%s", l, strings.Join(stem, " "), got)
+			}
 		}
 	}
 }

@@ -62,6 +62,14 @@
 // the URLs whose dest is another node): node-000.full.arrow,
 // node-000.cross.arrow.
 //
+// # Parquet export
+//
+// [ExportParquet] writes crawls (per node, the URL and page logs with a
+// leading node column), condensed traces and results tables as Parquet
+// through arrow-go's pqarrow: zstd, row groups of at most
+// [ParquetConfig.RowGroupRows] rows, one row group in memory at a time, and
+// the schema metadata above as the file's key-value metadata.
+//
 // # Errors
 //
 // Every error caused by a bad input file wraps [ErrCorrupt] (the file is not

@@ -34,7 +34,12 @@ type frameScan struct {
 	stop       string
 	schemaEnd  int64 // end of the schema message (the first)
 	compressed bool  // some record batch has body compression
+	// batches are the complete record batch messages, in order: where
+	// each starts and its row count.
+	batches []batchFrame
 }
+
+type batchFrame struct{ off, rows int64 }
 
 func scanFrames(r io.ReaderAt, size int64) frameScan {
 	var s frameScan
@@ -75,7 +80,7 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 			s.stop = err.Error()
 			return s
 		}
-		body, bufs, err := checkMessage(meta, s.messages == 0)
+		body, rows, bufs, err := checkMessage(meta, s.messages == 0)
 		if err == nil {
 			err = checkCompressed(r, off+8+metaLen, body, bufs)
 		}
@@ -91,6 +96,8 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 		}
 		if s.messages == 0 {
 			s.schemaEnd = end
+		} else {
+			s.batches = append(s.batches, batchFrame{off: off, rows: rows})
 		}
 		if bufs != nil {
 			s.compressed = true
@@ -102,9 +109,9 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 }
 
 // checkMessage checks the lengths of one Message flatbuffer and returns its
-// body length. Out-of-range reads panic inside the flatbuffers accessors and
-// are turned into errors.
-func checkMessage(b []byte, first bool) (body int64, compressed [][2]int64, err error) {
+// body length and, for a record batch, its row count. Out-of-range reads
+// panic inside the flatbuffers accessors and are turned into errors.
+func checkMessage(b []byte, first bool) (body, rows int64, compressed [][2]int64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("malformed metadata (%v)", p)
@@ -112,11 +119,11 @@ func checkMessage(b []byte, first bool) (body int64, compressed [][2]int64, err 
 	}()
 	n := len(b)
 	if n < 8 {
-		return 0, nil, errors.New("metadata too short")
+		return 0, 0, nil, errors.New("metadata too short")
 	}
 	root := flatbuffers.GetUOffsetT(b)
 	if int(root) >= n {
-		return 0, nil, errors.New("bad root offset")
+		return 0, 0, nil, errors.New("bad root offset")
 	}
 	msg := &flatbuffers.Table{Bytes: b, Pos: root}
 	checkVtable(msg, n)
@@ -127,17 +134,17 @@ func checkMessage(b []byte, first bool) (body int64, compressed [][2]int64, err 
 	}
 	o := msg.Offset(8)
 	if o == 0 {
-		return 0, nil, errors.New("message without header")
+		return 0, 0, nil, errors.New("message without header")
 	}
 	var h flatbuffers.Table
 	msg.Union(&h, flatbuffers.UOffsetT(o))
 	checkVtable(&h, n)
 	switch {
 	case first && hdrType != hdrSchema:
-		return 0, nil, errors.New("stream does not start with a schema")
+		return 0, 0, nil, errors.New("stream does not start with a schema")
 	case hdrType == hdrSchema:
 		if !first {
-			return 0, nil, errors.New("second schema in stream")
+			return 0, 0, nil, errors.New("second schema in stream")
 		}
 		if o := h.Offset(6); o != 0 {
 			checkFields(&h, o, n, 0)
@@ -169,15 +176,15 @@ func checkMessage(b []byte, first bool) (body int64, compressed [][2]int64, err 
 				}
 			}
 		}
-		if rows := int64(h.GetUint64Slot(4, 0)); rows < 0 || rows > body*1024+1024 {
-			return 0, nil, fmt.Errorf("implausible row count %d for a %d-byte body", rows, body)
+		if rows = int64(h.GetUint64Slot(4, 0)); rows < 0 || rows > body*1024+1024 {
+			return 0, 0, nil, fmt.Errorf("implausible row count %d for a %d-byte body", rows, body)
 		}
 	case hdrType == hdrDictionaryBatch:
-		return 0, nil, errors.New("unexpected dictionary batch")
+		return 0, 0, nil, errors.New("unexpected dictionary batch")
 	default:
-		return 0, nil, fmt.Errorf("unexpected message type %d", hdrType)
+		return 0, 0, nil, fmt.Errorf("unexpected message type %d", hdrType)
 	}
-	return body, compressed, nil
+	return body, rows, compressed, nil
 }
 
 // checkCompressed bounds the uncompressed length that prefixes each

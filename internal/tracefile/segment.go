@@ -494,6 +494,13 @@ type SegmentReader struct {
 	rawDest          []uint16
 	cols             URLColumns
 	src              *prefixReader
+	// Restrict's range: the batches read start in [start, end) (end is
+	// scan.validEnd unrestricted); tail: this reader reports how the
+	// segment ended; rowsBefore: the rows of the batches before start.
+	restricted bool
+	start, end int64
+	tail       bool
+	rowsBefore int64
 }
 
 // countingReader counts the bytes read through it (and, added by
@@ -516,17 +523,26 @@ func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
 func (s *SegmentReader) BytesRead() int64 { return s.rd.n }
 
 // prefixReader reads r from offset 0 up to limit, which may grow.
+// prefixReader reads r from off up to limit; at jumpAt (when set) it
+// skips to jumpTo.
 type prefixReader struct {
-	r          io.ReaderAt
-	off, limit int64
+	r              io.ReaderAt
+	off, limit     int64
+	jumpAt, jumpTo int64
 }
 
 func (p *prefixReader) Read(b []byte) (int, error) {
+	if p.jumpTo > p.jumpAt && p.off == p.jumpAt {
+		p.off = p.jumpTo
+	}
 	if p.off >= p.limit {
 		return 0, io.EOF
 	}
 	if int64(len(b)) > p.limit-p.off {
 		b = b[:p.limit-p.off]
+	}
+	if p.jumpTo > p.jumpAt && p.off < p.jumpAt && int64(len(b)) > p.jumpAt-p.off {
+		b = b[:p.jumpAt-p.off]
 	}
 	n, err := p.r.ReadAt(b, p.off)
 	p.off += int64(n)
@@ -592,8 +608,57 @@ func (s *SegmentReader) openIPC() (err error) {
 		return err
 	}
 	s.meta = m
+	s.end = s.scan.validEnd
+	s.tail = true
 	return nil
 }
+
+// Restrict limits Next and NextURLs to the record batches whose messages
+// start at file offsets in [lo, hi), for one of several readers that share
+// the segment (map tasks of a sharded condense, each reading a byte range
+// of the input). Info then describes the range: Bytes is the part of the
+// file inside [lo, hi), Rows the rows read. Only the reader whose range
+// holds the start of the segment's last complete batch (or, in a segment
+// with none, offset 0) reports how the segment ended ([SegmentReader.Tail]);
+// the others' Info is clean unless a batch of theirs is corrupt. Call it
+// before the first Next or NextURLs.
+func (s *SegmentReader) Restrict(lo, hi int64) {
+	lo, hi = min(max(lo, 0), s.size), min(max(hi, 0), s.size)
+	s.restricted = true
+	s.info.Bytes = max(hi-lo, 0)
+	// The range's batches: from the first starting at or after lo to the
+	// first starting at or after hi (exclusive).
+	s.start, s.end, s.rowsBefore = s.scan.validEnd, s.scan.validEnd, 0
+	bs := s.scan.batches
+	i := 0
+	for ; i < len(bs) && bs[i].off < lo; i++ {
+		s.rowsBefore += bs[i].rows
+	}
+	if i < len(bs) {
+		s.start = bs[i].off
+	}
+	for ; i < len(bs) && bs[i].off < hi; i++ {
+	}
+	if i < len(bs) {
+		s.end = bs[i].off
+	}
+	if n := len(s.scan.batches); n > 0 {
+		last := s.scan.batches[n-1].off
+		s.tail = last >= lo && last < hi
+	} else {
+		s.tail = lo == 0
+	}
+	s.src.jumpAt, s.src.jumpTo = s.scan.schemaEnd, s.start
+}
+
+// Tail reports whether this reader reports how the segment ended: always,
+// unless [SegmentReader.Restrict] gave it a range without the segment's
+// last complete batch.
+func (s *SegmentReader) Tail() bool { return s.tail }
+
+// RowsBefore is the number of rows in the segment's complete batches
+// before the range [SegmentReader.Restrict] set (0 unrestricted).
+func (s *SegmentReader) RowsBefore() int64 { return s.rowsBefore }
 
 // Meta returns the segment's schema metadata.
 func (s *SegmentReader) Meta() Meta { return s.meta }
@@ -606,7 +671,7 @@ func (s *SegmentReader) Next() (ok bool) {
 	if s.done {
 		return false
 	}
-	s.src.limit = s.scan.validEnd
+	s.src.limit = s.end
 	defer func() {
 		if p := recover(); p != nil {
 			s.finish(fmt.Errorf("corrupt batch: %v", p))
@@ -634,6 +699,11 @@ func (s *SegmentReader) finish(err error) {
 	if err != nil && err != io.EOF {
 		s.info.Clean = false
 		s.info.Error = err.Error()
+		return
+	}
+	if !s.tail {
+		// A range that ends before the segment's last batch: complete.
+		s.info.Clean = true
 		return
 	}
 	// The stream reader stops silently at a batch boundary: only the

@@ -436,3 +436,94 @@ func TestManifestRowCheck(t *testing.T) {
 		t.Fatalf("rows %d, info %+v: want 400 rows, cut, 600 rows missing", len(got), infos[0])
 	}
 }
+
+// Readers restricted to byte ranges that split a segment anywhere read
+// every row once, in order, through Next (Arrow's reader) and NextURLs
+// (the raw frame reader) alike; exactly one of them reports how the
+// segment ended, and its Bytes add up to the file's size.
+func TestRestrictSplitsSegment(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		codec string
+		cut   bool
+	}{{"plain", "", false}, {"zstd", "zstd", false}, {"cut", "", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			crawl := t.TempDir()
+			recs := genURLs(5000, 9)
+			segs := writeURLs(t, NodeDir(crawl, 0), recs, WriterConfig{FlushRows: 300, Compression: tc.codec})
+			if len(segs) != 1 {
+				t.Fatalf("%d segments, want 1", len(segs))
+			}
+			path := filepath.Join(NodeDir(crawl, 0), segs[0].File)
+			if tc.cut {
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, b[:len(b)-3000], 0o644) // inside the last batch
+			}
+			st, _ := os.Stat(path)
+			size := st.Size()
+			for _, k := range []int{1, 2, 3, 7, 40} {
+				for _, raw := range []bool{false, true} {
+					var urls []string
+					var bytes int64
+					tails, cuts := 0, 0
+					for i := range k {
+						s, err := OpenSegment(path, KindURLs)
+						if err != nil {
+							t.Fatal(err)
+						}
+						s.Restrict(size*int64(i)/int64(k), size*int64(i+1)/int64(k))
+						before := int64(len(urls))
+						if raw {
+							for s.NextURLs() {
+								c := s.URLColumns()
+								for j := range c.Len() {
+									urls = append(urls, strings.Clone(c.URL(j)))
+								}
+							}
+						} else {
+							for s.Next() {
+								b := NewURLBatch(s.Record())
+								for j := range b.Len() {
+									urls = append(urls, b.Row(j).URL)
+								}
+							}
+						}
+						info := s.Info()
+						if info.Rows != int64(len(urls))-before {
+							t.Errorf("k=%d part %d: Info.Rows %d, read %d", k, i, info.Rows, int64(len(urls))-before)
+						}
+						if s.RowsBefore() != before {
+							t.Errorf("k=%d part %d: RowsBefore %d, rows read before it %d", k, i, s.RowsBefore(), before)
+						}
+						bytes += info.Bytes
+						if s.Tail() {
+							tails++
+						}
+						if !info.Clean {
+							cuts++
+							if !s.Tail() {
+								t.Errorf("k=%d part %d: not the tail, but reports a cut: %s", k, i, info.Error)
+							}
+						}
+						s.Close()
+					}
+					want := len(recs)
+					if tc.cut {
+						want = len(urls) // the rows before the cut
+						if want >= len(recs) || want == 0 {
+							t.Fatalf("cut segment: read %d of %d rows", want, len(recs))
+						}
+					}
+					if len(urls) != want || tails != 1 || bytes != size || (cuts == 1) != tc.cut {
+						t.Fatalf("k=%d raw=%v: %d rows (want %d), %d tails, %d bytes of %d, %d cut", k, raw, len(urls), want, tails, bytes, size, cuts)
+					}
+					for j, u := range urls {
+						if u != recs[j].URL {
+							t.Fatalf("k=%d raw=%v: row %d is %q, want %q", k, raw, j, u, recs[j].URL)
+						}
+					}
+				}
+			}
+		})
+	}
+}

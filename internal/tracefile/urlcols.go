@@ -58,6 +58,9 @@ func (s *SegmentReader) NextURLs() bool {
 		s.rawInit = true
 		s.raw = s.kind == KindURLs && !s.scan.compressed
 		s.rawOff = s.scan.schemaEnd
+		if s.restricted {
+			s.rawOff = s.start
+		}
 	}
 	if !s.raw {
 		if !s.Next() {
@@ -73,7 +76,7 @@ func (s *SegmentReader) NextURLs() bool {
 	if s.done {
 		return false
 	}
-	if s.rawOff >= s.scan.validEnd {
+	if s.rawOff >= s.end {
 		s.cols = URLColumns{}
 		s.finish(nil)
 		return false

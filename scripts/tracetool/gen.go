@@ -20,6 +20,8 @@ type genConfig struct {
 	Window   int
 	Nodes    int
 	Seed     uint64
+	// BatchRows is the rows per record batch (0: the writer's default).
+	BatchRows int
 }
 
 // gen writes dir/crawl (a raw trace of cfg.Nodes nodes) and dir/urls.txt
@@ -39,7 +41,7 @@ func gen(dir string, cfg genConfig) (int, error) {
 	var ws []*tracefile.URLWriter
 	for i := 0; i < cfg.Nodes; i++ {
 		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(filepath.Join(dir, "crawl"), i),
-			tracefile.Meta{CrawlID: "bench", Node: i, Nodes: cfg.Nodes}, tracefile.WriterConfig{})
+			tracefile.Meta{CrawlID: "bench", Node: i, Nodes: cfg.Nodes}, tracefile.WriterConfig{FlushRows: cfg.BatchRows})
 		if err != nil {
 			return 0, err
 		}
@@ -96,6 +98,7 @@ func genMain(args []string) error {
 	fs.IntVar(&cfg.Window, "window", 100_000, "rows of locality")
 	fs.IntVar(&cfg.Nodes, "nodes", 4, "crawler nodes")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per record batch (0: the writer's default, 65536)")
 	fs.Parse(args)
 	if *out == "" {
 		return fmt.Errorf("gen: -o DIR is required")
