@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
@@ -202,6 +204,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			local = append(local, i)
 		}
 	}
+	lock, err := lockCrawl(&cfg, local, tcp)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
 	created := start
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
@@ -495,6 +502,33 @@ wait:
 		return &Result{Manifest: man, Stats: stats}, fmt.Errorf("recorder: %w", err)
 	}
 	return &Result{Manifest: man, Stats: stats}, nil
+}
+
+// lockCrawl takes the crawl directory's write locks for the crawl's life
+// (package outdir): the process's node directories exclusively, and the
+// crawl directory exclusively for an in-process crawl (with every node
+// directory already there: it writes them all) or shared for a node of a
+// TCP crawl. A second crawl, resume or import into the directory is
+// refused at once.
+func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
+	if cfg.OutDir == "" {
+		return nil, nil
+	}
+	ids := append([]int(nil), local...)
+	if !tcp {
+		if all, err := tracefile.CrawlNodes(cfg.OutDir); err == nil {
+			for _, id := range all {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	dirs := make([]string, len(ids))
+	for i, id := range ids {
+		dirs[i] = tracefile.NodeDir(cfg.OutDir, id)
+	}
+	return outdir.LockCrawl("crawl", cfg.OutDir, dirs, tcp)
 }
 
 // StatsName is the statistics file written beside the manifest.
