@@ -104,21 +104,22 @@ func (c *crawl) failed() error {
 }
 
 // resumeNodes, for a resumed crawl, loads every node's state from the
-// newest checkpoint all of them have and reports true; with no
-// checkpoint (the crawl was killed before its first) it moves the logs
-// aside and opens new ones, and the crawl starts again from its seeds.
-// It also returns the checkpoint generation loaded.
+// newest checkpoint all of them have, proved (findCheckpoints), and
+// reports true; with no checkpoint (the crawl was killed before its
+// first) it says so on cfg.Log, moves the logs aside and opens new ones,
+// and the crawl starts again from its seeds. It also returns the
+// checkpoint generation loaded.
 func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen uint64, err error) {
 	if !cfg.Resume {
 		return false, 0, nil
 	}
-	dirs, gen, err := findCheckpoints(cfg.OutDir, local)
+	set, err := findCheckpoints(cfg.OutDir, local)
 	if err != nil {
 		return false, 0, err
 	}
 	for _, n := range nodes {
-		if dirs != nil {
-			err = n.loadCheckpoint(dirs[n.id])
+		if set != nil {
+			err = n.loadCheckpoint(set.dirs[n.id], set.meta[n.id])
 		} else {
 			err = n.discardAll()
 		}
@@ -130,7 +131,17 @@ func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen ui
 		}
 		n.resume.Resumes++
 	}
-	return dirs != nil, gen, nil
+	if set == nil {
+		var urls, pages int64
+		for _, n := range nodes {
+			urls += n.resume.DiscardedURLs
+			pages += n.resume.DiscardedPages
+		}
+		cfg.logf("crawl: resuming %s: no checkpoint was taken (the crawl was stopped before its first); its %d URL rows and %d page rows were moved to each node's %s, and the crawl starts again from its seeds",
+			cfg.OutDir, urls, pages, filepath.Join(StateDirName, discardedDirName))
+		return false, 0, nil
+	}
+	return true, set.gen, nil
 }
 
 // reserve takes one page from the budget.

@@ -131,6 +131,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 				cfg.QualityFile = qualityFile
 			}
 			cfg.Progress = progressOut(cmd)
+			cfg.Log = cmd.ErrOrStderr()
 			if cfg.Memory > 0 {
 				// The garbage collector keeps the heap near the budget
 				// plus the allowance, less what is not heap.

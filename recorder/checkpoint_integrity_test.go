@@ -1,0 +1,183 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// dirListing is every file under dir with its size, one line each.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() != epochFile && d.Name() != configFileName {
+			st, err := d.Info()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "%s %d\n", path, st.Size())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// checkpointSum recomputes checkpoint.json's checksum the way the format
+// describes it: xxhash64 of the file with the checksum's digits zeroed.
+func checkpointSum(t *testing.T, path string) (recorded, computed string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"checksum": "([0-9a-f]{16})"\n}\n$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s: no checksum at its end:\n%s", path, b)
+	}
+	zeroed := bytes.Replace(b, m[1], []byte("0000000000000000"), 1)
+	return string(m[1]), fmt.Sprintf("%016x", xxhash.Sum64(zeroed))
+}
+
+// A damaged checkpoint is refused on resume with an error naming the
+// damaged file, before anything in the crawl directory moves: a deleted,
+// truncated, zeroed or flipped checkpoint.json of one node of three, one
+// node's checkpoint directory gone, a zeroed DUE part, one byte flipped
+// in the frontier part. (Each was read as "no checkpoint", or loaded,
+// and the crawl restarted or went on silently.)
+func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
+	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ckptFile := func(dir string, node int, name string) string {
+		return filepath.Join(stateDir(dir, node), checkpointDirName, name)
+	}
+	flip := func(path string) {
+		b, _ := os.ReadFile(path)
+		b[len(b)/2] ^= 0x08
+		os.WriteFile(path, b, 0o644)
+	}
+	for _, tc := range []struct {
+		name   string
+		node   int
+		file   string
+		damage func(path string)
+	}{
+		{"checkpoint.json deleted", 1, checkpointMetaName, func(p string) { os.Remove(p) }},
+		{"checkpoint.json truncated", 1, checkpointMetaName, func(p string) {
+			st, _ := os.Stat(p)
+			os.Truncate(p, st.Size()/2)
+		}},
+		{"checkpoint.json zeroed", 1, checkpointMetaName, func(p string) {
+			st, _ := os.Stat(p)
+			os.WriteFile(p, make([]byte, st.Size()), 0o644)
+		}},
+		{"checkpoint.json byte flipped", 2, checkpointMetaName, flip},
+		{"checkpoint.json still valid JSON", 2, checkpointMetaName, func(p string) {
+			// A digit of the time changed: only the checksum tells.
+			b, _ := os.ReadFile(p)
+			i := bytes.Index(b, []byte(`"time": "2`)) + len(`"time": "2`)
+			b[i] = '0' + (b[i]-'0'+1)%10
+			os.WriteFile(p, b, 0o644)
+		}},
+		{"checkpoint directory removed", 1, "", func(p string) { os.RemoveAll(p) }},
+		{"due zeroed", 0, "due", func(p string) {
+			st, _ := os.Stat(p)
+			os.WriteFile(p, make([]byte, st.Size()), 0o644)
+		}},
+		{"frontier byte flipped", 0, "frontier", flip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+			cfg.Nodes, cfg.MaxPages = 3, 60
+			runCrawl(t, cfg)
+			meta := ckptFile(cfg.OutDir, tc.node, checkpointMetaName)
+			if rec, got := checkpointSum(t, meta); rec != got {
+				t.Fatalf("%s records checksum %s, its bytes give %s", meta, rec, got)
+			}
+			path := ckptFile(cfg.OutDir, tc.node, tc.file)
+			tc.damage(path)
+			before := dirListing(t, cfg.OutDir)
+
+			cfg.Resume, cfg.MaxPages = true, 120
+			var log bytes.Buffer
+			cfg.Log = &log
+			_, err := Run(context.Background(), cfg)
+			if !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), filepath.Clean(path)) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("resume: %v; want a one-line corrupt-file error naming %s", err, path)
+			}
+			t.Logf("refused: %v", err)
+			if after := dirListing(t, cfg.OutDir); after != before {
+				t.Errorf("the refused resume changed the crawl directory:\nbefore\n%s\nafter\n%s", before, after)
+			}
+			if log.Len() > 0 {
+				t.Errorf("the refused resume logged %q", log.String())
+			}
+		})
+	}
+}
+
+// A resume that finds segments but no checkpoint (the crawl was killed
+// before its first) says so, with the rows it moves aside, and starts
+// again from the seeds; so does one killed while its first checkpoint was
+// committed node by node (some nodes hold it only in checkpoint.tmp/).
+func TestResumeWithoutCheckpointSaysSo(t *testing.T) {
+	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []string{"none", "first commit cut"} {
+		t.Run(tc, func(t *testing.T) {
+			cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+			cfg.Nodes, cfg.MaxPages = 2, 40
+			runCrawl(t, cfg)
+			os.Remove(filepath.Join(cfg.OutDir, tracefile.ManifestName))
+			for id := 0; id < 2; id++ {
+				ck := filepath.Join(stateDir(cfg.OutDir, id), checkpointDirName)
+				switch {
+				case tc == "none":
+					os.RemoveAll(ck)
+				case id == 1:
+					os.Rename(ck, filepath.Join(stateDir(cfg.OutDir, id), checkpointTmpName))
+				}
+			}
+			urls := int64(len(readURLs(t, cfg.OutDir)))
+			var pages int64
+			for id := 0; id < 2; id++ {
+				pages += int64(len(readPages(t, cfg.OutDir, id)))
+			}
+			cfg.Resume = true
+			var log bytes.Buffer
+			cfg.Log = &log
+			res := runCrawl(t, cfg)
+			line := strings.TrimSpace(log.String())
+			want := fmt.Sprintf("its %d URL rows and %d page rows were moved", urls, pages)
+			if !strings.Contains(line, "no checkpoint") || !strings.Contains(line, want) || !strings.Contains(line, "starts again from its seeds") || strings.Contains(line, "\n") {
+				t.Errorf("log %q: want one line saying there is no checkpoint and %q", line, want)
+			}
+			if res.Stats.DiscardedURLs != urls || res.Stats.DiscardedPages != pages || res.Stats.FetchAttempts == 0 {
+				t.Errorf("stats: %d URL rows and %d pages discarded, %d fetches; want %d, %d and a new crawl", res.Stats.DiscardedURLs, res.Stats.DiscardedPages, res.Stats.FetchAttempts, urls, pages)
+			}
+		})
+	}
+}
