@@ -13,11 +13,13 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
-// dirListing is every file under dir with its size, one line each.
+// dirListing is every file under dir but lock files with its size and
+// modification time, one line each.
 func dirListing(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
@@ -25,12 +27,12 @@ func dirListing(t *testing.T, dir string) string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && d.Name() != epochFile && d.Name() != configFileName {
+		if !d.IsDir() && d.Name() != outdir.LockName { // rewritten by each holder
 			st, err := d.Info()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(&b, "%s %d\n", path, st.Size())
+			fmt.Fprintf(&b, "%s %d %s\n", path, st.Size(), st.ModTime())
 		}
 		return nil
 	})
@@ -177,6 +179,54 @@ func TestResumeWithoutCheckpointSaysSo(t *testing.T) {
 			}
 			if res.Stats.DiscardedURLs != urls || res.Stats.DiscardedPages != pages || res.Stats.FetchAttempts == 0 {
 				t.Errorf("stats: %d URL rows and %d pages discarded, %d fetches; want %d, %d and a new crawl", res.Stats.DiscardedURLs, res.Stats.DiscardedPages, res.Stats.FetchAttempts, urls, pages)
+			}
+		})
+	}
+}
+
+// A finished crawl resumes at once: it reports that it is finished and
+// writes nothing (it used to wait forever, checkpointing every second,
+// and added empty segments), unless a larger page budget gives it more
+// to do.
+func TestResumeFinishedCrawl(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 4, 20, 0 // a finite web
+	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		name        string
+		first, then int64 // --max-pages of the crawl and of its resume
+		more        bool
+	}{
+		{"frontier empty", 0, 0, false},
+		{"frontier empty, larger budget", 0, 1000, false},
+		{"budget used", 20, 20, false},
+		{"budget raised", 20, 35, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+			cfg.Nodes, cfg.MaxPages = 2, tc.first
+			first := runCrawl(t, cfg)
+			if want := map[bool]string{true: StopMaxPages, false: StopDone}[tc.first > 0]; first.Stats.StopReason != want {
+				t.Fatalf("first run stopped by %s, want %s", first.Stats.StopReason, want)
+			}
+			before := dirListing(t, cfg.OutDir)
+			cfg.Resume, cfg.MaxPages = true, tc.then
+			res := runCrawl(t, cfg)
+			if !tc.more {
+				if res.Finished == "" || res.Stats != nil {
+					t.Fatalf("resume of a finished crawl: %+v; want Finished set and nothing else", res)
+				}
+				if after := dirListing(t, cfg.OutDir); after != before {
+					t.Errorf("the resume of a finished crawl wrote:\nbefore\n%s\nafter\n%s", before, after)
+				}
+				return
+			}
+			if res.Finished != "" || res.Stats.FetchAttempts != tc.then || res.Stats.Resumes != 1 {
+				t.Errorf("resume with --max-pages %d: finished %q, %d fetch attempts, %d resumes; want %d attempts in all", tc.then, res.Finished, res.Stats.FetchAttempts, res.Stats.Resumes, tc.then)
 			}
 		})
 	}

@@ -59,6 +59,10 @@ func StopText(reason string, maxPages int64, duration time.Duration) string {
 type Result struct {
 	Manifest *tracefile.Manifest
 	Stats    *Stats
+	// Finished is set, and nothing else, when a resume found the crawl
+	// finished with nothing left to do: why, in words. Nothing was
+	// written.
+	Finished string
 }
 
 // crawl is the state shared by the nodes of one process.
@@ -103,19 +107,15 @@ func (c *crawl) failed() error {
 	return c.err
 }
 
-// resumeNodes, for a resumed crawl, loads every node's state from the
-// newest checkpoint all of them have, proved (findCheckpoints), and
-// reports true; with no checkpoint (the crawl was killed before its
+// resumeNodes, for a resumed crawl, loads every node's state from set,
+// the newest checkpoint all of them have (findCheckpoints), and reports
+// true; with no checkpoint (the crawl was killed before its
 // first) it says so on cfg.Log, moves the logs aside and opens new ones,
 // and the crawl starts again from its seeds. It also returns the
 // checkpoint generation loaded.
-func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen uint64, err error) {
+func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool, gen uint64, err error) {
 	if !cfg.Resume {
 		return false, 0, nil
-	}
-	set, err := findCheckpoints(cfg.OutDir, local)
-	if err != nil {
-		return false, 0, err
 	}
 	for _, n := range nodes {
 		if set != nil {
@@ -221,6 +221,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer lock.Unlock()
 	created := start
+	var resumeFrom *checkpointSet
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
 		if err != nil {
@@ -230,6 +231,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
 		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+		// The checkpoints are proved before anything is written.
+		if resumeFrom, err = findCheckpoints(cfg.OutDir, local); err != nil {
+			return nil, err
+		}
+		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
+			return &Result{Finished: why}, nil
+		}
 	} else if crawlIn(cfg.OutDir, local, tcp) {
 		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
 	}
@@ -304,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	restored, gen, err := resumeNodes(&cfg, local, nodes)
+	restored, gen, err := resumeNodes(&cfg, resumeFrom, nodes)
 	if err != nil {
 		for _, m := range nodes {
 			m.split.closeWriters()

@@ -140,6 +140,10 @@ crawl ends when every node has used its share or run out of URLs.`,
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
+			if res != nil && res.Finished != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %s: nothing to do: %s\n", cfg.OutDir, res.Finished)
+				return nil
+			}
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
 				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", recorder.StopText(res.Stats.StopReason, cfg.MaxPages, cfg.Duration))

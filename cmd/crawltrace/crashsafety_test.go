@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
 // One writer per crawl directory: while a crawl process runs, a second
@@ -76,5 +78,42 @@ func TestCrawlDirectoryLock(t *testing.T) {
 	}
 	if st := readStatsFile(t, filepath.Join(dir, "stats.json")); st.StopReason != "done" || st.Resumes != 1 {
 		t.Errorf("resumed crawl: stop %q after %d resumes, want done after 1", st.StopReason, st.Resumes)
+	}
+}
+
+// crawl --resume of a finished crawl says so on one line and exits 0
+// at once, writing nothing: no new segment, no new stats.
+func TestResumeFinishedCrawlCLI(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 15, 0
+	srv := serveWeb(t, wc)
+	dir := filepath.Join(t.TempDir(), "crawl")
+	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), srv.Web().Seeds(), "--nodes", "2")...); code != 0 {
+		t.Fatalf("crawl: exit %d: %s", code, errs)
+	}
+	list := func() map[string]time.Time {
+		m := map[string]time.Time{}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() != outdir.LockName {
+				st, _ := d.Info()
+				m[p] = st.ModTime()
+			}
+			return nil
+		})
+		return m
+	}
+	before := list()
+	code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "1000")
+	if code != 0 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "nothing to do") || !strings.Contains(errs, "finished") {
+		t.Fatalf("resume of a finished crawl: exit %d, stdout %q, stderr %q; want 0 and one line saying it is finished", code, out, errs)
+	}
+	after := list()
+	for p, mt := range after {
+		if b, ok := before[p]; !ok || !b.Equal(mt) {
+			t.Errorf("the resume wrote %s", p)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d files before the resume, %d after", len(before), len(after))
 	}
 }
