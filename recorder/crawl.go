@@ -137,7 +137,7 @@ func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool,
 			urls += n.resume.DiscardedURLs
 			pages += n.resume.DiscardedPages
 		}
-		cfg.logf("crawl: resuming %s: no checkpoint was taken (the crawl was stopped before its first); its %d URL rows and %d page rows were moved to each node's %s, and the crawl starts again from its seeds",
+		cfg.logf("crawl: resuming %s: no checkpoint found (a crawl killed before its first checkpoint has none); its %d URL rows and %d page rows were moved to each node's %s, and the crawl starts again from its seeds",
 			cfg.OutDir, urls, pages, filepath.Join(StateDirName, discardedDirName))
 		return false, 0, nil
 	}

@@ -48,7 +48,11 @@ crawl in DIR after a clean stop or kill -9, as the same crawl (same crawl id,
 segments and rows numbered on); flags not given again keep their saved
 values. Rows logged after the last checkpoint of a killed crawl are moved to
 DIR/node-NNN/state/discarded/ and their pages may be fetched again. A
-directory that already holds a crawl is refused without --resume.
+directory that already holds a crawl is refused without --resume. A
+directory another process is writing is refused (exit 2, naming its pid
+and host). A damaged checkpoint (every file is checksummed) is refused,
+naming the file; resuming a finished crawl prints so and exits 0 unless a
+larger --max-pages gives it more to do. See docs/crash-safety.md.
 
 In a crawl over --peers, every batch for a peer is kept in
 DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
