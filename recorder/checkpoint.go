@@ -113,6 +113,9 @@ type checkpointRef struct {
 	XXH64 string `json:"xxhash64"`
 }
 
+// maxMetaBytes bounds the checkpoint.json a resume reads.
+const maxMetaBytes = 1 << 20
+
 // zeroSum is a checksum's place holder while checkpoint.json is hashed.
 const zeroSum = "0000000000000000"
 
@@ -239,12 +242,22 @@ func commitCheckpoint(outDir string, node int) error {
 func readCheckpointMeta(dir string, node int) (checkpointMeta, error) {
 	var m checkpointMeta
 	path := filepath.Join(dir, checkpointMetaName)
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return m, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
+	// A few hundred bytes; a file far larger is not one, and is not read
+	// whole.
+	b, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
+	f.Close()
 	bad := func(why string, args ...any) (checkpointMeta, error) {
 		return m, fmt.Errorf("%w: checkpoint %s: %s", tracefile.ErrCorrupt, path, fmt.Sprintf(why, args...))
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	if len(b) > maxMetaBytes {
+		return bad("larger than %d bytes: not a checkpoint description", maxMetaBytes)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return bad("not a checkpoint description (%v)", err)

@@ -69,15 +69,94 @@ func TestCrawlDirectoryLock(t *testing.T) {
 		t.Errorf("a refused process moved the running crawl's segments to state/discarded/")
 	}
 
-	// kill -9: no stale lock is left to clean up.
+	// kill -9: no stale lock is left to clean up. Two resumes started
+	// together: one continues the crawl, the other is refused.
 	first.cmd.Process.Kill()
 	<-first.done
-	code, _, errs := runCLI(t, "crawl", "-o", dir, "--resume")
-	if code != 0 {
-		t.Fatalf("resume after kill -9: exit %d: %s", code, errs)
+	var resumes []*proc
+	for i := range 2 {
+		resumes = append(resumes, startProc(t, filepath.Join(logs, fmt.Sprintf("resume-%d.log", i)), "crawl", "-o", dir, "--resume"))
+	}
+	codes := map[int]int{}
+	for i, p := range resumes {
+		code := exitStatus(t, p.wait(t, "resume", time.Minute))
+		codes[code]++
+		b, _ := os.ReadFile(p.log)
+		if code == 2 && (!strings.Contains(string(b), fmt.Sprintf("pid %d on host %s", resumes[1-i].cmd.Process.Pid, host)) || strings.Count(strings.TrimSpace(string(b)), "\n") != 0) {
+			t.Errorf("the refused resume said %q, want one line naming the other (pid %d)", b, resumes[1-i].cmd.Process.Pid)
+		}
+	}
+	if codes[0] != 1 || codes[2] != 1 {
+		t.Fatalf("two resumes at once after kill -9: exit codes %v, want one 0 and one 2", codes)
 	}
 	if st := readStatsFile(t, filepath.Join(dir, "stats.json")); st.StopReason != "done" || st.Resumes != 1 {
 		t.Errorf("resumed crawl: stop %q after %d resumes, want done after 1", st.StopReason, st.Resumes)
+	}
+}
+
+// A crawl killed with kill -9 before its first checkpoint has segments
+// and no checkpoint. Its resume says so on one line, with the rows it
+// moves aside (counted here from the segments themselves), and crawls
+// the web again from the seeds.
+func TestKill9BeforeFirstCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	srv, seeds := resumeWeb(t)
+	dir := filepath.Join(t.TempDir(), "crawl")
+	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
+	seg := filepath.Join(tracefile.NodeDir(dir, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
+	for deadline := time.Now().Add(time.Minute); ; {
+		if st, err := os.Stat(seg); err == nil && st.Size() > 64<<10 {
+			break
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("the crawl ended before it was killed (%v)", p.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl logged nothing within a minute")
+		}
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint")); err == nil {
+		t.Fatal("the crawl took a checkpoint before it was killed")
+	}
+	urls := 0
+	r, err := tracefile.OpenNodeURLs(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		urls += r.Batch().Len()
+	}
+	r.Close()
+	pages := 0 // every page row, robots.txt fetches included
+	paths, _ := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
+	for _, path := range paths {
+		s, err := tracefile.OpenSegment(path, tracefile.KindPages)
+		if err != nil {
+			continue // cut before its schema: no rows
+		}
+		for s.Next() {
+			pages += int(s.Record().NumRows())
+		}
+		s.Close()
+	}
+
+	code, _, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--progress", "never")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	want := fmt.Sprintf("no checkpoint found (a crawl killed before its first checkpoint has none); its %d URL rows and %d page rows were moved", urls, pages)
+	if !strings.Contains(errs, want) || !strings.Contains(errs, "starts again from its seeds") {
+		t.Errorf("resume stderr %q, want a line saying %q", errs, want)
+	}
+	st := readStatsFile(t, filepath.Join(dir, "stats.json"))
+	if st.DiscardedURLs != int64(urls) || st.DiscardedPages != int64(pages) || st.StopReason != "done" {
+		t.Errorf("stats: %d URL rows and %d pages discarded, stop %q; want %d, %d, done", st.DiscardedURLs, st.DiscardedPages, st.StopReason, urls, pages)
 	}
 }
 

@@ -3,11 +3,11 @@ package outdir
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // LockName is the lock file of a crawl directory and of each of its node
@@ -51,7 +51,7 @@ func LockCrawl(command, root string, nodeDirs []string, shared bool) (*Lock, err
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return refused{fmt.Sprintf("%s: %s is in use by %s (lock %s); wait for it to end, or use another directory",
-					command, root, holder(path), path)}
+					command, root, holder(path, dir == root), path)}
 			}
 			return fmt.Errorf("%s: lock %s: %w", command, path, err)
 		}
@@ -96,17 +96,38 @@ func flock(f *os.File, how int) error {
 }
 
 // holder describes who holds the lock file at path, from what its holder
-// wrote into it.
-func holder(path string) string {
-	f, err := os.Open(path)
-	if err == nil {
-		defer f.Close()
-		b, _ := io.ReadAll(io.LimitReader(f, 512))
-		if s := strings.TrimSpace(string(b)); s != "" && !strings.ContainsAny(s, "\n\r") {
+// wrote into it. A holder writes right after it locks: an empty file is
+// read again for a moment. A crawl directory's lock held shared, by the
+// nodes of a TCP crawl, stays empty.
+func holder(path string, root bool) string {
+	for try := 0; ; try++ {
+		b, _ := os.ReadFile(path)
+		if s := strings.TrimSpace(string(b)); s != "" && len(s) < 512 && !strings.ContainsAny(s, "\n\r") && !gone(s) {
 			return s
 		}
+		if try == 20 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return "another crawltrace process (the nodes of a TCP crawl: see each node directory's " + LockName + ")"
+	if root {
+		return "another crawltrace process (the nodes of a TCP crawl: see each node directory's " + LockName + ")"
+	}
+	return "another crawltrace process"
+}
+
+// gone reports whether the holder a lock file names is a process of this
+// host that no longer runs: what a killed holder wrote, read in the
+// moment before the new holder writes over it.
+func gone(info string) bool {
+	var cmd string
+	var pid int
+	var host string
+	if _, err := fmt.Sscanf(info, "crawltrace %s pid %d on host %s", &cmd, &pid, &host); err != nil {
+		return false
+	}
+	me, _ := os.Hostname()
+	return host == me && pid > 0 && syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
 // Unlock releases every lock of l. It is safe to call on a nil Lock and

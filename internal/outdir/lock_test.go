@@ -74,3 +74,22 @@ func TestLockCrawl(t *testing.T) {
 	var none *Lock
 	none.Unlock()
 }
+
+// What a killed holder wrote is not taken for the holder's name.
+func TestLockHolderGone(t *testing.T) {
+	host, _ := os.Hostname()
+	// A pid above pid_max (4194304 at most on Linux) runs no process.
+	for _, tc := range []struct {
+		info string
+		gone bool
+	}{
+		{fmt.Sprintf("crawltrace crawl, pid %d on host %s", os.Getpid(), host), false},
+		{fmt.Sprintf("crawltrace crawl, pid 99999999 on host %s", host), true},
+		{"crawltrace import, pid 99999999 on host elsewhere.example", false},
+		{"garbage", false},
+	} {
+		if got := gone(tc.info); got != tc.gone {
+			t.Errorf("gone(%q) = %v, want %v", tc.info, got, tc.gone)
+		}
+	}
+}
