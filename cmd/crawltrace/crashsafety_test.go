@@ -196,3 +196,44 @@ func TestResumeFinishedCrawlCLI(t *testing.T) {
 		t.Errorf("%d files before the resume, %d after", len(before), len(after))
 	}
 }
+
+// The nodes of a crawl over --peers share the crawl directory, each
+// holding its own node directory: a second process for a running node is
+// refused, naming it, and so are a resume of it and an import of the
+// directory, while the cluster goes on to finish.
+func TestClusterNodeLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
+	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")
+	pid := c.procs[0].cmd.Process.Pid
+	waitUntil(t, "node 0 to hold its directory", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(lockFile)
+		return strings.Contains(string(b), fmt.Sprintf("pid %d ", pid))
+	})
+	host, _ := os.Hostname()
+	for i, tc := range []struct {
+		args []string
+		want string
+	}{
+		{c.args(0), fmt.Sprintf("pid %d on host %s", pid, host)},
+		{[]string{"crawl", "-o", c.dir, "--resume", "--token", clusterToken}, fmt.Sprintf("pid %d on host %s", pid, host)},
+		{[]string{"import", "urls", web.seeds, "-o", c.dir, "--force"}, "the nodes of a TCP crawl"},
+	} {
+		log := filepath.Join(t.TempDir(), fmt.Sprintf("second-%d.log", i))
+		code := exitStatus(t, startProc(t, log, tc.args...).wait(t, tc.args[0], 30*time.Second))
+		b, _ := os.ReadFile(log)
+		out := strings.TrimSpace(string(b))
+		if code != 2 || strings.Count(out, "\n") != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s while the cluster runs: exit %d, output %q; want 2 and one line naming %q", strings.Join(tc.args[:3], " "), code, out, tc.want)
+		}
+	}
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 2*time.Minute); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 2000))
+		}
+	}
+}
