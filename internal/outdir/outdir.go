@@ -18,6 +18,11 @@
 // killed before Done (SIGKILL at a batch job's time limit) is recognised by
 // its listing: what appeared in the directory after it started is its
 // output.
+//
+// A crawl directory has one writer at a time: [LockCrawl] takes flock(2)
+// locks on its .crawltrace-lock files for the writer's life, and refuses
+// a second writer naming the first. Listings and lock files are the
+// policy's own files, never a command's output.
 package outdir
 
 import (
