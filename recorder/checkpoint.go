@@ -104,7 +104,7 @@ type checkpointMeta struct {
 	Stop       string          `json:"stop,omitempty"`
 	Attempts   int64           `json:"fetch_attempts,omitempty"`
 	Parts      []checkpointRef `json:"parts"`
-	Checksum   string          `json:"checksum"` // last: see metaChecksum
+	Checksum   string          `json:"checksum"` // last: see encodeCheckpointMeta
 }
 
 type checkpointRef struct {
@@ -328,9 +328,9 @@ type checkpointSet struct {
 // first checkpoint node by node): the crawl then starts again from its
 // seeds. Anything else is an error
 // naming the file: a checkpoint/ directory without a readable, intact
-// checkpoint.json, a node with no checkpoint beside nodes that have taken
-// several, a damaged part.
-func findCheckpoints(outDir string, nodes []int) (*checkpointSet, error) {
+// checkpoint.json, a checkpoint of another crawl, a node with no
+// checkpoint beside nodes that have taken several, a damaged part.
+func findCheckpoints(outDir, crawlID string, nodes []int) (*checkpointSet, error) {
 	type cand struct {
 		dir  string
 		meta checkpointMeta
@@ -360,6 +360,9 @@ func findCheckpoints(outDir string, nodes []int) (*checkpointSet, error) {
 					err = fmt.Errorf("%w: %v (the directory is only ever renamed into place whole: it was damaged)", tracefile.ErrCorrupt, err)
 				}
 				return nil, err
+			}
+			if m.CrawlID != crawlID {
+				return nil, fmt.Errorf("%w: checkpoint %s: of crawl %q, not %q, the crawl in %s", tracefile.ErrCorrupt, filepath.Join(dir, checkpointMetaName), m.CrawlID, crawlID, outDir)
 			}
 			all[id] = append(all[id], cand{dir, m})
 			maxGen = max(maxGen, m.Generation)

@@ -102,6 +102,14 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 			os.WriteFile(p, b, 0o644)
 		}},
 		{"checkpoint directory removed", 1, "", func(p string) { os.RemoveAll(p) }},
+		{"checkpoint of another crawl", 1, "", func(p string) {
+			// Node 1's checkpoint replaced by that of another crawl.
+			other := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+			other.Nodes, other.MaxPages, other.CrawlID = 3, 60, "other"
+			runCrawl(t, other)
+			os.RemoveAll(p)
+			os.Rename(filepath.Join(stateDir(other.OutDir, 1), checkpointDirName), p)
+		}},
 		{"due zeroed", 0, "due", func(p string) {
 			st, _ := os.Stat(p)
 			os.WriteFile(p, make([]byte, st.Size()), 0o644)

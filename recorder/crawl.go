@@ -232,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
 		// The checkpoints are proved before anything is written.
-		if resumeFrom, err = findCheckpoints(cfg.OutDir, local); err != nil {
+		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
 			return nil, err
 		}
 		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
