@@ -239,3 +239,31 @@ func TestResumeFinishedCrawl(t *testing.T) {
 		})
 	}
 }
+
+// The checkpoint.json quoted in docs/crash-safety.md, written by an
+// earlier build, still proves itself: its checksum pins the format (the
+// field order, the indentation, xxhash64 over the zeroed checksum), so a
+// change that would make existing checkpoints unreadable fails here.
+func TestCheckpointMetaPinned(t *testing.T) {
+	doc, err := os.ReadFile("../docs/crash-safety.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```json\n(\\{\n  \"format\": \"crawltrace-checkpoint\".*?\n\\}\n)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/crash-safety.md quotes no checkpoint.json")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, checkpointMetaName), m[1], 0o644)
+	meta, err := readCheckpointMeta(dir, 0)
+	if err != nil {
+		t.Fatalf("the documented checkpoint.json: %v", err)
+	}
+	if len(meta.Parts) != 5 || meta.Parts[1].Name != "due" || meta.Parts[1].XXH64 != "2898a1e5af9d752a" || meta.Stop != StopDone {
+		t.Errorf("the documented checkpoint.json read as %+v", meta)
+	}
+	// Written again, it is the same bytes.
+	if got := encodeCheckpointMeta(meta); !bytes.Equal(got, m[1]) {
+		t.Errorf("encoded again:\n%s\nwant\n%s", got, m[1])
+	}
+}
