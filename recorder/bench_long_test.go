@@ -186,7 +186,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 					size = 0
 					for _, p := range []checkpointPart{frontierPart{nd}, duePart{nd}} {
 						path := filepath.Join(dir, "checkpoint-"+p.checkpointName())
-						sz, err := writeSynced(path, func(w io.Writer) error { return p.saveCheckpoint(w) })
+						sz, _, err := writeSynced(path, func(w io.Writer) error { return p.saveCheckpoint(w) })
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -22,8 +25,25 @@ import (
 // directory, OutDir/node-NNN/state/checkpoint/, holding one file per
 // [checkpointPart] (named by the part) and checkpoint.json:
 //
-//	{"format": "crawltrace-checkpoint", "version": 1, "crawl_id": ...,
-//	 "node": N, "generation": G, "time": ..., "parts": [{"name", "bytes"}]}
+//	{"format": "crawltrace-checkpoint", "version": 2, "crawl_id": ...,
+//	 "node": N, "generation": G, "time": ..., "stop": "done",
+//	 "fetch_attempts": A,
+//	 "parts": [{"name", "bytes", "xxhash64"}], "checksum": "..."}
+//
+// Every part is recorded with its size and the xxhash64 of its bytes (16
+// hex digits); "checksum" is the xxhash64 of checkpoint.json itself, taken
+// with the checksum's own 16 digits written as zeros. "stop" and
+// "fetch_attempts" are set by the checkpoint of a clean stop: the reason
+// the crawl stopped and the fetches it had made (resuming a finished crawl
+// does nothing, see finishedCrawl).
+//
+// Loading proves a checkpoint before using it (verifyCheckpoint): the
+// checksum of checkpoint.json, then each part's size and xxhash64, for
+// every node, before any part is loaded (loading the segments part moves
+// rows to state/discarded/). A checkpoint that does not prove itself is an
+// error naming the file (tracefile.ErrCorrupt); the resume does not fall
+// back to an older checkpoint, nor start the crawl again (see
+// docs/crash-safety.md for why).
 //
 // The parts the recorder saves:
 //
@@ -68,8 +88,9 @@ const (
 
 	// CheckpointFormat names the checkpoint format in checkpoint.json.
 	CheckpointFormat = "crawltrace-checkpoint"
-	// CheckpointVersion is the checkpoint format's version.
-	CheckpointVersion = 1
+	// CheckpointVersion is the checkpoint format's version (2: parts and
+	// checkpoint.json checksummed).
+	CheckpointVersion = 2
 )
 
 // checkpointMeta is checkpoint.json.
@@ -80,12 +101,35 @@ type checkpointMeta struct {
 	Node       int             `json:"node"`
 	Generation uint64          `json:"generation"`
 	Time       time.Time       `json:"time"`
+	Stop       string          `json:"stop,omitempty"`
+	Attempts   int64           `json:"fetch_attempts,omitempty"`
 	Parts      []checkpointRef `json:"parts"`
+	Checksum   string          `json:"checksum"` // last: see encodeCheckpointMeta
 }
 
 type checkpointRef struct {
 	Name  string `json:"name"`
 	Bytes int64  `json:"bytes"`
+	XXH64 string `json:"xxhash64"`
+}
+
+// maxMetaBytes bounds the checkpoint.json a resume reads.
+const maxMetaBytes = 1 << 20
+
+// zeroSum is a checksum's place holder while checkpoint.json is hashed.
+const zeroSum = "0000000000000000"
+
+func hexSum(v uint64) string { return fmt.Sprintf("%016x", v) }
+
+// encodeCheckpointMeta renders m as checkpoint.json, with its checksum.
+func encodeCheckpointMeta(m checkpointMeta) []byte {
+	m.Checksum = zeroSum
+	b, _ := json.MarshalIndent(m, "", "  ")
+	b = append(b, '\n')
+	field := []byte(`"checksum": "` + zeroSum + `"`)
+	i := bytes.LastIndex(b, field)
+	copy(b[i+len(field)-1-len(zeroSum):], hexSum(xxhash.Sum64(b)))
+	return b
 }
 
 // addCheckpointPart registers p to be saved in every checkpoint of n and
@@ -99,7 +143,7 @@ func (n *node) addCheckpointPart(p checkpointPart) {
 
 // writeCheckpoint saves every part of n into state/checkpoint.tmp/. It
 // runs on the splitter goroutine at a cut (or after the splitter stopped).
-func (n *node) writeCheckpoint(gen uint64) error {
+func (n *node) writeCheckpoint(gen uint64, stop string) error {
 	state := stateDir(n.cfg.OutDir, n.id)
 	tmp := filepath.Join(state, checkpointTmpName)
 	if err := os.RemoveAll(tmp); err != nil {
@@ -109,18 +153,21 @@ func (n *node) writeCheckpoint(gen uint64) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	meta := checkpointMeta{Format: CheckpointFormat, Version: CheckpointVersion, CrawlID: n.cfg.CrawlID,
-		Node: n.id, Generation: gen, Time: time.Now().UTC()}
+		Node: n.id, Generation: gen, Time: time.Now().UTC(), Stop: stop}
+	if stop != "" {
+		meta.Attempts = n.st.attempts.Load()
+	}
 	for _, p := range n.parts {
 		path := filepath.Join(tmp, p.checkpointName())
-		size, err := writeSynced(path, p.saveCheckpoint)
+		size, sum, err := writeSynced(path, p.saveCheckpoint)
 		if err != nil {
 			return fmt.Errorf("checkpoint: node %d: %s: %w", n.id, p.checkpointName(), err)
 		}
-		meta.Parts = append(meta.Parts, checkpointRef{Name: p.checkpointName(), Bytes: size})
+		meta.Parts = append(meta.Parts, checkpointRef{Name: p.checkpointName(), Bytes: size, XXH64: hexSum(sum)})
 	}
-	b, _ := json.MarshalIndent(meta, "", "  ")
-	if _, err := writeSynced(filepath.Join(tmp, checkpointMetaName), func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
+	b := encodeCheckpointMeta(meta)
+	if _, _, err := writeSynced(filepath.Join(tmp, checkpointMetaName), func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
 	}); err != nil {
 		return fmt.Errorf("checkpoint: node %d: %w", n.id, err)
@@ -129,13 +176,14 @@ func (n *node) writeCheckpoint(gen uint64) error {
 }
 
 // writeSynced creates path, fills it through a buffer, syncs and closes
-// it, and returns its size.
-func writeSynced(path string, fill func(w io.Writer) error) (int64, error) {
+// it, and returns its size and the xxhash64 of its bytes.
+func writeSynced(path string, fill func(w io.Writer) error) (int64, uint64, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	cw := &countWriter{w: f}
+	h := xxhash.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	err = fill(bw)
 	if err == nil {
@@ -147,7 +195,7 @@ func writeSynced(path string, fill func(w io.Writer) error) (int64, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return cw.n, err
+	return cw.n, h.Sum64(), err
 }
 
 type countWriter struct {
@@ -188,86 +236,210 @@ func commitCheckpoint(outDir string, node int) error {
 	return syncDir(state)
 }
 
-// readCheckpointMeta reads dir/checkpoint.json; ok is false when dir holds
-// no complete checkpoint.
-func readCheckpointMeta(dir string) (checkpointMeta, bool) {
+// readCheckpointMeta reads dir/checkpoint.json and checks its checksum,
+// format and node. A missing file is an error matching fs.ErrNotExist;
+// anything else wrong with it matches tracefile.ErrCorrupt and names it.
+func readCheckpointMeta(dir string, node int) (checkpointMeta, error) {
 	var m checkpointMeta
-	b, err := os.ReadFile(filepath.Join(dir, checkpointMetaName))
-	if err != nil || json.Unmarshal(b, &m) != nil || m.Format != CheckpointFormat || m.Version != CheckpointVersion {
-		return m, false
+	path := filepath.Join(dir, checkpointMetaName)
+	f, err := os.Open(path)
+	if err != nil {
+		return m, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return m, true
+	// A few hundred bytes; a file far larger is not one, and is not read
+	// whole.
+	b, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
+	f.Close()
+	bad := func(why string, args ...any) (checkpointMeta, error) {
+		return m, fmt.Errorf("%w: checkpoint %s: %s", tracefile.ErrCorrupt, path, fmt.Sprintf(why, args...))
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	if len(b) > maxMetaBytes {
+		return bad("larger than %d bytes: not a checkpoint description", maxMetaBytes)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return bad("not a checkpoint description (%v)", err)
+	}
+	if m.Format != CheckpointFormat {
+		return bad("format %q, want %q", m.Format, CheckpointFormat)
+	}
+	if m.Version != CheckpointVersion {
+		return bad("format version %d; this build reads version %d", m.Version, CheckpointVersion)
+	}
+	field := []byte(`"checksum": "` + m.Checksum + `"`)
+	i := bytes.LastIndex(b, field)
+	if len(m.Checksum) != len(zeroSum) || i < 0 {
+		return bad("no checksum")
+	}
+	zeroed := bytes.Clone(b)
+	copy(zeroed[i+len(field)-1-len(zeroSum):], zeroSum)
+	if got := hexSum(xxhash.Sum64(zeroed)); got != m.Checksum {
+		return bad("checksum %s, the file records %s: the file is damaged", got, m.Checksum)
+	}
+	if m.Node != node {
+		return bad("written by node %d, not node %d", m.Node, node)
+	}
+	return m, nil
 }
 
-// findCheckpoints returns, for each of nodes, the directory of its
-// checkpoint of the newest generation every node has, and that
-// generation. It returns no directories when some node has no complete
-// checkpoint (a crawl killed before its first one).
-func findCheckpoints(outDir string, nodes []int) (map[int]string, uint64, error) {
-	type cand struct {
-		dir string
-		gen uint64
-	}
-	all := map[int][]cand{}
-	var want uint64
-	first := true
-	for _, id := range nodes {
-		state := stateDir(outDir, id)
-		best := uint64(0)
-		for _, name := range []string{checkpointDirName, checkpointOldName} {
-			dir := filepath.Join(state, name)
-			if m, ok := readCheckpointMeta(dir); ok && m.Node == id {
-				all[id] = append(all[id], cand{dir, m.Generation})
-				best = max(best, m.Generation)
-			}
-		}
-		if len(all[id]) == 0 {
-			return nil, 0, nil
-		}
-		if first || best < want {
-			want = best
-		}
-		first = false
-	}
-	dirs := map[int]string{}
-	for _, id := range nodes {
-		for _, c := range all[id] {
-			if c.gen == want {
-				dirs[id] = c.dir
-			}
-		}
-		if dirs[id] == "" {
-			return nil, 0, fmt.Errorf("%w: %s: node %d has no checkpoint of generation %d, the newest all nodes share", tracefile.ErrCorrupt, stateDir(outDir, id), id, want)
-		}
-	}
-	return dirs, want, nil
-}
-
-// loadCheckpoint loads n's parts from dir, in registration order. A part
-// the checkpoint's metadata lists must be there with the size it records
-// (a part it does not list, from an older checkpoint, is left as it is).
-func (n *node) loadCheckpoint(dir string) error {
-	meta, ok := readCheckpointMeta(dir)
-	if !ok {
-		return fmt.Errorf("%w: checkpoint %s: no readable %s", tracefile.ErrCorrupt, dir, checkpointMetaName)
-	}
-	size := map[string]int64{}
-	for _, r := range meta.Parts {
-		size[r.Name] = r.Bytes
-	}
-	for _, p := range n.parts {
-		path := filepath.Join(dir, p.checkpointName())
-		want, listed := size[p.checkpointName()]
-		if !listed {
-			continue
+// verifyCheckpoint checks that every part m lists is in dir with the size
+// and xxhash64 m records, reading each part once.
+func verifyCheckpoint(dir string, m checkpointMeta) error {
+	for _, r := range m.Parts {
+		path := filepath.Join(dir, r.Name)
+		if r.Name != filepath.Base(r.Name) || r.Name == checkpointMetaName {
+			return fmt.Errorf("%w: checkpoint %s: part name %q", tracefile.ErrCorrupt, filepath.Join(dir, checkpointMetaName), r.Name)
 		}
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, path, err)
 		}
-		if st, err := f.Stat(); err != nil || st.Size() != want {
-			f.Close()
-			return fmt.Errorf("%w: checkpoint %s: not the %d bytes its checkpoint recorded", tracefile.ErrCorrupt, path, want)
+		h := xxhash.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, path, err)
+		case n != r.Bytes:
+			return fmt.Errorf("%w: checkpoint %s: %d bytes, not the %d bytes its checkpoint recorded", tracefile.ErrCorrupt, path, n, r.Bytes)
+		case hexSum(h.Sum64()) != r.XXH64:
+			return fmt.Errorf("%w: checkpoint %s: xxhash64 %s, not the %s its checkpoint recorded: the file is damaged", tracefile.ErrCorrupt, path, hexSum(h.Sum64()), r.XXH64)
+		}
+	}
+	return nil
+}
+
+// A checkpointSet is, for the nodes of one process, the checkpoint every
+// node resumes from: all of one generation, each proved by
+// verifyCheckpoint.
+type checkpointSet struct {
+	gen  uint64
+	dirs map[int]string
+	meta map[int]checkpointMeta
+}
+
+// findCheckpoints returns, for each of nodes, its checkpoint of the
+// newest generation every node has, verified. It returns nil when no
+// node has a checkpoint (a crawl killed before its first one), or when
+// the only checkpoints are of generation 1 and the nodes that lack theirs
+// hold it in checkpoint.tmp/ (a crawl killed while it committed its
+// first checkpoint node by node): the crawl then starts again from its
+// seeds. Anything else is an error
+// naming the file: a checkpoint/ directory without a readable, intact
+// checkpoint.json, a checkpoint of another crawl, a node with no
+// checkpoint beside nodes that have taken several, a damaged part.
+func findCheckpoints(outDir, crawlID string, nodes []int) (*checkpointSet, error) {
+	type cand struct {
+		dir  string
+		meta checkpointMeta
+	}
+	all := map[int][]cand{}
+	oldErr := map[int]error{}
+	var missing []int
+	var have []int
+	maxGen := uint64(0)
+	for _, id := range nodes {
+		state := stateDir(outDir, id)
+		for _, name := range []string{checkpointDirName, checkpointOldName} {
+			dir := filepath.Join(state, name)
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			m, err := readCheckpointMeta(dir, id)
+			if err != nil {
+				if name == checkpointOldName {
+					// The previous checkpoint, kept only until every
+					// node has committed the next: it may be half
+					// removed. It is an error only if it is needed.
+					oldErr[id] = err
+					continue
+				}
+				if errors.Is(err, fs.ErrNotExist) {
+					err = fmt.Errorf("%w: %v (the directory is only ever renamed into place whole: it was damaged)", tracefile.ErrCorrupt, err)
+				}
+				return nil, err
+			}
+			if m.CrawlID != crawlID {
+				return nil, fmt.Errorf("%w: checkpoint %s: of crawl %q, not %q, the crawl in %s", tracefile.ErrCorrupt, filepath.Join(dir, checkpointMetaName), m.CrawlID, crawlID, outDir)
+			}
+			all[id] = append(all[id], cand{dir, m})
+			maxGen = max(maxGen, m.Generation)
+		}
+		if len(all[id]) == 0 {
+			missing = append(missing, id)
+		} else {
+			have = append(have, id)
+		}
+	}
+	if len(have) == 0 {
+		return nil, nil
+	}
+	if len(missing) > 0 {
+		firstCommit := maxGen <= 1
+		for _, id := range missing {
+			// Killed while the first checkpoint was committed node by
+			// node: the nodes not yet switched hold it, complete, in
+			// checkpoint.tmp/.
+			m, err := readCheckpointMeta(filepath.Join(stateDir(outDir, id), checkpointTmpName), id)
+			firstCommit = firstCommit && err == nil && m.Generation == 1
+		}
+		if firstCommit {
+			return nil, nil
+		}
+		id := missing[0]
+		why := fmt.Sprintf("no %s", filepath.Join(stateDir(outDir, id), checkpointDirName))
+		if err := oldErr[id]; err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("%w: node %d has no checkpoint (%s), while node %d has checkpoint generation %d: its state was lost or damaged", tracefile.ErrCorrupt, id, why, have[0], maxGen)
+	}
+	want := maxGen
+	for _, id := range nodes {
+		best := uint64(0)
+		for _, c := range all[id] {
+			best = max(best, c.meta.Generation)
+		}
+		want = min(want, best)
+	}
+	set := &checkpointSet{gen: want, dirs: map[int]string{}, meta: map[int]checkpointMeta{}}
+	for _, id := range nodes {
+		for _, c := range all[id] {
+			if c.meta.Generation == want {
+				set.dirs[id], set.meta[id] = c.dir, c.meta
+			}
+		}
+		if set.dirs[id] == "" {
+			why := ""
+			if err := oldErr[id]; err != nil {
+				why = " (" + err.Error() + ")"
+			}
+			return nil, fmt.Errorf("%w: %s: node %d has no checkpoint of generation %d, the newest all nodes share%s", tracefile.ErrCorrupt, stateDir(outDir, id), id, want, why)
+		}
+		if err := verifyCheckpoint(set.dirs[id], set.meta[id]); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// loadCheckpoint loads n's parts from dir, described by meta (proved by
+// verifyCheckpoint), in registration order. A part the checkpoint's
+// metadata does not list is left as it is.
+func (n *node) loadCheckpoint(dir string, meta checkpointMeta) error {
+	listed := map[string]bool{}
+	for _, r := range meta.Parts {
+		listed[r.Name] = true
+	}
+	for _, p := range n.parts {
+		path := filepath.Join(dir, p.checkpointName())
+		if !listed[p.checkpointName()] {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, path, err)
 		}
 		err = p.loadCheckpoint(bufio.NewReaderSize(f, 1<<20))
 		f.Close()
@@ -296,7 +468,7 @@ func (b *barrier) park(n *node) {
 	n.split.flushPeers()
 	b.parked.Done()
 	<-b.proceed
-	if err := n.writeCheckpoint(b.gen); err != nil {
+	if err := n.writeCheckpoint(b.gen, ""); err != nil {
 		b.mu.Lock()
 		if b.err == nil {
 			b.err = err
@@ -371,12 +543,13 @@ func (k *checkpointer) periodic() error {
 }
 
 // final takes the checkpoint of a clean stop, once every splitter has
-// drained its channel and closed its segments.
+// drained its channel and closed its segments; it records why the crawl
+// stopped.
 func (k *checkpointer) final() error {
 	k.gen++
 	k.snapshotPending()
 	for _, n := range k.nodes {
-		if err := n.writeCheckpoint(k.gen); err != nil {
+		if err := n.writeCheckpoint(k.gen, k.c.reason); err != nil {
 			return err
 		}
 	}

@@ -249,6 +249,10 @@ type Config struct {
 	// line every 10 s; any other writer gets a live, carriage-return
 	// updated line.
 	Progress io.Writer `json:"-"`
+	// Log receives notices about the crawl's saved state when non-nil,
+	// one line each: a resume that found no checkpoint and starts again,
+	// a resume of a finished crawl. The CLI passes stderr.
+	Log io.Writer `json:"-"`
 	// ProgressEvery is how often the counts are sampled for Progress.
 	// Default 1s.
 	ProgressEvery time.Duration
@@ -299,6 +303,13 @@ func DefaultConfig() Config {
 		ProgressEvery: time.Second,
 
 		CheckpointEvery: time.Minute,
+	}
+}
+
+// logf writes one notice line to c.Log.
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
 	}
 }
 

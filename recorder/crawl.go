@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
@@ -57,6 +59,10 @@ func StopText(reason string, maxPages int64, duration time.Duration) string {
 type Result struct {
 	Manifest *tracefile.Manifest
 	Stats    *Stats
+	// Finished is set, and nothing else, when a resume found the crawl
+	// finished with nothing left to do: why, in words. Nothing was
+	// written.
+	Finished string
 }
 
 // crawl is the state shared by the nodes of one process.
@@ -101,22 +107,19 @@ func (c *crawl) failed() error {
 	return c.err
 }
 
-// resumeNodes, for a resumed crawl, loads every node's state from the
-// newest checkpoint all of them have and reports true; with no
-// checkpoint (the crawl was killed before its first) it moves the logs
-// aside and opens new ones, and the crawl starts again from its seeds.
-// It also returns the checkpoint generation loaded.
-func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen uint64, err error) {
+// resumeNodes, for a resumed crawl, loads every node's state from set,
+// the newest checkpoint all of them have (findCheckpoints), and reports
+// true; with no checkpoint (the crawl was killed before its
+// first) it says so on cfg.Log, moves the logs aside and opens new ones,
+// and the crawl starts again from its seeds. It also returns the
+// checkpoint generation loaded.
+func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool, gen uint64, err error) {
 	if !cfg.Resume {
 		return false, 0, nil
 	}
-	dirs, gen, err := findCheckpoints(cfg.OutDir, local)
-	if err != nil {
-		return false, 0, err
-	}
 	for _, n := range nodes {
-		if dirs != nil {
-			err = n.loadCheckpoint(dirs[n.id])
+		if set != nil {
+			err = n.loadCheckpoint(set.dirs[n.id], set.meta[n.id])
 		} else {
 			err = n.discardAll()
 		}
@@ -128,7 +131,17 @@ func resumeNodes(cfg *Config, local []int, nodes []*node) (restored bool, gen ui
 		}
 		n.resume.Resumes++
 	}
-	return dirs != nil, gen, nil
+	if set == nil {
+		var urls, pages int64
+		for _, n := range nodes {
+			urls += n.resume.DiscardedURLs
+			pages += n.resume.DiscardedPages
+		}
+		cfg.logf("crawl: resuming %s: no checkpoint found (a crawl killed before its first checkpoint has none); its %d URL rows and %d page rows were moved to each node's %s, and the crawl starts again from its seeds",
+			cfg.OutDir, urls, pages, filepath.Join(StateDirName, discardedDirName))
+		return false, 0, nil
+	}
+	return true, set.gen, nil
 }
 
 // reserve takes one page from the budget.
@@ -202,7 +215,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			local = append(local, i)
 		}
 	}
+	lock, err := lockCrawl(&cfg, local, tcp)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
 	created := start
+	var resumeFrom *checkpointSet
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
 		if err != nil {
@@ -212,6 +231,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
 		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+		// The checkpoints are proved before anything is written.
+		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
+			return nil, err
+		}
+		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
+			return &Result{Finished: why}, nil
+		}
 	} else if crawlIn(cfg.OutDir, local, tcp) {
 		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
 	}
@@ -286,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	restored, gen, err := resumeNodes(&cfg, local, nodes)
+	restored, gen, err := resumeNodes(&cfg, resumeFrom, nodes)
 	if err != nil {
 		for _, m := range nodes {
 			m.split.closeWriters()
@@ -495,6 +521,33 @@ wait:
 		return &Result{Manifest: man, Stats: stats}, fmt.Errorf("recorder: %w", err)
 	}
 	return &Result{Manifest: man, Stats: stats}, nil
+}
+
+// lockCrawl takes the crawl directory's write locks for the crawl's life
+// (package outdir): the process's node directories exclusively, and the
+// crawl directory exclusively for an in-process crawl (with every node
+// directory already there: it writes them all) or shared for a node of a
+// TCP crawl. A second crawl, resume or import into the directory is
+// refused at once.
+func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
+	if cfg.OutDir == "" {
+		return nil, nil
+	}
+	ids := append([]int(nil), local...)
+	if !tcp {
+		if all, err := tracefile.CrawlNodes(cfg.OutDir); err == nil {
+			for _, id := range all {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	dirs := make([]string, len(ids))
+	for i, id := range ids {
+		dirs[i] = tracefile.NodeDir(cfg.OutDir, id)
+	}
+	return outdir.LockCrawl("crawl", cfg.OutDir, dirs, tcp)
 }
 
 // StatsName is the statistics file written beside the manifest.

@@ -117,3 +117,34 @@ func (n *node) discardAll() error {
 	}
 	return nil
 }
+
+// finishedCrawl reports why an in-process crawl resumed from set has
+// nothing left to do, or "" when it has: its last checkpoint is that of a
+// clean stop on an empty frontier, or on a used page budget that cfg does
+// not raise. A crawl stopped by --duration (a limit of each run) or by a
+// signal has more to do. The nodes of a TCP crawl resume as usual: what a
+// node has left depends on its peers, and the crawl ends when all are
+// idle.
+func finishedCrawl(cfg *Config, set *checkpointSet, tcp bool) string {
+	if set == nil || tcp {
+		return ""
+	}
+	var stop string
+	var attempts int64
+	first := true
+	for _, m := range set.meta {
+		if first {
+			stop, first = m.Stop, false
+		} else if m.Stop != stop {
+			return ""
+		}
+		attempts += m.Attempts
+	}
+	switch {
+	case stop == StopDone:
+		return StopText(stop, 0, 0) + "; the crawl is finished"
+	case stop == StopMaxPages && cfg.MaxPages > 0 && attempts >= cfg.MaxPages:
+		return fmt.Sprintf("the budget of %d pages (--max-pages) was used; give a larger --max-pages to continue the crawl", cfg.MaxPages)
+	}
+	return ""
+}

@@ -19,7 +19,11 @@ import (
 //
 // Every file is written atomically (tracefile.WriteFileAtomic or write,
 // fsync, rename); a checkpoint is complete only once it is renamed into
-// place, and the previous one is kept until then.
+// place, and the previous one is kept until then. A checkpoint records
+// the xxhash64 of every file it holds and of its description, and is
+// proved before it is loaded (checkpoint.go). OutDir/node-NNN/.crawltrace-lock
+// is the node's write lock, held by the one process running it (lockCrawl).
+// docs/crash-safety.md says what holds after a crash.
 const StateDirName = "state"
 
 // stateDir is node's state directory under outDir.

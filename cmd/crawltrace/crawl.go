@@ -48,7 +48,11 @@ crawl in DIR after a clean stop or kill -9, as the same crawl (same crawl id,
 segments and rows numbered on); flags not given again keep their saved
 values. Rows logged after the last checkpoint of a killed crawl are moved to
 DIR/node-NNN/state/discarded/ and their pages may be fetched again. A
-directory that already holds a crawl is refused without --resume.
+directory that already holds a crawl is refused without --resume. A
+directory another process is writing is refused (exit 2, naming its pid
+and host). A damaged checkpoint (every file is checksummed) is refused,
+naming the file; resuming a finished crawl prints so and exits 0 unless a
+larger --max-pages gives it more to do. See docs/crash-safety.md.
 
 In a crawl over --peers, every batch for a peer is kept in
 DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
@@ -131,6 +135,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 				cfg.QualityFile = qualityFile
 			}
 			cfg.Progress = progressOut(cmd)
+			cfg.Log = cmd.ErrOrStderr()
 			if cfg.Memory > 0 {
 				// The garbage collector keeps the heap near the budget
 				// plus the allowance, less what is not heap.
@@ -139,6 +144,10 @@ crawl ends when every node has used its share or run out of URLs.`,
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			res, err := recorder.Run(ctx, cfg)
+			if res != nil && res.Finished != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %s: nothing to do: %s\n", cfg.OutDir, res.Finished)
+				return nil
+			}
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
 				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", recorder.StopText(res.Stats.StopReason, cfg.MaxPages, cfg.Duration))

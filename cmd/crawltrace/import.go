@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/recorder/importer"
 )
 
@@ -43,6 +44,13 @@ func bindImportFlags(cmd *cobra.Command, o *importer.Options) {
 // policy and prints its summary.
 func runImport(cmd *cobra.Command, args []string, o importer.Options, run func([]string, importer.Options) (*importer.Stats, error)) error {
 	force, _ := cmd.Flags().GetBool("force")
+	// One writer: an import into a directory a crawl or another import
+	// is writing is refused, before anything in it is removed.
+	lock, err := outdir.LockCrawl("import", o.Out, nil, false)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	dir, err := prepareOut(o.Out, "import", "", force)
 	if err != nil {
 		return err

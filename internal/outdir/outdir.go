@@ -18,6 +18,11 @@
 // killed before Done (SIGKILL at a batch job's time limit) is recognised by
 // its listing: what appeared in the directory after it started is its
 // output.
+//
+// A crawl directory has one writer at a time: [LockCrawl] takes flock(2)
+// locks on its .crawltrace-lock files for the writer's life, and refuses
+// a second writer naming the first. Listings and lock files are the
+// policy's own files, never a command's output.
 package outdir
 
 import (
@@ -46,6 +51,12 @@ func (r refused) Is(target error) bool { return target == ErrRefused }
 
 // listingPrefix starts the name of every listing file.
 const listingPrefix = ".crawltrace-outputs-"
+
+// ownFile reports whether name is one of the policy's own files (a
+// listing, a lock file), never a command's output.
+func ownFile(name string) bool {
+	return strings.HasPrefix(name, listingPrefix) || name == LockName
+}
 
 // Options says who writes a directory.
 type Options struct {
@@ -122,7 +133,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 	var mine []listing
 	var others []string
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), listingPrefix) {
+		if !ownFile(e.Name()) {
 			others = append(others, e.Name())
 		}
 	}
@@ -191,7 +202,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 	}
 	for _, e := range ents {
 		d.before[e.Name()] = true
-		if o.Unit == "" && !strings.HasPrefix(e.Name(), listingPrefix) {
+		if o.Unit == "" && !ownFile(e.Name()) {
 			d.own.Before = append(d.own.Before, e.Name())
 		}
 	}
@@ -204,7 +215,7 @@ func Prepare(path string, o Options) (*Dir, error) {
 // failed run too, so that --force can clean up after it. A run that wrote nothing leaves no listing.
 func (d *Dir) Done(files ...string) error {
 	add := func(name string) {
-		if name != "" && name != "." && name != ".." && !strings.HasPrefix(name, listingPrefix) && !slices.Contains(d.own.Files, name) {
+		if name != "" && name != "." && name != ".." && !ownFile(name) && !slices.Contains(d.own.Files, name) {
 			d.own.Files = append(d.own.Files, name)
 		}
 	}

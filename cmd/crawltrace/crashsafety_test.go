@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/outdir"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// One writer per crawl directory: while a crawl process runs, a second
+// crawl, a --resume and an import into its directory are refused at once
+// (exit 2, one line naming the running process's pid and host), and
+// nothing of the running crawl is touched. Once the crawl is killed with
+// kill -9, its lock is gone with it and --resume proceeds.
+func TestCrawlDirectoryLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	srv, seeds := resumeWeb(t)
+	dir := filepath.Join(t.TempDir(), "crawl")
+	logs := t.TempDir()
+	first := startProc(t, filepath.Join(logs, "first.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "200ms")...)
+	pid := first.cmd.Process.Pid
+
+	// The first process has logged rows once a checkpoint exists.
+	ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
+	for deadline := time.Now().Add(time.Minute); ; {
+		if _, err := os.Stat(ckpt); err == nil {
+			break
+		}
+		select {
+		case <-first.done:
+			t.Fatalf("the first crawl ended early (%v): make the test web larger", first.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first crawl took no checkpoint within a minute")
+		}
+	}
+	host, _ := os.Hostname()
+	urlsFile := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(urlsFile, []byte("http://a.test/\n"), 0o644)
+	for i, args := range [][]string{
+		{"crawl", "-o", dir, "--resume"},
+		crawlArgs(dir, srv.Addr(), seeds),
+		{"import", "urls", urlsFile, "-o", dir, "--force"},
+	} {
+		log := filepath.Join(logs, fmt.Sprintf("second-%d.log", i))
+		p := startProc(t, log, args...)
+		code := exitStatus(t, p.wait(t, args[0], 30*time.Second))
+		b, _ := os.ReadFile(log)
+		out := strings.TrimSpace(string(b))
+		if code != 2 || strings.Count(out, "\n") != 0 || !strings.Contains(out, fmt.Sprintf("pid %d on host %s", pid, host)) {
+			t.Errorf("%s while a crawl runs in %s: exit %d, output %q; want 2 and one line naming pid %d on host %s", strings.Join(args, " "), dir, code, out, pid, host)
+		}
+	}
+	select {
+	case <-first.done:
+		t.Fatalf("the first crawl ended while the others were refused (%v): make the test web larger", first.err)
+	default:
+	}
+	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, 0), "state", "discarded")); err == nil {
+		t.Errorf("a refused process moved the running crawl's segments to state/discarded/")
+	}
+
+	// kill -9: no stale lock is left to clean up. Two resumes started
+	// together: one continues the crawl, the other is refused.
+	first.cmd.Process.Kill()
+	<-first.done
+	var resumes []*proc
+	for i := range 2 {
+		resumes = append(resumes, startProc(t, filepath.Join(logs, fmt.Sprintf("resume-%d.log", i)), "crawl", "-o", dir, "--resume"))
+	}
+	codes := map[int]int{}
+	for i, p := range resumes {
+		code := exitStatus(t, p.wait(t, "resume", time.Minute))
+		codes[code]++
+		b, _ := os.ReadFile(p.log)
+		if code == 2 && (!strings.Contains(string(b), fmt.Sprintf("pid %d on host %s", resumes[1-i].cmd.Process.Pid, host)) || strings.Count(strings.TrimSpace(string(b)), "\n") != 0) {
+			t.Errorf("the refused resume said %q, want one line naming the other (pid %d)", b, resumes[1-i].cmd.Process.Pid)
+		}
+	}
+	if codes[0] != 1 || codes[2] != 1 {
+		t.Fatalf("two resumes at once after kill -9: exit codes %v, want one 0 and one 2", codes)
+	}
+	if st := readStatsFile(t, filepath.Join(dir, "stats.json")); st.StopReason != "done" || st.Resumes != 1 {
+		t.Errorf("resumed crawl: stop %q after %d resumes, want done after 1", st.StopReason, st.Resumes)
+	}
+}
+
+// A crawl killed with kill -9 before its first checkpoint has segments
+// and no checkpoint. Its resume says so on one line, with the rows it
+// moves aside (counted here from the segments themselves), and crawls
+// the web again from the seeds.
+func TestKill9BeforeFirstCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	srv, seeds := resumeWeb(t)
+	dir := filepath.Join(t.TempDir(), "crawl")
+	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
+	seg := filepath.Join(tracefile.NodeDir(dir, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
+	for deadline := time.Now().Add(time.Minute); ; {
+		if st, err := os.Stat(seg); err == nil && st.Size() > 64<<10 {
+			break
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("the crawl ended before it was killed (%v)", p.err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl logged nothing within a minute")
+		}
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint")); err == nil {
+		t.Fatal("the crawl took a checkpoint before it was killed")
+	}
+	urls := 0
+	r, err := tracefile.OpenNodeURLs(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		urls += r.Batch().Len()
+	}
+	r.Close()
+	pages := 0 // every page row, robots.txt fetches included
+	paths, _ := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
+	for _, path := range paths {
+		s, err := tracefile.OpenSegment(path, tracefile.KindPages)
+		if err != nil {
+			continue // cut before its schema: no rows
+		}
+		for s.Next() {
+			pages += int(s.Record().NumRows())
+		}
+		s.Close()
+	}
+
+	code, _, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--progress", "never")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	want := fmt.Sprintf("no checkpoint found (a crawl killed before its first checkpoint has none); its %d URL rows and %d page rows were moved", urls, pages)
+	if !strings.Contains(errs, want) || !strings.Contains(errs, "starts again from its seeds") {
+		t.Errorf("resume stderr %q, want a line saying %q", errs, want)
+	}
+	st := readStatsFile(t, filepath.Join(dir, "stats.json"))
+	if st.DiscardedURLs != int64(urls) || st.DiscardedPages != int64(pages) || st.StopReason != "done" {
+		t.Errorf("stats: %d URL rows and %d pages discarded, stop %q; want %d, %d, done", st.DiscardedURLs, st.DiscardedPages, st.StopReason, urls, pages)
+	}
+}
+
+// crawl --resume of a finished crawl says so on one line and exits 0
+// at once, writing nothing: no new segment, no new stats.
+func TestResumeFinishedCrawlCLI(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 15, 0
+	srv := serveWeb(t, wc)
+	dir := filepath.Join(t.TempDir(), "crawl")
+	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), srv.Web().Seeds(), "--nodes", "2")...); code != 0 {
+		t.Fatalf("crawl: exit %d: %s", code, errs)
+	}
+	list := func() map[string]time.Time {
+		m := map[string]time.Time{}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() != outdir.LockName {
+				st, _ := d.Info()
+				m[p] = st.ModTime()
+			}
+			return nil
+		})
+		return m
+	}
+	before := list()
+	code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "1000")
+	if code != 0 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "nothing to do") || !strings.Contains(errs, "finished") {
+		t.Fatalf("resume of a finished crawl: exit %d, stdout %q, stderr %q; want 0 and one line saying it is finished", code, out, errs)
+	}
+	after := list()
+	for p, mt := range after {
+		if b, ok := before[p]; !ok || !b.Equal(mt) {
+			t.Errorf("the resume wrote %s", p)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("%d files before the resume, %d after", len(before), len(after))
+	}
+}
+
+// The nodes of a crawl over --peers share the crawl directory, each
+// holding its own node directory: a second process for a running node is
+// refused, naming it, and so are a resume of it and an import of the
+// directory, while the cluster goes on to finish.
+func TestClusterNodeLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	web := startClusterWeb(t, 12, 30)
+	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
+	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")
+	pid := c.procs[0].cmd.Process.Pid
+	waitUntil(t, "node 0 to hold its directory", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(lockFile)
+		return strings.Contains(string(b), fmt.Sprintf("pid %d ", pid))
+	})
+	host, _ := os.Hostname()
+	for i, tc := range []struct {
+		args []string
+		want string
+	}{
+		{c.args(0), fmt.Sprintf("pid %d on host %s", pid, host)},
+		{[]string{"crawl", "-o", c.dir, "--resume", "--token", clusterToken}, fmt.Sprintf("pid %d on host %s", pid, host)},
+		{[]string{"import", "urls", web.seeds, "-o", c.dir, "--force"}, "the nodes of a TCP crawl"},
+	} {
+		log := filepath.Join(t.TempDir(), fmt.Sprintf("second-%d.log", i))
+		code := exitStatus(t, startProc(t, log, tc.args...).wait(t, tc.args[0], 30*time.Second))
+		b, _ := os.ReadFile(log)
+		out := strings.TrimSpace(string(b))
+		if code != 2 || strings.Count(out, "\n") != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s while the cluster runs: exit %d, output %q; want 2 and one line naming %q", strings.Join(tc.args[:3], " "), code, out, tc.want)
+		}
+	}
+	for i, p := range c.procs {
+		if err := p.wait(t, fmt.Sprintf("node %d", i), 2*time.Minute); err != nil {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 2000))
+		}
+	}
+}
