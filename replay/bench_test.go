@@ -84,7 +84,7 @@ func BenchmarkLRUSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr})
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func BenchmarkMINSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr})
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

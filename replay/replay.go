@@ -248,7 +248,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		for _, u := range units {
 			g.Go(func() error {
 				start := time.Now()
-				rows, err := runUnit(gctx, &cfg, path, u, off)
+				var mem Measured
+				rows, err := runUnit(gctx, &cfg, path, u, off, &mem)
 				if err != nil {
 					return err
 				}
@@ -258,6 +259,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 				mu.Lock()
 				res.Rows = append(res.Rows, rows...)
+				if mem.Policy != "" {
+					res.Memory = append(res.Memory, mem)
+				}
 				mu.Unlock()
 				prog.done(rows)
 				return nil
@@ -306,7 +310,9 @@ func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, [
 	return o.keys, o.next, o.err
 }
 
-func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData) ([]Row, error) {
+// runUnit runs one unit of the grid and returns its rows; a unit simulated
+// at one size also fills mem (Measured.Policy stays "" otherwise).
+func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured) ([]Row, error) {
 	name := filepath.Base(path)
 	curveRows := func(c Curve) []Row {
 		rows := make([]Row, len(c.Sizes))
@@ -353,7 +359,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return curveRows(c), nil
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{})
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -377,9 +383,10 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	}
 	var reqs int64
 	hits := make([]int64, seeds)
+	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, u.size, opts)
+		h, n, err := simulate(ctx, cfg, path, u.policy, u.size, opts, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -425,10 +432,15 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // simulate runs one policy at one size over the trace (from memory when
 // opts.Trace is set, else streaming from the file) and returns the counted
 // hits and requests.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options) (hits, reqs int64, err error) {
+// mem, when not nil, receives the memory the policy's structures took at
+// the end and the keys it then held.
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, mem *Measured) (hits, reqs int64, err error) {
 	p, err := policy.New(name, size, opts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)
+	}
+	if mem != nil {
+		defer func() { mem.Keys, mem.Bytes = p.Len(), int64(policy.Bytes(p)) }()
 	}
 	var t int64
 	feed := func(keys []uint64) {

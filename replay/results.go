@@ -58,6 +58,18 @@ type Results struct {
 	// Traces holds the metadata of each condensed trace by base name (the
 	// Row.Trace), for figure titles; traces of other formats are absent.
 	Traces map[string]tracefile.Meta
+	// Memory holds what each simulation run at one size measured of its
+	// own structures (empty for merged results and one-pass curves).
+	Memory []Measured
+}
+
+// Measured is the memory one simulation's structures took when it ended
+// ([policy.Bytes]) and the keys its cache then held.
+type Measured struct {
+	Trace, Policy string
+	Size          int
+	Keys          int
+	Bytes         int64
 }
 
 // resultColumns are the header of results.csv (and the Arrow fields).
@@ -230,14 +242,36 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 	return nil
 }
 
-// WriteMemoryCSV writes the estimated bytes per cached entry of each policy
-// at each size ([policy.MemoryPerEntry]).
-func WriteMemoryCSV(w io.Writer, policies []string, sizes []int) error {
+// WriteMemoryCSV writes, for each policy at each size, the bytes per cached
+// entry of a full cache computed from its structures
+// ([policy.MemoryPerEntry]) and, where measured holds a simulation of it,
+// what that simulation measured: the keys its cache held at the end, the
+// bytes its structures took ([policy.Bytes]) and their quotient (the
+// largest over the traces). The measured columns are empty for the
+// one-pass curves (lru, min, infinite unless run per size) and for merged
+// slices.
+func WriteMemoryCSV(w io.Writer, policies []string, sizes []int, measured []Measured) error {
+	type key struct {
+		p string
+		s int
+	}
+	worst := map[key]Measured{}
+	for _, m := range measured {
+		k := key{m.Policy, m.Size}
+		if old, ok := worst[k]; !ok || m.Bytes > old.Bytes {
+			worst[k] = m
+		}
+	}
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "size", "bytes_per_entry"})
+	cw.Write([]string{"policy", "size", "bytes_per_entry", "keys_held", "bytes", "measured_bytes_per_entry"})
 	for _, p := range policies {
 		for _, s := range sizes {
-			cw.Write([]string{p, strconv.Itoa(s), strconv.FormatFloat(policy.MemoryPerEntry(p, s), 'f', 2, 64)})
+			rec := []string{p, strconv.Itoa(s), strconv.FormatFloat(policy.MemoryPerEntry(p, s), 'f', 2, 64), "", "", ""}
+			if m, ok := worst[key{p, s}]; ok {
+				rec[3], rec[4] = strconv.Itoa(m.Keys), strconv.FormatInt(m.Bytes, 10)
+				rec[5] = strconv.FormatFloat(float64(m.Bytes)/float64(max(m.Keys, 1)), 'f', 2, 64)
+			}
+			cw.Write(rec)
 		}
 	}
 	cw.Flush()
@@ -280,7 +314,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 	}{
 		{"results.csv", func(w io.Writer) error { return WriteCSV(w, res.Rows) }},
 		{"results.arrow", func(w io.Writer) error { return WriteArrow(w, res.Rows, res.Meta, memory.NewGoAllocator()) }},
-		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes) }},
+		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes, res.Memory) }},
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
