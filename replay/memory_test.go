@@ -92,6 +92,7 @@ func TestMemoryCSVMeasured(t *testing.T) {
 	trace := genTrace(t, dir, "t.arrow", gc)
 	cfg := DefaultConfig()
 	cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots, cfg.OutDir = []string{trace}, []string{"clock", "sieve", "lru"}, []int{64, 1 << 22}, false, filepath.Join(dir, "out")
+	cfg.Algorithm = AlgorithmOnePass
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,9 @@ type Config struct {
 	ChargeStatic bool
 	// Task and Tasks select slice Task (0-based) of Tasks of the run grid;
 	// Tasks <= 1 runs everything. The grid lists, for each trace and
-	// policy, one unit per cache size, except lru, min and infinite, which
-	// compute every size in one unit; unit j belongs to task j mod Tasks.
+	// policy, one unit per cache size, except infinite, and lru and min
+	// when computed in one pass (Algorithm), which compute every size in
+	// one unit; unit j belongs to task j mod Tasks.
 	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv
 	// and, beside it, results-task-<Task>-of-<Tasks>.json (the crawl, the
 	// traces' metadata and the sweep's parameters, which the CSV does not
@@ -56,10 +57,16 @@ type Config struct {
 	Workers int
 	// OutDir receives the result files; "" writes nothing.
 	OutDir string
-	// MINPerSize runs MIN once per size (policy package, sharing one
-	// next-use array) instead of the one pass of [MINMarkers]. Both are
-	// exact; it exists to cross-check and to spread a huge MIN grid over
-	// tasks.
+	// Algorithm chooses how lru and min are computed (see [Algorithms]):
+	// AlgorithmAuto ("" too) runs them once per size for fewer than
+	// [OnePassFrom] sizes and in one pass for all sizes otherwise;
+	// AlgorithmOnePass and AlgorithmPerSize force one or the other. One
+	// pass is [LRUMarkers] and [MINMarkers]; per size is the policy
+	// package's LRU (hash table and list) and MIN (heap, sharing one
+	// next-use array), which also run in parallel. All are exact.
+	Algorithm string
+	// MINPerSize runs MIN once per size whatever Algorithm says. It exists
+	// to cross-check and to spread a huge MIN grid over tasks.
 	MINPerSize bool
 	// Plots draws the figures into OutDir (unsliced runs only).
 	Plots bool
@@ -79,9 +86,42 @@ func DefaultConfig() Config {
 	return Config{Format: FormatCondensed, Policies: PaperPolicies(), Sizes: PaperSizes(), Seeds: 1, Plots: true}
 }
 
+// The values of Config.Algorithm.
+const (
+	AlgorithmAuto    = "auto"
+	AlgorithmOnePass = "one-pass"
+	AlgorithmPerSize = "per-size"
+)
+
+// Algorithms lists the values of Config.Algorithm.
+func Algorithms() []string { return []string{AlgorithmAuto, AlgorithmOnePass, AlgorithmPerSize} }
+
+// OnePassFrom is the number of sizes from which AlgorithmAuto computes lru
+// and min in one pass. Below it one run per size is cheaper: on a 4M-request
+// Zipf trace one LRU run at one size took half the time of the one-pass
+// curve, and one MIN run 0.66 of it; from 4 sizes (spread over 2^10..2^20)
+// the runs cost more than the pass (docs/benchmarks.md, "One pass or one
+// run per size").
+const OnePassFrom = 4
+
 // onePass reports whether name is computed for all sizes in one pass.
 func (cfg *Config) onePass(name string) bool {
-	return name == "lru" || name == "infinite" || name == "min" && !cfg.MINPerSize
+	switch name {
+	case "infinite":
+		return true
+	case "lru", "min":
+		if name == "min" && cfg.MINPerSize {
+			return false
+		}
+		switch cfg.Algorithm {
+		case AlgorithmOnePass:
+			return true
+		case AlgorithmPerSize:
+			return false
+		}
+		return len(cfg.Sizes) >= OnePassFrom
+	}
+	return false
 }
 
 // randomized reports whether name depends on a seed.
@@ -123,6 +163,12 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
 	}
 	cfg.Format = f
+	if cfg.Algorithm == "" {
+		cfg.Algorithm = AlgorithmAuto
+	}
+	if !slices.Contains(Algorithms(), cfg.Algorithm) {
+		return bad("unknown algorithm %q (known: %s)", cfg.Algorithm, strings.Join(Algorithms(), ", "))
+	}
 	if len(cfg.Policies) == 0 {
 		return bad("no policies")
 	}
@@ -201,10 +247,11 @@ type offlineData struct {
 }
 
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
-// trace is processed in turn, its units in parallel. lru streams the trace
-// once through [LRUMarkers] for every size; min runs [MINMarkers] on the
-// trace in memory (or, with Config.MINPerSize, the policy package's MIN once
-// per size); the other online policies stream it once per size.
+// trace is processed in turn, its units in parallel. In one pass (see
+// Config.Algorithm) lru streams the trace once through [LRUMarkers] for
+// every size and min runs [MINMarkers] on the trace in memory; per size,
+// they run as the other policies do. The online policies stream the trace
+// once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
 // 8 per request for MIN's next-use times), loaded once per trace and
 // dropped when the trace is done.
@@ -325,6 +372,9 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	needNext := slices.Contains(cfg.Policies, "min")
 	switch u.policy {
 	case "lru":
+		if !cfg.onePass("lru") {
+			break
+		}
 		src, err := Open(path, cfg.Format)
 		if err != nil {
 			return nil, err
@@ -346,7 +396,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return curveRows(s.Curve()), nil
 	case "min":
-		if cfg.MINPerSize {
+		if !cfg.onePass("min") {
 			break
 		}
 		keys, next, err := off.load(cfg, path, needNext)
@@ -490,6 +540,7 @@ func (cfg *Config) tableMeta() tracefile.TableMeta {
 			"warmup":        strconv.FormatInt(cfg.Warmup, 10),
 			"charge_static": strconv.FormatBool(cfg.ChargeStatic),
 			"min_per_size":  strconv.FormatBool(cfg.MINPerSize),
+			"algorithm":     cfg.Algorithm,
 		},
 	}
 }

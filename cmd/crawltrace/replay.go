@@ -24,8 +24,9 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay runs every trace through every policy at every cache size and writes
 DIR/results.csv, DIR/results.arrow, DIR/memory.csv and the figures
 (missrate-*, relative-*, full-vs-cross-*). A directory argument stands for the
-*.arrow condensed traces in it. lru, min and infinite compute all sizes in one
-pass; min and static hold the trace in memory.
+*.arrow condensed traces in it. infinite computes all sizes in one pass; lru and
+min do too from 4 sizes on, and run once per size (faster) below that
+(--algorithm overrides the choice); min and static hold the trace in memory.
 
 With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
@@ -88,7 +89,8 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
-	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size instead of the one-pass stack (faster for a few dozen sizes)")
+	f.StringVar(&cfg.Algorithm, "algorithm", replay.AlgorithmAuto, "lru and min: one-pass (all sizes at once), per-size, or auto (per size below 4 sizes)")
+	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
