@@ -34,7 +34,8 @@
 // into N slices (Config.Task, Config.Tasks) for a Slurm job array or a
 // Kubernetes indexed job, and [Merge] joins the slices. Results go to
 // results.csv and results.arrow (columns trace, policy, size, requests,
-// hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std),
+// hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std,
+// sample_rate),
 // memory.csv (bytes per cached entry: computed for a full cache, and
 // measured at the end of each simulation run at one size), and the figures
 // of [WritePlots].

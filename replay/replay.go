@@ -68,6 +68,14 @@ type Config struct {
 	// MINPerSize runs MIN once per size whatever Algorithm says. It exists
 	// to cross-check and to spread a huge MIN grid over tasks.
 	MINPerSize bool
+	// Sample, in (0, 1), replays a spatially sampled trace (SHARDS): the
+	// keys whose sampling hash falls below Sample x 2^64, each policy at
+	// its size x Sample (miniature simulation); rows are estimates for the
+	// whole trace and carry the rate (see sample.go). 0 (or 1) is exact.
+	Sample float64
+	// SampleMaxKeys, when > 0, bounds the sample to that many keys
+	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
+	SampleMaxKeys int
 	// Plots draws the figures into OutDir (unsliced runs only).
 	Plots bool
 	// Progress, when not nil, receives a progress line rewritten in place
@@ -112,6 +120,9 @@ func (cfg *Config) onePass(name string) bool {
 	case "lru", "min":
 		if name == "min" && cfg.MINPerSize {
 			return false
+		}
+		if name == "lru" && cfg.SampleMaxKeys > 0 {
+			return true // SHARDS, fixed size
 		}
 		switch cfg.Algorithm {
 		case AlgorithmOnePass:
@@ -192,6 +203,9 @@ func (cfg *Config) check() error {
 	if cfg.Warmup < 0 {
 		return bad("warmup %d < 0", cfg.Warmup)
 	}
+	if err := cfg.checkSample(); err != nil {
+		return err
+	}
 	if cfg.Tasks < 1 {
 		cfg.Task, cfg.Tasks = 0, 1
 	}
@@ -240,10 +254,11 @@ func ExpandTraces(args []string) ([]string, error) {
 
 // offlineData is a trace held in memory for MIN and STATIC, loaded once.
 type offlineData struct {
-	once sync.Once
-	keys []uint64
-	next []int64
-	err  error
+	sample *traceSample // how the trace is sampled, nil for exact runs
+	once   sync.Once
+	keys   []uint64
+	next   []int64
+	err    error
 }
 
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
@@ -290,6 +305,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return 0
 		})
 		off := &offlineData{}
+		if cfg.sampling() {
+			ts, err := prepareSample(ctx, &cfg, path)
+			if err != nil {
+				prog.finish()
+				return nil, err
+			}
+			off.sample = ts
+		}
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(cfg.Workers)
 		for _, u := range units {
@@ -299,6 +322,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				rows, err := runUnit(gctx, &cfg, path, u, off, &mem)
 				if err != nil {
 					return err
+				}
+				if off.sample != nil && !(u.policy == "lru" && cfg.SampleMaxKeys > 0) {
+					off.sample.estimate(rows)
 				}
 				secs := time.Since(start).Seconds()
 				for i := range rows {
@@ -350,6 +376,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
 		o.keys, o.err = ReadFile(path, cfg.Format)
+		if o.err == nil && o.sample != nil {
+			o.keys = slices.DeleteFunc(o.keys, func(k uint64) bool { return !o.sample.keep(k) })
+		}
 		if o.err == nil && withNext {
 			o.next, _ = NextUse(o.keys)
 		}
@@ -361,11 +390,19 @@ func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, [
 // at one size also fills mem (Measured.Policy stays "" otherwise).
 func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured) ([]Row, error) {
 	name := filepath.Base(path)
+	ts := off.sample
+	// The sizes simulated: the miniature ones of a sampled run.
+	var sizes []int
+	for _, s := range cfg.Sizes {
+		sizes = append(sizes, ts.scale(s))
+	}
+	sizes = slices.Compact(sizes)
 	curveRows := func(c Curve) []Row {
-		rows := make([]Row, len(c.Sizes))
-		for i, s := range c.Sizes {
+		rows := make([]Row, len(cfg.Sizes))
+		for i, s := range cfg.Sizes {
+			j, _ := slices.BinarySearch(c.Sizes, ts.scale(s))
 			rows[i] = Row{Trace: name, Policy: u.policy, Size: s, Requests: c.Requests,
-				Hits: c.Hits[i], Misses: c.Misses(i), MissRate: c.MissRate(i), Seeds: 1}
+				Hits: c.Hits[j], Misses: c.Misses(j), MissRate: c.MissRate(j), Seeds: 1}
 		}
 		return rows
 	}
@@ -375,13 +412,37 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if !cfg.onePass("lru") {
 			break
 		}
-		src, err := Open(path, cfg.Format)
+		if cfg.SampleMaxKeys > 0 {
+			// SHARDS samples the whole trace itself, lowering its rate.
+			src, err := Open(path, cfg.Format)
+			if err != nil {
+				return nil, err
+			}
+			defer src.Close()
+			sh, err := newShardsLRU(cfg.Sizes, cfg.SampleMaxKeys, cfg.Sample)
+			if err != nil {
+				return nil, err
+			}
+			for src.Next() {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				for _, k := range src.Keys() {
+					sh.access(k)
+				}
+			}
+			if err := src.Err(); err != nil {
+				return nil, err
+			}
+			return sh.rows(name), nil
+		}
+		src, err := cfg.open(path, ts)
 		if err != nil {
 			return nil, err
 		}
 		defer src.Close()
 		// One pass for every size: LRU with markers at the sizes.
-		s, err := NewLRUMarkers(cfg.Sizes, cfg.Warmup)
+		s, err := NewLRUMarkers(sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
@@ -403,13 +464,13 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
-		c, err := MINMarkers(keys, next, cfg.Sizes, cfg.Warmup)
+		c, err := MINMarkers(keys, next, sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
 		return curveRows(c), nil
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, nil)
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -436,7 +497,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, u.size, opts, mem)
+		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -482,9 +543,10 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // simulate runs one policy at one size over the trace (from memory when
 // opts.Trace is set, else streaming from the file) and returns the counted
 // hits and requests.
-// mem, when not nil, receives the memory the policy's structures took at
+// ts, when not nil, samples the streamed trace (opts.Trace is sampled
+// already). mem, when not nil, receives the memory the policy's structures took at
 // the end and the keys it then held.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, mem *Measured) (hits, reqs int64, err error) {
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured) (hits, reqs int64, err error) {
 	p, err := policy.New(name, size, opts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)
@@ -509,7 +571,7 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			feed(opts.Trace[i:min(i+batchSize, len(opts.Trace))])
 		}
 	} else {
-		src, err := Open(path, cfg.Format)
+		src, err := cfg.open(path, ts)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -533,14 +595,16 @@ func (cfg *Config) tableMeta() tracefile.TableMeta {
 	return tracefile.TableMeta{
 		Inputs: slices.Clone(cfg.Traces),
 		Params: map[string]string{
-			"format":        cfg.Format,
-			"policies":      strings.Join(cfg.Policies, ","),
-			"sizes":         sizesParam(cfg.Sizes),
-			"seeds":         strconv.Itoa(cfg.Seeds),
-			"warmup":        strconv.FormatInt(cfg.Warmup, 10),
-			"charge_static": strconv.FormatBool(cfg.ChargeStatic),
-			"min_per_size":  strconv.FormatBool(cfg.MINPerSize),
-			"algorithm":     cfg.Algorithm,
+			"format":          cfg.Format,
+			"policies":        strings.Join(cfg.Policies, ","),
+			"sizes":           sizesParam(cfg.Sizes),
+			"seeds":           strconv.Itoa(cfg.Seeds),
+			"warmup":          strconv.FormatInt(cfg.Warmup, 10),
+			"charge_static":   strconv.FormatBool(cfg.ChargeStatic),
+			"min_per_size":    strconv.FormatBool(cfg.MINPerSize),
+			"algorithm":       cfg.Algorithm,
+			"sample_rate":     strconv.FormatFloat(cfg.Sample, 'g', -1, 64),
+			"sample_max_keys": strconv.Itoa(cfg.SampleMaxKeys),
 		},
 	}
 }

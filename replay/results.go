@@ -45,6 +45,10 @@ type Row struct {
 	// MissRateStd is the sample standard deviation of the miss rate over
 	// the seeds (0 for one run).
 	MissRateStd float64
+	// SampleRate is the share of keys the row was estimated from (a
+	// sampled replay, Config.Sample), or 0 for an exact row. With
+	// SampleMaxKeys it is the rate in force at the end of the trace.
+	SampleRate float64
 }
 
 // Results are the rows of a replay and the files written. It is not safe for
@@ -73,7 +77,10 @@ type Measured struct {
 }
 
 // resultColumns are the header of results.csv (and the Arrow fields).
-var resultColumns = []string{"trace", "policy", "size", "requests", "hits", "misses", "miss_rate", "relative_to_min", "seconds", "seeds", "miss_rate_std"}
+var resultColumns = []string{"trace", "policy", "size", "requests", "hits", "misses", "miss_rate", "relative_to_min", "seconds", "seeds", "miss_rate_std", "sample_rate"}
+
+// oldResultColumns is the header before sample_rate, still read.
+var oldResultColumns = resultColumns[:11]
 
 // policyRank orders policies as policy.Names does; unknown names sort after.
 func policyRank(name string) int {
@@ -123,6 +130,14 @@ func fmtFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// sampleRateField is the sample_rate of a row: empty for an exact one.
+func sampleRateField(r float64) string {
+	if r == 0 {
+		return ""
+	}
+	return fmtFloat(r)
+}
+
 // WriteCSV writes rows as CSV with a header line.
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
@@ -130,7 +145,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		cw.Write([]string{r.Trace, r.Policy, strconv.Itoa(r.Size), strconv.FormatInt(r.Requests, 10),
 			strconv.FormatInt(r.Hits, 10), strconv.FormatInt(r.Misses, 10), fmtFloat(r.MissRate), fmtFloat(r.RelativeToMin),
-			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd)})
+			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd), sampleRateField(r.SampleRate)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -140,11 +155,11 @@ func WriteCSV(w io.Writer, rows []Row) error {
 // [tracefile.ErrCorrupt] and name the line.
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(resultColumns)
 	head, err := cr.Read()
-	if err != nil || !slices.Equal(head, resultColumns) {
+	if err != nil || !slices.Equal(head, resultColumns) && !slices.Equal(head, oldResultColumns) {
 		return nil, corruptf("%s: not a replay results CSV (header %v)", name, head)
 	}
+	cr.FieldsPerRecord = len(head)
 	var rows []Row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -187,6 +202,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		r.Seeds, err = strconv.Atoi(rec[9])
 		errs = append(errs, err)
 		r.MissRateStd = num(rec[10])
+		if len(rec) > 11 && rec[11] != "" {
+			r.SampleRate = num(rec[11])
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, corruptf("%s: line %d: %v", name, line, err)
 		}
@@ -207,6 +225,7 @@ var resultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "seconds", Type: arrow.PrimitiveTypes.Float64},
 	{Name: "seeds", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "miss_rate_std", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "sample_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 
 // WriteArrow writes rows as the one record batch of an Arrow IPC file whose
@@ -232,6 +251,11 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 		b.Field(8).(*array.Float64Builder).Append(r.Seconds)
 		b.Field(9).(*array.Int64Builder).Append(int64(r.Seeds))
 		b.Field(10).(*array.Float64Builder).Append(r.MissRateStd)
+		if r.SampleRate == 0 {
+			b.Field(11).AppendNull()
+		} else {
+			b.Field(11).(*array.Float64Builder).Append(r.SampleRate)
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
