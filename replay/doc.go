@@ -57,4 +57,12 @@
 // page of every nominal size in turn, and the demo's 8-policy, 26-size
 // grid peaked at 3.4 GB with one worker, against 27-95 MB for any one
 // policy alone.
+//
+// # Sampled curves
+//
+// Config.Sample and Config.SampleMaxKeys replay a spatial sample of the
+// keys (SHARDS) with every policy at a miniature size, for traces too large
+// for exact runs; rows are estimates for the whole trace and carry their
+// sample rate (Row.SampleRate, the sample_rate column). sample.go describes
+// the method; docs/benchmarks.md gives its error against exact curves.
 package replay
