@@ -70,8 +70,10 @@ type Config struct {
 	MINPerSize bool
 	// Sample, in (0, 1), replays a spatially sampled trace (SHARDS): the
 	// keys whose sampling hash falls below Sample x 2^64, each policy at
-	// its size x Sample (miniature simulation); rows are estimates for the
-	// whole trace and carry the rate (see sample.go). 0 (or 1) is exact.
+	// 1 + (size-1) x Sample keys (miniature simulation); rows are
+	// estimates for the whole trace and carry the rate (see sample.go). 0
+	// (or 1) is exact. Caches of fewer than about 1/Sample keys are below
+	// the sample's resolution.
 	Sample float64
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
@@ -332,7 +334,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 				mu.Lock()
 				res.Rows = append(res.Rows, rows...)
-				if mem.Policy != "" {
+				if mem.Policy != "" && off.sample == nil { // not miniatures
 					res.Memory = append(res.Memory, mem)
 				}
 				mu.Unlock()

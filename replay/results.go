@@ -63,7 +63,8 @@ type Results struct {
 	// Row.Trace), for figure titles; traces of other formats are absent.
 	Traces map[string]tracefile.Meta
 	// Memory holds what each simulation run at one size measured of its
-	// own structures (empty for merged results and one-pass curves).
+	// own structures (empty for merged results, one-pass curves and
+	// sampled runs, whose caches are miniatures).
 	Memory []Measured
 }
 
@@ -272,8 +273,8 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 // what that simulation measured: the keys its cache held at the end, the
 // bytes its structures took ([policy.Bytes]) and their quotient (the
 // largest over the traces). The measured columns are empty for the
-// one-pass curves (lru, min, infinite unless run per size) and for merged
-// slices.
+// one-pass curves (infinite, and lru and min unless run per size), for
+// sampled runs and for merged slices.
 func WriteMemoryCSV(w io.Writer, policies []string, sizes []int, measured []Measured) error {
 	type key struct {
 		p string
