@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -119,6 +120,7 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	}
 	defer src.Close()
 	var low lowestHashes
+	var kept int64
 	if cfg.SampleMaxKeys > 0 {
 		low = newLowestHashes(cfg.SampleMaxKeys)
 	}
@@ -128,9 +130,10 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 		}
 		keys := src.Keys()
 		ts.total += int64(len(keys))
-		if cfg.SampleMaxKeys > 0 {
-			for _, k := range keys {
-				if ts.keep(k) {
+		for _, k := range keys {
+			if ts.keep(k) {
+				kept++
+				if cfg.SampleMaxKeys > 0 {
 					low.keepLowest(cfg.SampleMaxKeys+1, k, sampleHash(k))
 				}
 			}
@@ -138,6 +141,9 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	}
 	if err := src.Err(); err != nil {
 		return nil, err
+	}
+	if kept == 0 && ts.total > 0 {
+		return nil, fmt.Errorf("%w: replay: %s: a %g sample holds none of its %d requests (raise --sample)", tracefile.ErrBadInput, filepath.Base(path), cfg.Sample, ts.total)
 	}
 	// With n+1 keys kept, exactly n hash below the highest of them.
 	if cfg.SampleMaxKeys > 0 && low.len() > cfg.SampleMaxKeys {

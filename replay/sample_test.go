@@ -217,3 +217,13 @@ func TestLRUStackRemove(t *testing.T) {
 		}
 	}
 }
+
+// A sample that holds no request is an error, not a curve of zeros.
+func TestEmptySample(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "t.arrow", GenConfig{Requests: 50, Keys: 5, Alpha: 0, Locality: 0, Window: 1, Seed: 2})
+	cfg := DefaultConfig()
+	cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots, cfg.Sample = []string{trace}, []string{"lru"}, []int{1 << 20}, false, 1e-9
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "t.arrow: a 1e-09 sample holds none of its 50 requests") {
+		t.Errorf("empty sample: %v", err)
+	}
+}
