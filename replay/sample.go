@@ -15,15 +15,16 @@ import (
 // With Config.Sample = R, a replay keeps only the requests for keys whose
 // sampling hash is below R x 2^64 (spatial sampling, SHARDS: Waldspurger et
 // al., FAST 2015), about a fraction R of the keys with all their requests,
-// and simulates every policy at size x R on that sampled trace (miniature
-// simulation: Waldspurger et al., ATC 2017). A miniature cache of s x R
-// keys sees the sampled keys as the full cache sees all of them, so its
-// miss ratio estimates the full cache's. Rows give the estimate scaled to
+// and simulates every policy at 1 + (size-1) x R keys on that sampled
+// trace (miniature simulation: Waldspurger et al., ATC 2017; see
+// traceSample.scale for the 1 + ...). A miniature cache sees the sampled
+// keys as the full cache sees all of them, so its miss ratio estimates the
+// full cache's. Rows give the estimate scaled to
 // the whole trace as libCacheSim's mrcProfiler does: misses m' of the
 // sampled trace count as m'/R misses of the N requests of the whole trace,
 // miss rate m'/(R N). The difference between the expected number of
 // sampled requests, R N, and the actual one is thereby counted as hits (the
-// SHARDS_adj correction of the FAST paper, Section 4.3): a few very popular
+// SHARDS_adj correction of the FAST paper): a few very popular
 // keys falling in or out of the sample move the actual count far from R N,
 // and those requests are mostly hits.
 //
@@ -246,7 +247,7 @@ func (s *sampledSource) Next() bool {
 func (s *sampledSource) Keys() []uint64 { return s.buf }
 
 // shardsLRU is SHARDS with a fixed sample size (Waldspurger et al., FAST
-// 2015, Section 4.2, with the SHARDS_adj correction of Section 4.3): an LRU
+// 2015, with its SHARDS_adj correction): an LRU
 // stack of the sampled keys, at most maxKeys of them, and estimated hits per
 // size bucket. It is not safe for concurrent use.
 type shardsLRU struct {
