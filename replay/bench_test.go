@@ -2,8 +2,11 @@ package replay
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
@@ -84,7 +87,7 @@ func BenchmarkLRUSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr})
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr}, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,11 +104,67 @@ func BenchmarkMINSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr})
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr}, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(1-float64(hits)/float64(len(tr)), "missrate@64K")
 	}
 	reportRate(b, len(tr))
+}
+
+// crossoverSizes returns k sizes spread evenly (in log scale) over 2^10 ..
+// 2^20, the range where a crawler's cache sizes matter.
+func crossoverSizes(k int) []int {
+	if k == 1 {
+		return []int{1 << 16}
+	}
+	var s []int
+	for i := range k {
+		s = append(s, int(math.Round(math.Exp2(10+10*float64(i)/float64(k-1)))))
+	}
+	return s
+}
+
+// BenchmarkOnePassCrossover measures, for k sizes, the one-pass curve of
+// lru ([LRUMarkers]) and min ([MINMarkers]) against one simulation per size
+// (policy package, next-use times shared), to find the number of sizes from
+// which the one pass is cheaper (docs/benchmarks.md, "One pass or one run
+// per size"). Reported: wall seconds per algorithm as "s-onepass"
+// and "s-persize" (one b.N iteration runs both).
+func BenchmarkOnePassCrossover(b *testing.B) {
+	tr := benchTrace()
+	next := policy.NextUse(tr)
+	for _, name := range []string{"lru", "min"} {
+		for _, k := range []int{1, 2, 3, 4, 6, 8, 12} {
+			sizes := crossoverSizes(k)
+			b.Run(fmt.Sprintf("%s/sizes=%d", name, k), func(b *testing.B) {
+				var one, per time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					if name == "lru" {
+						m, _ := NewLRUMarkers(sizes, 0)
+						m.AccessBatch(tr)
+					} else if _, err := MINMarkers(tr, next, sizes, 0); err != nil {
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					for _, s := range sizes {
+						p, err := policy.New(name, s, policy.Options{Trace: tr, NextUse: next})
+						if err != nil {
+							b.Fatal(err)
+						}
+						for _, key := range tr {
+							p.Access(key)
+						}
+					}
+					one, per = one+t1.Sub(t0), per+time.Since(t1)
+				}
+				b.ReportMetric(one.Seconds()/float64(b.N), "s-onepass")
+				b.ReportMetric(per.Seconds()/float64(b.N), "s-persize")
+				b.ReportMetric(per.Seconds()/one.Seconds(), "persize/onepass")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
 }

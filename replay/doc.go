@@ -34,9 +34,11 @@
 // into N slices (Config.Task, Config.Tasks) for a Slurm job array or a
 // Kubernetes indexed job, and [Merge] joins the slices. Results go to
 // results.csv and results.arrow (columns trace, policy, size, requests,
-// hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std),
-// memory.csv (estimated bytes per cached entry), and the figures of
-// [WritePlots].
+// hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std,
+// sample_rate),
+// memory.csv (bytes per cached entry: computed for a full cache, and
+// measured at the end of each simulation run at one size), and the figures
+// of [WritePlots].
 //
 // # Memory
 //
@@ -44,4 +46,23 @@
 // hold the trace in memory (8 bytes per request), min also its next-use
 // times (8 more bytes per request); a sweep loads each trace once, for
 // those policies only, and drops it before the next trace.
+//
+// A sweep's peak memory is that of the simulations running at once
+// (Config.Workers) plus the trace: a finished simulation leaves only its
+// row. A cache's structures grow with the keys it holds, never to its
+// nominal size (W-TinyLFU's sketch, 2 bytes per nominal entry, excepted),
+// so a 2^25-entry cache over 50K distinct keys costs what 50K entries
+// cost. They used to be allocated at the nominal size; Go's heap reuses a
+// finished simulation's spans only after zeroing them, which touched every
+// page of every nominal size in turn, and the demo's 8-policy, 26-size
+// grid peaked at 3.4 GB with one worker, against 27-95 MB for any one
+// policy alone.
+//
+// # Sampled curves
+//
+// Config.Sample and Config.SampleMaxKeys replay a spatial sample of the
+// keys (SHARDS) with every policy at a miniature size, for traces too large
+// for exact runs; rows are estimates for the whole trace and carry their
+// sample rate (Row.SampleRate, the sample_rate column). sample.go describes
+// the method; docs/benchmarks.md gives its error against exact curves.
 package replay

@@ -124,9 +124,10 @@ func TraceTitle(trace string, m tracefile.Meta) string {
 
 // missPlot draws miss rate (or miss rate / MIN's) against log2 cache size,
 // one line per policy.
+// Curves estimated from a sample say so in the title, with the rate.
 func missPlot(title string, rows []Row, relative bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = title
+	p.Title.Text = title + sampledNote(rows)
 	p.X.Label.Text = "cache size (entries, log2 scale)"
 	p.X.Tick.Marker = Pow2Ticks{}
 	p.Y.Tick.Marker = DenseTicks{}
@@ -171,4 +172,24 @@ func missPlot(title string, rows []Row, relative bool) (*plot.Plot, error) {
 		p.Legend.Add(pol, l, s)
 	}
 	return p, nil
+}
+
+// sampledNote is ", sampled: 1% of keys" for rows estimated from a sample
+// (a range when the rates differ, as SHARDS' fixed-size rates do), "" for
+// exact rows.
+func sampledNote(rows []Row) string {
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range rows {
+		if r.SampleRate > 0 {
+			lo, hi = min(lo, r.SampleRate), max(hi, r.SampleRate)
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'g', 3, 64) + "%" }
+	if lo == hi {
+		return ", sampled: " + pct(lo) + " of keys"
+	}
+	return ", sampled: " + pct(lo) + "-" + pct(hi) + " of keys"
 }

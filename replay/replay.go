@@ -45,8 +45,9 @@ type Config struct {
 	ChargeStatic bool
 	// Task and Tasks select slice Task (0-based) of Tasks of the run grid;
 	// Tasks <= 1 runs everything. The grid lists, for each trace and
-	// policy, one unit per cache size, except lru, min and infinite, which
-	// compute every size in one unit; unit j belongs to task j mod Tasks.
+	// policy, one unit per cache size, except infinite, and lru and min
+	// when computed in one pass (Algorithm), which compute every size in
+	// one unit; unit j belongs to task j mod Tasks.
 	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv
 	// and, beside it, results-task-<Task>-of-<Tasks>.json (the crawl, the
 	// traces' metadata and the sweep's parameters, which the CSV does not
@@ -56,11 +57,27 @@ type Config struct {
 	Workers int
 	// OutDir receives the result files; "" writes nothing.
 	OutDir string
-	// MINPerSize runs MIN once per size (policy package, sharing one
-	// next-use array) instead of the one pass of [MINMarkers]. Both are
-	// exact; it exists to cross-check and to spread a huge MIN grid over
-	// tasks.
+	// Algorithm chooses how lru and min are computed (see [Algorithms]):
+	// AlgorithmAuto ("" too) runs them once per size for fewer than
+	// [OnePassFrom] sizes and in one pass for all sizes otherwise;
+	// AlgorithmOnePass and AlgorithmPerSize force one or the other. One
+	// pass is [LRUMarkers] and [MINMarkers]; per size is the policy
+	// package's LRU (hash table and list) and MIN (heap, sharing one
+	// next-use array), which also run in parallel. All are exact.
+	Algorithm string
+	// MINPerSize runs MIN once per size whatever Algorithm says. It exists
+	// to cross-check and to spread a huge MIN grid over tasks.
 	MINPerSize bool
+	// Sample, in (0, 1), replays a spatially sampled trace (SHARDS): the
+	// keys whose sampling hash falls below Sample x 2^64, each policy at
+	// 1 + (size-1) x Sample keys (miniature simulation); rows are
+	// estimates for the whole trace and carry the rate (see sample.go). 0
+	// (or 1) is exact. Caches of fewer than about 1/Sample keys are below
+	// the sample's resolution.
+	Sample float64
+	// SampleMaxKeys, when > 0, bounds the sample to that many keys
+	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
+	SampleMaxKeys int
 	// Plots draws the figures into OutDir (unsliced runs only).
 	Plots bool
 	// Progress, when not nil, receives a progress line rewritten in place
@@ -79,9 +96,45 @@ func DefaultConfig() Config {
 	return Config{Format: FormatCondensed, Policies: PaperPolicies(), Sizes: PaperSizes(), Seeds: 1, Plots: true}
 }
 
+// The values of Config.Algorithm.
+const (
+	AlgorithmAuto    = "auto"
+	AlgorithmOnePass = "one-pass"
+	AlgorithmPerSize = "per-size"
+)
+
+// Algorithms lists the values of Config.Algorithm.
+func Algorithms() []string { return []string{AlgorithmAuto, AlgorithmOnePass, AlgorithmPerSize} }
+
+// OnePassFrom is the number of sizes from which AlgorithmAuto computes lru
+// and min in one pass. Below it one run per size is cheaper: on a 4M-request
+// Zipf trace one LRU run at one size took half the time of the one-pass
+// curve, and one MIN run 0.66 of it; from 4 sizes (spread over 2^10..2^20)
+// the runs cost more than the pass (docs/benchmarks.md, "One pass or one
+// run per size").
+const OnePassFrom = 4
+
 // onePass reports whether name is computed for all sizes in one pass.
 func (cfg *Config) onePass(name string) bool {
-	return name == "lru" || name == "infinite" || name == "min" && !cfg.MINPerSize
+	switch name {
+	case "infinite":
+		return true
+	case "lru", "min":
+		if name == "min" && cfg.MINPerSize {
+			return false
+		}
+		if name == "lru" && cfg.SampleMaxKeys > 0 {
+			return true // SHARDS, fixed size
+		}
+		switch cfg.Algorithm {
+		case AlgorithmOnePass:
+			return true
+		case AlgorithmPerSize:
+			return false
+		}
+		return len(cfg.Sizes) >= OnePassFrom
+	}
+	return false
 }
 
 // randomized reports whether name depends on a seed.
@@ -123,6 +176,12 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
 	}
 	cfg.Format = f
+	if cfg.Algorithm == "" {
+		cfg.Algorithm = AlgorithmAuto
+	}
+	if !slices.Contains(Algorithms(), cfg.Algorithm) {
+		return bad("unknown algorithm %q (known: %s)", cfg.Algorithm, strings.Join(Algorithms(), ", "))
+	}
 	if len(cfg.Policies) == 0 {
 		return bad("no policies")
 	}
@@ -145,6 +204,9 @@ func (cfg *Config) check() error {
 	}
 	if cfg.Warmup < 0 {
 		return bad("warmup %d < 0", cfg.Warmup)
+	}
+	if err := cfg.checkSample(); err != nil {
+		return err
 	}
 	if cfg.Tasks < 1 {
 		cfg.Task, cfg.Tasks = 0, 1
@@ -194,17 +256,19 @@ func ExpandTraces(args []string) ([]string, error) {
 
 // offlineData is a trace held in memory for MIN and STATIC, loaded once.
 type offlineData struct {
-	once sync.Once
-	keys []uint64
-	next []int64
-	err  error
+	sample *traceSample // how the trace is sampled, nil for exact runs
+	once   sync.Once
+	keys   []uint64
+	next   []int64
+	err    error
 }
 
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
-// trace is processed in turn, its units in parallel. lru streams the trace
-// once through [LRUMarkers] for every size; min runs [MINMarkers] on the
-// trace in memory (or, with Config.MINPerSize, the policy package's MIN once
-// per size); the other online policies stream it once per size.
+// trace is processed in turn, its units in parallel. In one pass (see
+// Config.Algorithm) lru streams the trace once through [LRUMarkers] for
+// every size and min runs [MINMarkers] on the trace in memory; per size,
+// they run as the other policies do. The online policies stream the trace
+// once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
 // 8 per request for MIN's next-use times), loaded once per trace and
 // dropped when the trace is done.
@@ -243,14 +307,26 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return 0
 		})
 		off := &offlineData{}
+		if cfg.sampling() {
+			ts, err := prepareSample(ctx, &cfg, path)
+			if err != nil {
+				prog.finish()
+				return nil, err
+			}
+			off.sample = ts
+		}
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(cfg.Workers)
 		for _, u := range units {
 			g.Go(func() error {
 				start := time.Now()
-				rows, err := runUnit(gctx, &cfg, path, u, off)
+				var mem Measured
+				rows, err := runUnit(gctx, &cfg, path, u, off, &mem)
 				if err != nil {
 					return err
+				}
+				if off.sample != nil && !(u.policy == "lru" && cfg.SampleMaxKeys > 0) {
+					off.sample.estimate(rows)
 				}
 				secs := time.Since(start).Seconds()
 				for i := range rows {
@@ -258,6 +334,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 				mu.Lock()
 				res.Rows = append(res.Rows, rows...)
+				if mem.Policy != "" && off.sample == nil { // not miniatures
+					res.Memory = append(res.Memory, mem)
+				}
 				mu.Unlock()
 				prog.done(rows)
 				return nil
@@ -299,6 +378,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
 		o.keys, o.err = ReadFile(path, cfg.Format)
+		if o.err == nil && o.sample != nil {
+			o.keys = slices.DeleteFunc(o.keys, func(k uint64) bool { return !o.sample.keep(k) })
+		}
 		if o.err == nil && withNext {
 			o.next, _ = NextUse(o.keys)
 		}
@@ -306,26 +388,63 @@ func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, [
 	return o.keys, o.next, o.err
 }
 
-func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData) ([]Row, error) {
+// runUnit runs one unit of the grid and returns its rows; a unit simulated
+// at one size also fills mem (Measured.Policy stays "" otherwise).
+func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured) ([]Row, error) {
 	name := filepath.Base(path)
+	ts := off.sample
+	// The sizes simulated: the miniature ones of a sampled run.
+	var sizes []int
+	for _, s := range cfg.Sizes {
+		sizes = append(sizes, ts.scale(s))
+	}
+	sizes = slices.Compact(sizes)
 	curveRows := func(c Curve) []Row {
-		rows := make([]Row, len(c.Sizes))
-		for i, s := range c.Sizes {
+		rows := make([]Row, len(cfg.Sizes))
+		for i, s := range cfg.Sizes {
+			j, _ := slices.BinarySearch(c.Sizes, ts.scale(s))
 			rows[i] = Row{Trace: name, Policy: u.policy, Size: s, Requests: c.Requests,
-				Hits: c.Hits[i], Misses: c.Misses(i), MissRate: c.MissRate(i), Seeds: 1}
+				Hits: c.Hits[j], Misses: c.Misses(j), MissRate: c.MissRate(j), Seeds: 1}
 		}
 		return rows
 	}
 	needNext := slices.Contains(cfg.Policies, "min")
 	switch u.policy {
 	case "lru":
-		src, err := Open(path, cfg.Format)
+		if !cfg.onePass("lru") {
+			break
+		}
+		if cfg.SampleMaxKeys > 0 {
+			// SHARDS samples the whole trace itself, lowering its rate.
+			src, err := Open(path, cfg.Format)
+			if err != nil {
+				return nil, err
+			}
+			defer src.Close()
+			sh, err := newShardsLRU(cfg.Sizes, cfg.SampleMaxKeys, cfg.Sample)
+			if err != nil {
+				return nil, err
+			}
+			for src.Next() {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				for _, k := range src.Keys() {
+					sh.access(k)
+				}
+			}
+			if err := src.Err(); err != nil {
+				return nil, err
+			}
+			return sh.rows(name), nil
+		}
+		src, err := cfg.open(path, ts)
 		if err != nil {
 			return nil, err
 		}
 		defer src.Close()
 		// One pass for every size: LRU with markers at the sizes.
-		s, err := NewLRUMarkers(cfg.Sizes, cfg.Warmup)
+		s, err := NewLRUMarkers(sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
@@ -340,20 +459,20 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return curveRows(s.Curve()), nil
 	case "min":
-		if cfg.MINPerSize {
+		if !cfg.onePass("min") {
 			break
 		}
 		keys, next, err := off.load(cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		c, err := MINMarkers(keys, next, cfg.Sizes, cfg.Warmup)
+		c, err := MINMarkers(keys, next, sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
 		return curveRows(c), nil
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{})
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -377,9 +496,10 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	}
 	var reqs int64
 	hits := make([]int64, seeds)
+	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, u.size, opts)
+		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -425,10 +545,16 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // simulate runs one policy at one size over the trace (from memory when
 // opts.Trace is set, else streaming from the file) and returns the counted
 // hits and requests.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options) (hits, reqs int64, err error) {
+// ts, when not nil, samples the streamed trace (opts.Trace is sampled
+// already). mem, when not nil, receives the memory the policy's structures took at
+// the end and the keys it then held.
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured) (hits, reqs int64, err error) {
 	p, err := policy.New(name, size, opts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)
+	}
+	if mem != nil {
+		defer func() { mem.Keys, mem.Bytes = p.Len(), int64(policy.Bytes(p)) }()
 	}
 	var t int64
 	feed := func(keys []uint64) {
@@ -447,7 +573,7 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			feed(opts.Trace[i:min(i+batchSize, len(opts.Trace))])
 		}
 	} else {
-		src, err := Open(path, cfg.Format)
+		src, err := cfg.open(path, ts)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -471,13 +597,16 @@ func (cfg *Config) tableMeta() tracefile.TableMeta {
 	return tracefile.TableMeta{
 		Inputs: slices.Clone(cfg.Traces),
 		Params: map[string]string{
-			"format":        cfg.Format,
-			"policies":      strings.Join(cfg.Policies, ","),
-			"sizes":         sizesParam(cfg.Sizes),
-			"seeds":         strconv.Itoa(cfg.Seeds),
-			"warmup":        strconv.FormatInt(cfg.Warmup, 10),
-			"charge_static": strconv.FormatBool(cfg.ChargeStatic),
-			"min_per_size":  strconv.FormatBool(cfg.MINPerSize),
+			"format":          cfg.Format,
+			"policies":        strings.Join(cfg.Policies, ","),
+			"sizes":           sizesParam(cfg.Sizes),
+			"seeds":           strconv.Itoa(cfg.Seeds),
+			"warmup":          strconv.FormatInt(cfg.Warmup, 10),
+			"charge_static":   strconv.FormatBool(cfg.ChargeStatic),
+			"min_per_size":    strconv.FormatBool(cfg.MINPerSize),
+			"algorithm":       cfg.Algorithm,
+			"sample_rate":     strconv.FormatFloat(cfg.Sample, 'g', -1, 64),
+			"sample_max_keys": strconv.Itoa(cfg.SampleMaxKeys),
 		},
 	}
 }

@@ -45,6 +45,10 @@ type Row struct {
 	// MissRateStd is the sample standard deviation of the miss rate over
 	// the seeds (0 for one run).
 	MissRateStd float64
+	// SampleRate is the share of keys the row was estimated from (a
+	// sampled replay, Config.Sample), or 0 for an exact row. With
+	// SampleMaxKeys it is the rate in force at the end of the trace.
+	SampleRate float64
 }
 
 // Results are the rows of a replay and the files written. It is not safe for
@@ -58,10 +62,26 @@ type Results struct {
 	// Traces holds the metadata of each condensed trace by base name (the
 	// Row.Trace), for figure titles; traces of other formats are absent.
 	Traces map[string]tracefile.Meta
+	// Memory holds what each simulation run at one size measured of its
+	// own structures (empty for merged results, one-pass curves and
+	// sampled runs, whose caches are miniatures).
+	Memory []Measured
+}
+
+// Measured is the memory one simulation's structures took when it ended
+// ([policy.Bytes]) and the keys its cache then held.
+type Measured struct {
+	Trace, Policy string
+	Size          int
+	Keys          int
+	Bytes         int64
 }
 
 // resultColumns are the header of results.csv (and the Arrow fields).
-var resultColumns = []string{"trace", "policy", "size", "requests", "hits", "misses", "miss_rate", "relative_to_min", "seconds", "seeds", "miss_rate_std"}
+var resultColumns = []string{"trace", "policy", "size", "requests", "hits", "misses", "miss_rate", "relative_to_min", "seconds", "seeds", "miss_rate_std", "sample_rate"}
+
+// oldResultColumns is the header before sample_rate, still read.
+var oldResultColumns = resultColumns[:11]
 
 // policyRank orders policies as policy.Names does; unknown names sort after.
 func policyRank(name string) int {
@@ -111,6 +131,14 @@ func fmtFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// sampleRateField is the sample_rate of a row: empty for an exact one.
+func sampleRateField(r float64) string {
+	if r == 0 {
+		return ""
+	}
+	return fmtFloat(r)
+}
+
 // WriteCSV writes rows as CSV with a header line.
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
@@ -118,7 +146,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		cw.Write([]string{r.Trace, r.Policy, strconv.Itoa(r.Size), strconv.FormatInt(r.Requests, 10),
 			strconv.FormatInt(r.Hits, 10), strconv.FormatInt(r.Misses, 10), fmtFloat(r.MissRate), fmtFloat(r.RelativeToMin),
-			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd)})
+			strconv.FormatFloat(r.Seconds, 'f', 3, 64), strconv.Itoa(r.Seeds), fmtFloat(r.MissRateStd), sampleRateField(r.SampleRate)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -128,11 +156,11 @@ func WriteCSV(w io.Writer, rows []Row) error {
 // [tracefile.ErrCorrupt] and name the line.
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(resultColumns)
 	head, err := cr.Read()
-	if err != nil || !slices.Equal(head, resultColumns) {
+	if err != nil || !slices.Equal(head, resultColumns) && !slices.Equal(head, oldResultColumns) {
 		return nil, corruptf("%s: not a replay results CSV (header %v)", name, head)
 	}
+	cr.FieldsPerRecord = len(head)
 	var rows []Row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
@@ -175,6 +203,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		r.Seeds, err = strconv.Atoi(rec[9])
 		errs = append(errs, err)
 		r.MissRateStd = num(rec[10])
+		if len(rec) > 11 && rec[11] != "" {
+			r.SampleRate = num(rec[11])
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, corruptf("%s: line %d: %v", name, line, err)
 		}
@@ -195,6 +226,7 @@ var resultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "seconds", Type: arrow.PrimitiveTypes.Float64},
 	{Name: "seeds", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "miss_rate_std", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "sample_rate", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 
 // WriteArrow writes rows as the one record batch of an Arrow IPC file whose
@@ -220,6 +252,11 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 		b.Field(8).(*array.Float64Builder).Append(r.Seconds)
 		b.Field(9).(*array.Int64Builder).Append(int64(r.Seeds))
 		b.Field(10).(*array.Float64Builder).Append(r.MissRateStd)
+		if r.SampleRate == 0 {
+			b.Field(11).AppendNull()
+		} else {
+			b.Field(11).(*array.Float64Builder).Append(r.SampleRate)
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -230,14 +267,36 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 	return nil
 }
 
-// WriteMemoryCSV writes the estimated bytes per cached entry of each policy
-// at each size ([policy.MemoryPerEntry]).
-func WriteMemoryCSV(w io.Writer, policies []string, sizes []int) error {
+// WriteMemoryCSV writes, for each policy at each size, the bytes per cached
+// entry of a full cache computed from its structures
+// ([policy.MemoryPerEntry]) and, where measured holds a simulation of it,
+// what that simulation measured: the keys its cache held at the end, the
+// bytes its structures took ([policy.Bytes]) and their quotient (the
+// largest over the traces). The measured columns are empty for the
+// one-pass curves (infinite, and lru and min unless run per size), for
+// sampled runs and for merged slices.
+func WriteMemoryCSV(w io.Writer, policies []string, sizes []int, measured []Measured) error {
+	type key struct {
+		p string
+		s int
+	}
+	worst := map[key]Measured{}
+	for _, m := range measured {
+		k := key{m.Policy, m.Size}
+		if old, ok := worst[k]; !ok || m.Bytes > old.Bytes {
+			worst[k] = m
+		}
+	}
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "size", "bytes_per_entry"})
+	cw.Write([]string{"policy", "size", "bytes_per_entry", "keys_held", "bytes", "measured_bytes_per_entry"})
 	for _, p := range policies {
 		for _, s := range sizes {
-			cw.Write([]string{p, strconv.Itoa(s), strconv.FormatFloat(policy.MemoryPerEntry(p, s), 'f', 2, 64)})
+			rec := []string{p, strconv.Itoa(s), strconv.FormatFloat(policy.MemoryPerEntry(p, s), 'f', 2, 64), "", "", ""}
+			if m, ok := worst[key{p, s}]; ok {
+				rec[3], rec[4] = strconv.Itoa(m.Keys), strconv.FormatInt(m.Bytes, 10)
+				rec[5] = strconv.FormatFloat(float64(m.Bytes)/float64(max(m.Keys, 1)), 'f', 2, 64)
+			}
+			cw.Write(rec)
 		}
 	}
 	cw.Flush()
@@ -280,7 +339,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 	}{
 		{"results.csv", func(w io.Writer) error { return WriteCSV(w, res.Rows) }},
 		{"results.arrow", func(w io.Writer) error { return WriteArrow(w, res.Rows, res.Meta, memory.NewGoAllocator()) }},
-		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes) }},
+		{"memory.csv", func(w io.Writer) error { return WriteMemoryCSV(w, policies, sizes, res.Memory) }},
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)

@@ -70,6 +70,26 @@ func (s *LRUStack) Access(key uint64) int64 {
 	return d
 }
 
+// Remove drops key from the stack, as if it had never been requested (the
+// keys below it move up one place), and reports whether it was there.
+// SHARDS' fixed-size sampling drops the keys it stops sampling this way.
+func (s *LRUStack) Remove(key uint64) bool {
+	slot, ok := s.last[key]
+	if !ok {
+		return false
+	}
+	s.addAt(slot, -1)
+	delete(s.last, key)
+	s.live--
+	return true
+}
+
+// Contains reports whether key is on the stack.
+func (s *LRUStack) Contains(key uint64) bool {
+	_, ok := s.last[key]
+	return ok
+}
+
 // AccessBatch processes keys in order.
 func (s *LRUStack) AccessBatch(keys []uint64) {
 	for _, k := range keys {
@@ -115,7 +135,7 @@ func (s *LRUStack) compact() {
 	j := uint32(0)
 	for t := uint32(0); t < s.now; t++ {
 		k := s.keys[t]
-		if s.last[k] == t {
+		if v, ok := s.last[k]; ok && v == t {
 			keys[j] = k
 			s.last[k] = j
 			j++

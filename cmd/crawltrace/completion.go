@@ -36,7 +36,7 @@ func completions() map[string]map[string]flagValues {
 		"": {"progress": one(progress.Modes()...)},
 		"crawl": {"partitioner": one(partitioners...), "order": one(recorder.Orders()...),
 			"compression": one("none", "zstd", "lz4")},
-		"replay":                  {"policies": list(policy.Names()...), "format": one(replay.Formats()...)},
+		"replay":                  {"policies": list(policy.Names()...), "format": one(replay.Formats()...), "algorithm": one(replay.Algorithms()...)},
 		"export":                  {"format": one(replay.Formats()...), "in-format": one(replay.Formats()...)},
 		"demo":                    {"policies": list(policy.Names()...)},
 		"orders":                  {"orders": list(recorder.Orders()...), "quality-model": quality},

@@ -24,14 +24,22 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay runs every trace through every policy at every cache size and writes
 DIR/results.csv, DIR/results.arrow, DIR/memory.csv and the figures
 (missrate-*, relative-*, full-vs-cross-*). A directory argument stands for the
-*.arrow condensed traces in it. lru, min and infinite compute all sizes in one
-pass; min and static hold the trace in memory.
+*.arrow condensed traces in it. infinite computes all sizes in one pass; lru and
+min do too from 4 sizes on, and run once per size (faster) below that
+(--algorithm overrides the choice); min and static hold the trace in memory.
+
+With --sample RATE (e.g. 0.01) only the keys whose hash falls in a share RATE
+of the hash space are replayed, each policy at its size x RATE, and the rows
+are estimates for the whole trace (SHARDS and miniature simulation;
+--sample-max-keys bounds the sample's keys instead). Sampled rows, the
+results' metadata and the figures give the rate.
 
 With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
 'crawltrace replay merge'.`,
 		Example: `  crawltrace replay out/condensed --sizes 2^0..2^25 -o results
   crawltrace replay trace.bin --format oracleGeneral --policies lru,clock,min --sizes 1k,64k,1m
+  crawltrace replay big.arrow --sample 0.01 --policies lru,clock -o sampled
   crawltrace replay out/condensed --task 3/16 -o results && crawltrace replay merge results -o final`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,7 +96,10 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
-	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size instead of the one-pass stack (faster for a few dozen sizes)")
+	f.StringVar(&cfg.Algorithm, "algorithm", replay.AlgorithmAuto, "lru and min: one-pass (all sizes at once), per-size, or auto (per size below 4 sizes)")
+	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
+	f.Float64Var(&cfg.Sample, "sample", 0, "replay a spatial sample of this share of the keys at size x RATE (SHARDS, miniature simulation), e.g. 0.01; 0 = exact")
+	f.IntVar(&cfg.SampleMaxKeys, "sample-max-keys", 0, "sample at most this many keys (SHARDS fixed size; lowers the rate as keys arrive)")
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")

@@ -65,7 +65,19 @@ func TestReplayCLI(t *testing.T) {
 	if code := run("replay", bad, "--format", "oracleGeneral", "-o", filepath.Join(dir, "x")); code != 2 || !strings.Contains(errb.String(), bad) || strings.Count(errb.String(), "\n") != 1 {
 		t.Errorf("bad trace: exit %d, stderr %q", code, errb.String())
 	}
+	// A sampled replay: rows carry the rate.
+	sres := filepath.Join(dir, "sampled")
+	if code := run("replay", filepath.Join(cond, "node-000.full.arrow"), "--sample", "0.25", "--policies", "lru,clock", "--sizes", "16,256", "--no-plots", "-o", sres); code != 0 {
+		t.Fatalf("replay --sample: exit %d: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(sres, "results.csv")); strings.Count(string(b), ",0.25\n") != 4 {
+		t.Errorf("sampled results.csv:\n%s", b)
+	}
 	for _, args := range [][]string{
+		{"replay", og, "--sample", "2"},
+		{"replay", og, "--sample", "0.1", "--warmup", "5"},
+		{"replay", og, "--sample-max-keys", "-1"},
+		{"replay", og, "--algorithm", "fast"},
 		{"replay", og, "--sizes", "zero"},
 		{"replay", og, "--task", "3/3"},
 		{"replay", og, "--policies", "nosuch"},

@@ -22,7 +22,7 @@ var _ Policy = (*CLOCK)(nil)
 // NewCLOCK returns an empty CLOCK cache of size >= 1 keys.
 func NewCLOCK(size int) *CLOCK {
 	mustSize("clock", size)
-	return &CLOCK{slots: newSlots(size), marks: make([]bool, size)}
+	return &CLOCK{slots: newSlots(size), marks: make([]bool, 0, startCap(size))}
 }
 
 // Access implements [Policy].
@@ -32,6 +32,7 @@ func (c *CLOCK) Access(key uint64) bool {
 		return true
 	}
 	if c.fill(key) {
+		c.marks = grow(c.marks, c.n, c.size)
 		return false
 	}
 	h := c.hand

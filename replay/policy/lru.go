@@ -3,8 +3,8 @@ package policy
 // LRU evicts the least recently requested key. It keeps a hash table from
 // key to node and an intrusive doubly linked list, most recent first, over
 // a fixed slab of 16-byte nodes (the paper used a heap ordered by last
-// access time; the list gives the same order in O(1)). It is not safe for
-// concurrent use.
+// access time; the list gives the same order in O(1)). The slab grows with
+// the keys held, up to size+1 nodes. It is not safe for concurrent use.
 type LRU struct {
 	size  int
 	n     int
@@ -22,7 +22,7 @@ var _ Policy = (*LRU)(nil)
 // NewLRU returns an empty LRU cache of size >= 1 keys.
 func NewLRU(size int) *LRU {
 	mustSize("lru", size)
-	return &LRU{size: size, t: newTable(size), nodes: make([]lruNode, size+1)}
+	return &LRU{size: size, t: newTable(size), nodes: make([]lruNode, 1, 1+startCap(size))}
 }
 
 // Access implements [Policy].
@@ -45,6 +45,10 @@ func (c *LRU) Access(key uint64) bool {
 	if c.n < c.size {
 		c.n++
 		i = int32(c.n)
+		if c.n >= len(nodes) {
+			c.nodes = grow(c.nodes, c.n+1, c.size+1)
+			nodes = c.nodes
+		}
 	} else {
 		i = nodes[0].prev
 		c.t.del(nodes[i].key)

@@ -6,9 +6,9 @@ import "strings"
 // cached key when it is full: it holds size keys and, for the policies that
 // remember evicted keys (s3fifo, arc, 2q), as many of those as it can (for
 // "infinite": when it holds size distinct keys). The estimate comes from the
-// sizes the structures are allocated with; hash tables start small and
-// double up to their final size, so a cache that sees fewer distinct keys
-// than it could hold uses less. It returns 0 for an
+// sizes the structures reach when full; they start small and double up to
+// that size, so a cache that sees fewer distinct keys than it could hold
+// uses less (what [Bytes] measures). It returns 0 for an
 // unknown name or a size below 1. Go object headers and the Policy struct
 // itself (a few dozen bytes) are left out, and so is MIN's next-use array,
 // which costs 8 bytes per request of the trace rather than per key. The
@@ -68,4 +68,15 @@ func MemoryPerEntry(name string, size int) float64 {
 		return 0
 	}
 	return float64(b) / float64(size)
+}
+
+// Bytes is the memory p's data structures take now (with the same
+// exclusions as [MemoryPerEntry]): they grow with the keys held, so a cache
+// far larger than its trace's distinct keys costs what those keys cost. It
+// returns 0 for a Policy of another package.
+func Bytes(p Policy) int {
+	if m, ok := p.(interface{ memBytes() int }); ok {
+		return m.memBytes()
+	}
+	return 0
 }

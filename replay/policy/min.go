@@ -26,6 +26,7 @@ type MIN struct {
 	t     table
 	nodes []minNode  // node i holds a cached key and its heap position
 	heap  []minEntry // max-heap on next; heap[:n] is live
+	limit int        // nodes and heap grow with the keys held, up to this
 }
 
 type minNode struct {
@@ -66,8 +67,9 @@ func NewMIN(size int, opts Options) (*MIN, error) {
 		trace: opts.Trace,
 		next:  next,
 		t:     newTable(k),
-		nodes: make([]minNode, k),
-		heap:  make([]minEntry, k),
+		nodes: make([]minNode, 0, startCap(k)),
+		heap:  make([]minEntry, 0, startCap(k)),
+		limit: k,
 	}, nil
 }
 
@@ -111,6 +113,8 @@ func (c *MIN) Access(key uint64) bool {
 	}
 	if c.n < c.size {
 		i := int32(c.n)
+		c.nodes = grow(c.nodes, c.n+1, c.limit)
+		c.heap = grow(c.heap, c.n+1, c.limit)
 		c.nodes[i].key = key
 		c.heap[c.n] = minEntry{next: nu, node: i}
 		c.nodes[i].hpos = int32(c.n)

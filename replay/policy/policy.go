@@ -15,7 +15,11 @@
 //
 // The policies are built for replaying billions of requests: hash tables
 // keyed by the fingerprint with open addressing, index-based lists over
-// preallocated slabs, and no allocation per request once a cache is full.
+// slabs, and no allocation per request once a cache is full. Every
+// structure grows with the keys the cache holds (doubling, up to the size),
+// never to the nominal size, so a cache larger than its trace's distinct
+// keys costs what those keys cost ([Bytes] measures it); W-TinyLFU's sketch,
+// whose width sets its estimates, is the one exception.
 //
 // Every policy is a single-threaded core: it is not safe for concurrent use,
 // and parallelism lives outside it (the replay package runs one policy per

@@ -384,13 +384,24 @@ func TestMemoryPerEntry(t *testing.T) {
 	if MemoryPerEntry("nope", 10) != 0 || MemoryPerEntry("lru", 0) != 0 {
 		t.Error("MemoryPerEntry of an unknown name or size 0 is not 0")
 	}
-	// A cache far larger than its keys only grows its table as needed.
-	p := NewLRU(1 << 20)
-	for k := uint64(0); k < 1000; k++ {
-		p.Access(k)
-	}
-	if p.t.bytes() > tableBytes(tableStart) {
-		t.Errorf("LRU(2^20) holding 1000 keys has a %d-byte table", p.t.bytes())
+	// A cache far larger than its keys costs what those keys cost: its
+	// structures grow as keys arrive, never to the nominal size (only
+	// W-TinyLFU's sketch, 2 bytes per nominal entry, is sized up front).
+	const big, keys = 1 << 22, 3000
+	trace := randomTrace(7, 4*keys, keys, 1, true)
+	for _, name := range Names() {
+		p := mustNew(t, name, big, Options{Trace: trace})
+		for _, k := range trace {
+			p.Access(k)
+		}
+		got := p.(memSizer).memBytes()
+		limit := int(MemoryPerEntry(name, 2*keys)*2*keys) + 2*tableBytes(tableStart)
+		if name == "wtinylfu" {
+			limit += sketchBytes(big)
+		}
+		if got > limit {
+			t.Errorf("%s(2^22) holding %d keys takes %d bytes, more than %d", name, p.Len(), got, limit)
+		}
 	}
 }
 

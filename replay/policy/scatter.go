@@ -8,8 +8,9 @@ package policy
 // the CLOCK mark. A bucket array of k rounded up to a power of two points
 // at one entry of each chain; chains are circular, so an entry is unlinked
 // by walking its own chain around to its predecessor, with no back links
-// and no separate list of cache items. Nothing is allocated after
-// construction.
+// and no separate list of cache items. The arrays grow with the keys held
+// (the bucket array doubles, and the chains are rebuilt, when the entries
+// outnumber the buckets), so nothing is allocated once the cache is full.
 //
 // "clock-scatter" replaces entries exactly as [CLOCK] and "random-scatter"
 // exactly as [Random] with the same seed, so their hits and misses match
@@ -24,6 +25,7 @@ type Scatter struct {
 	keys   []uint64
 	link   []uint32
 	heads  []int32
+	nb     int // buckets once full
 	rng    splitmix
 }
 
@@ -61,11 +63,19 @@ func newScatter(name string, size int, random bool, seed uint64) *Scatter {
 	c := &Scatter{
 		random: random,
 		size:   size,
-		keys:   make([]uint64, size),
-		link:   make([]uint32, size),
-		heads:  make([]int32, nb),
+		nb:     nb,
+		keys:   make([]uint64, 0, startCap(size)),
+		link:   make([]uint32, 0, startCap(size)),
 		rng:    splitmix{seed},
 	}
+	c.rehash(min(nb, scatterBuckets(startCap(size))))
+	return c
+}
+
+// rehash replaces the bucket array by one of nb buckets (a power of two)
+// and rebuilds the chains of the entries held.
+func (c *Scatter) rehash(nb int) {
+	c.heads = make([]int32, nb)
 	c.shift = 64
 	for b := nb; b > 1; b >>= 1 {
 		c.shift--
@@ -73,7 +83,9 @@ func newScatter(name string, size int, random bool, seed uint64) *Scatter {
 	for i := range c.heads {
 		c.heads[i] = -1
 	}
-	return c
+	for e := range c.n {
+		c.chain(e, c.keys[e])
+	}
 }
 
 func (c *Scatter) bucket(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> c.shift }
@@ -137,6 +149,13 @@ func (c *Scatter) Access(key uint64) bool {
 	if c.n < c.size {
 		e := c.n
 		c.n++
+		c.keys = grow(c.keys, c.n, c.size)
+		c.link = grow(c.link, c.n, c.size)
+		if c.n > len(c.heads) && len(c.heads) < c.nb {
+			c.n-- // rehash the entries held before e
+			c.rehash(min(2*len(c.heads), c.nb))
+			c.n++
+		}
 		c.keys[e] = key
 		c.link[e] = 0
 		c.chain(e, key)

@@ -3,12 +3,15 @@ package policy
 // slab is a fixed pool of doubly linked nodes threaded onto a few circular
 // lists. List l (0 <= l < nlists) has its sentinel at index l; the front
 // of a list is the sentinel's next (most recent), the back its prev
-// (oldest). Links are int32 indices, so the whole structure is a single
-// allocation and nothing is allocated per access.
+// (oldest). Links are int32 indices, so the node array can grow (it
+// doubles as nodes are handed out, up to its capacity) without
+// invalidating a link, and nothing is allocated per access once it has
+// reached the number of keys the cache holds.
 //
 // A slab is not safe for concurrent use.
 type slab struct {
 	nodes []snode
+	limit int // nodes never grows past this many
 	lens  [4]int
 	used  int32 // nodes[:used] have been handed out at least once
 	free  int32 // head of the free list (threaded through next), -1 if none
@@ -22,11 +25,11 @@ type snode struct {
 	freq       uint8
 }
 
-// slabBytes is the memory of a slab with nlists lists and capacity nodes.
+// slabBytes is the memory of a full slab with nlists lists and capacity nodes.
 func slabBytes(nlists, capacity int) int { return (nlists + capacity) * 24 }
 
 func newSlab(nlists, capacity int) slab {
-	s := slab{nodes: make([]snode, nlists+capacity), used: int32(nlists), free: -1}
+	s := slab{nodes: make([]snode, nlists, nlists+startCap(capacity)), limit: nlists + capacity, used: int32(nlists), free: -1}
 	for l := 0; l < nlists; l++ {
 		s.nodes[l] = snode{prev: int32(l), next: int32(l), list: uint8(l)}
 	}
@@ -42,6 +45,9 @@ func (s *slab) alloc(key uint64) int32 {
 	} else {
 		i = s.used
 		s.used++
+		if int(i) >= len(s.nodes) {
+			s.nodes = grow(s.nodes, int(i)+1, s.limit)
+		}
 	}
 	s.nodes[i] = snode{key: key}
 	return i

@@ -2,7 +2,8 @@ package policy
 
 // slots is the fixed array of k cached keys, with a table from key to slot,
 // that CLOCK, FIFO and RANDOM share: they differ only in which slot a miss
-// replaces once the array is full. Not safe for concurrent use.
+// replaces once the array is full. The array grows with the keys held, up
+// to size. Not safe for concurrent use.
 type slots struct {
 	size int
 	n    int // slots filled; the array fills in order before any eviction
@@ -11,7 +12,7 @@ type slots struct {
 }
 
 func newSlots(size int) slots {
-	return slots{size: size, t: newTable(size), keys: make([]uint64, size)}
+	return slots{size: size, t: newTable(size), keys: make([]uint64, 0, startCap(size))}
 }
 
 // lookup returns the slot of key.
@@ -22,6 +23,7 @@ func (s *slots) fill(key uint64) bool {
 	if s.n >= s.size {
 		return false
 	}
+	s.keys = grow(s.keys, s.n+1, s.size)
 	s.keys[s.n] = key
 	s.t.put(key, s.n)
 	s.n++

@@ -1,0 +1,229 @@
+package replay
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// lowestHashes keeps the n keys of lowest hash, whatever the order and
+// repetition of the offers, as sorting all of them does.
+func TestLowestHashes(t *testing.T) {
+	keys, err := GenerateKeys(GenConfig{Requests: 20_000, Keys: 3_000, Alpha: 0.7, Locality: 0.2, Window: 16, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	l := newLowestHashes(n)
+	distinct := map[uint64]bool{}
+	for _, k := range keys {
+		l.keepLowest(n, k, sampleHash(k))
+		distinct[k] = true
+	}
+	var hs []uint64
+	for k := range distinct {
+		hs = append(hs, sampleHash(k))
+	}
+	slices.Sort(hs)
+	var got []uint64
+	for l.len() > 0 {
+		got = append(got, l.pop().h)
+	}
+	slices.Reverse(got)
+	if !slices.Equal(got, hs[:n]) {
+		t.Errorf("kept hashes differ from the %d lowest", n)
+	}
+}
+
+// A sample that holds every key is the whole trace: rows equal the exact
+// ones, SHARDS' LRU included (its stack distances are then exact and its
+// correction is zero).
+func TestSampleOfEveryKeyIsExact(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "t.arrow", smallGen(21))
+	run := func(maxKeys int) []Row {
+		cfg := DefaultConfig()
+		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock", "min"}, []int{1, 10, 100, 1000, 10_000}, false
+		cfg.SampleMaxKeys = maxKeys
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Rows {
+			res.Rows[i].SampleRate = 0
+		}
+		return res.Rows
+	}
+	if got, want := csvOf(t, run(1<<20)), csvOf(t, run(0)); got != want {
+		t.Errorf("a sample of every key:\n%s\nexact:\n%s", got, want)
+	}
+}
+
+// meanAbsErr is the mean absolute difference of two runs' miss rates over
+// the rows of policy p at sizes of at least minSize.
+func meanAbsErr(t *testing.T, exact, sampled []Row, p string, minSize int) float64 {
+	t.Helper()
+	want := map[int]float64{}
+	for _, r := range exact {
+		if r.Policy == p {
+			want[r.Size] = r.MissRate
+		}
+	}
+	var sum float64
+	n := 0
+	for _, r := range sampled {
+		if r.Policy == p && r.Size >= minSize {
+			sum += math.Abs(r.MissRate - want[r.Size])
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no %s rows at sizes >= %d", p, minSize)
+	}
+	return sum / float64(n)
+}
+
+// Sampled curves of LRU and CLOCK are within 0.01 mean absolute error of
+// the exact ones at the sizes the sample resolves (at least 1/R), for a
+// fixed rate (miniature simulations) and a fixed number of keys (SHARDS'
+// LRU; CLOCK at the rate that keeps that many keys). The exact curves come
+// from the exact code paths (the one-pass LRU stack and per-size CLOCK).
+func TestSampledCurveError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a 2M-request trace exactly and sampled")
+	}
+	trace := genTrace(t, t.TempDir(), "t.arrow", GenConfig{Requests: 2_000_000, Keys: 200_000, Alpha: 0.9, Locality: 0.3, Window: 64, Seed: 1})
+	sizes := PaperSizes()[6:19] // 2^6 .. 2^18
+	run := func(rate float64, maxKeys int) []Row {
+		cfg := DefaultConfig()
+		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock"}, sizes, false
+		cfg.Sample, cfg.SampleMaxKeys = rate, maxKeys
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Rows
+	}
+	exact := run(0, 0)
+	for _, c := range []struct {
+		rate    float64
+		maxKeys int
+	}{{0.05, 0}, {0, 8000}} {
+		rows := run(c.rate, c.maxKeys)
+		r := rows[0].SampleRate
+		if !(r > 0 && r < 1) {
+			t.Fatalf("rate %v, max keys %d: rows give sample rate %v", c.rate, c.maxKeys, r)
+		}
+		for _, p := range []string{"lru", "clock"} {
+			mae := meanAbsErr(t, exact, rows, p, int(math.Ceil(1/r)))
+			t.Logf("rate %v, max keys %d (rate %.4f): %s MAE %.4f", c.rate, c.maxKeys, r, p, mae)
+			if mae > 0.01 {
+				t.Errorf("rate %v, max keys %d: %s mean absolute error %.4f > 0.01", c.rate, c.maxKeys, p, mae)
+			}
+		}
+	}
+}
+
+// Sampled results say so: the sample_rate column of results.csv, the
+// results' metadata and the figure titles.
+func TestSampledOutputsSayRate(t *testing.T) {
+	dir := t.TempDir()
+	trace := genTrace(t, dir, "t.arrow", smallGen(8))
+	cfg := DefaultConfig()
+	cfg.Traces, cfg.Policies, cfg.Sizes, cfg.OutDir, cfg.Sample = []string{trace}, []string{"lru", "sieve"}, []int{100, 1000}, filepath.Join(dir, "out"), 0.25
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.OutDir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.HasSuffix(lines[0], ",sample_rate") {
+		t.Errorf("header %q", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l, ",0.25") {
+			t.Errorf("row without its sample rate: %q", l)
+		}
+	}
+	rows, err := ReadCSV(strings.NewReader(string(b)), "results.csv")
+	if err != nil || rows[0].SampleRate != 0.25 {
+		t.Errorf("read back: %v, %+v", err, rows)
+	}
+	if res.Meta.Params["sample_rate"] != "0.25" {
+		t.Errorf("metadata params %v", res.Meta.Params)
+	}
+	if got := sampledNote(res.Rows); got != ", sampled: 25% of keys" {
+		t.Errorf("figure note %q", got)
+	}
+	if got := sampledNote([]Row{{SampleRate: 0}}); got != "" {
+		t.Errorf("figure note of exact rows %q", got)
+	}
+}
+
+func TestSampleBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Sample: 1.5}, "sample rate 1.5 is not in (0, 1]"},
+		{Config{Sample: -0.1}, "sample rate -0.1"},
+		{Config{SampleMaxKeys: -3}, "sample max keys -3 < 0"},
+		{Config{Sample: 0.1, Warmup: 10}, "--warmup cannot be combined with sampling"},
+	} {
+		cfg := c.cfg
+		cfg.Traces, cfg.Policies, cfg.Sizes = []string{"t"}, []string{"lru"}, []int{1}
+		if err := cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// LRUStack.Remove drops a key as a naive LRU list does, across compactions
+// of the time line.
+func TestLRUStackRemove(t *testing.T) {
+	st, err := NewLRUStack([]int{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []uint64 // most recent first
+	r := uint64(7)
+	for i := range 60_000 {
+		r = r*6364136223846793005 + 1442695040888963407
+		k := (r >> 33) % 500
+		if r>>60 == 0 { // about 1 in 16: remove instead
+			at := slices.Index(list, k)
+			if got := st.Remove(k); got != (at >= 0) {
+				t.Fatalf("op %d: Remove(%d) = %v, list has it at %d", i, k, got, at)
+			}
+			if at >= 0 {
+				list = slices.Delete(list, at, at+1)
+			}
+			continue
+		}
+		want := int64(0)
+		if at := slices.Index(list, k); at >= 0 {
+			want = int64(at + 1)
+			list = slices.Delete(list, at, at+1)
+		}
+		list = slices.Insert(list, 0, k)
+		if got := st.Access(k); got != want {
+			t.Fatalf("op %d: distance of %d = %d, list says %d", i, k, got, want)
+		}
+	}
+}
+
+// A sample that holds no request is an error, not a curve of zeros.
+func TestEmptySample(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "t.arrow", GenConfig{Requests: 50, Keys: 5, Alpha: 0, Locality: 0, Window: 1, Seed: 2})
+	cfg := DefaultConfig()
+	cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots, cfg.Sample = []string{trace}, []string{"lru"}, []int{1 << 20}, false, 1e-9
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "t.arrow: a 1e-09 sample holds none of its 50 requests") {
+		t.Errorf("empty sample: %v", err)
+	}
+}
