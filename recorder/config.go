@@ -94,6 +94,12 @@ type Config struct {
 	// "*:PORT", "HOST", "*". The address may omit the port ("10.0.0.1"),
 	// keeping the URL's port.
 	Resolve map[string]string
+	// CAFile is a PEM file of CA certificates the crawler trusts for
+	// https, in addition to the system's roots (a test web's own CA).
+	// Read when the crawl starts; a file that cannot be read or holds no
+	// certificate is an [ErrConfig]. Saved with the crawl's
+	// configuration, so a resumed crawl reads it again.
+	CAFile string
 	// AllowPrivate permits connections to loopback, private, link-local,
 	// multicast and unspecified addresses (refused by default, checked on
 	// the resolved IP at dial time).

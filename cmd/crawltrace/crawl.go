@@ -160,6 +160,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
 	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
 	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), or HOST:PORT:ADDR for connections to PORT only (tried HOST:PORT, *:PORT, HOST, *), like curl; repeatable")
+	f.StringVar(&cfg.CAFile, "ca-file", "", "PEM file of CA certificates trusted for https in addition to the system roots")
 	f.BoolVar(&cfg.AllowPrivate, "allow-private", false, "allow connections to private, loopback and link-local addresses")
 	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "crawl-wide budget of fetches (0 = no limit); with --peers each node gets an even share")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (0 = no limit)")
