@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -657,22 +658,25 @@ func refServe(dir string, u *url.URL) refAnswer {
 }
 
 // refCrawl is the reference crawl: from seeds, every URL of a live origin
-// (scheme://host, default port, to its site directory) is fetched from
-// disk; a fetched page's links and a redirect's target are logged (after
-// the filter) and followed. URLs of every other origin are logged but
-// not fetched.
+// is fetched (from disk for a site, a 404 for any other host); a fetched
+// page's links and a redirect's target are logged (after the filter) and
+// followed. URLs of every other origin are logged but not fetched.
 type refCrawl struct {
-	live    map[string]string // "http://host" -> directory
-	urls    map[string]bool   // every distinct URL logged
-	fetched map[string]bool   // the URLs of live origins
-	dead    map[string]bool   // the URLs of other origins
-	pages   int               // HTML pages and directory listings read
+	origin  func(o string) (site string, live bool) // "scheme://host[:port]"
+	urls    map[string]bool                         // every distinct URL logged
+	fetched map[string]bool                         // the URLs of live origins
+	dead    map[string]bool                         // the URLs of other origins
+	pages   int                                     // HTML pages and directory listings read
 	// undecided lists the links rule difference 7 cannot decide.
 	undecided []error
 }
 
-func newRefCrawl(live map[string]string, seeds []string) (*refCrawl, error) {
-	c := &refCrawl{live: live, urls: map[string]bool{}, fetched: map[string]bool{}, dead: map[string]bool{}}
+// errRootHost: testweb answers a request to an IP address or localhost
+// with its own root index, which the reference does not model.
+var errRootHost = errors.New("reference: a live origin addresses testweb itself (IP address or localhost)")
+
+func newRefCrawl(origin func(string) (string, bool), seeds []string) (*refCrawl, error) {
+	c := &refCrawl{origin: origin, urls: map[string]bool{}, fetched: map[string]bool{}, dead: map[string]bool{}}
 	var queue []string
 	add := func(u string) {
 		if !c.urls[u] && refFilter(u) {
@@ -703,12 +707,19 @@ func newRefCrawl(live map[string]string, seeds []string) (*refCrawl, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reference URL %q: %w", s, err)
 		}
-		dir, ok := live[u.Scheme+"://"+u.Host]
-		if !ok {
+		dir, live := origin(u.Scheme + "://" + u.Host)
+		if !live {
 			c.dead[s] = true
 			continue
 		}
 		c.fetched[s] = true
+		if dir == "" {
+			h := strings.Trim(u.Hostname(), "[]")
+			if h == "localhost" || net.ParseIP(h) != nil {
+				return nil, fmt.Errorf("%w: %s", errRootHost, s)
+			}
+			continue // "testweb: unknown host", a 404 without links
+		}
 		a := refServe(dir, u)
 		switch {
 		case a.location != "":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/sampledata"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
 )
 
@@ -31,15 +32,19 @@ var realSites = []struct {
 //	www.postgresql.org  http live, https dead (connection refused)
 //	docs.python.org     http dead, https live (seeded with its https URL)
 //	git-scm.com         http and https live
-//	every other host    dead (connection refused)
+//	every other host    http answered by testweb (404, unknown host),
+//	                    https and every other port dead
 //
 // The pages link https:// and http:// URLs of their own hosts and of
-// hundreds of others. The crawl must end on its own (frontier empty, not
-// a time limit), fetch exactly the URLs of live origins that an
-// independent reference (realweb_ref_test.go) reaches from the same seeds
-// over the files on disk, log exactly its distinct URLs, count every URL
-// of a dead origin as robots-excluded, and never leave a host waiting
-// more than a few seconds beyond its politeness delay.
+// hundreds of others, so hundreds of hosts have a live http origin and a
+// dead https one, in either order. The crawl must end on its own
+// (frontier empty, not a time limit), fetch exactly the URLs of live
+// origins that an independent reference (realweb_ref_test.go) reaches
+// from the same seeds over the files on disk, log exactly its distinct
+// URLs, count every URL of a dead origin as robots-excluded, leave no
+// host waiting more than a few seconds beyond its politeness delay, and
+// fetch every page of a live origin before the dead origins' robots.txt
+// retries (--robots-retry 30s): no live origin waits for a dead one.
 func TestRealSiteCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls three real sites with child processes")
@@ -71,15 +76,24 @@ func TestRealSiteCrawl(t *testing.T) {
 	dead := freePorts(t, 1)[0] // closed: connections are refused
 
 	seeds := []string{"http://www.postgresql.org/", "https://docs.python.org/", "http://git-scm.com/", "https://git-scm.com/"}
-	live := map[string]string{
+	sites := map[string]string{
 		"http://www.postgresql.org": realSites[0].dir,
 		"https://docs.python.org":   realSites[1].dir,
 		"http://git-scm.com":        realSites[2].dir,
 		"https://git-scm.com":       realSites[2].dir,
 	}
+	origin := func(o string) (string, bool) {
+		if dir, ok := sites[o]; ok {
+			return dir, true
+		}
+		// Any other host's http on port 80, docs.python.org's excepted.
+		return "", strings.HasPrefix(o, "http://") && !strings.Contains(strings.TrimPrefix(o, "http://"), ":") &&
+			o != "http://docs.python.org"
+	}
+	const retry = 30 * time.Second
 	dir := filepath.Join(tmp, "crawl")
 	crawl := startProc(t, filepath.Join(tmp, "crawl.log"), append([]string{"crawl", "-o", dir,
-		"--nodes", "2", "--min-delay", "0", "--allow-private", "--robots-retry", "1s", "--ca-file", caFile,
+		"--nodes", "2", "--min-delay", "0", "--allow-private", "--robots-retry", retry.String(), "--ca-file", caFile,
 		"--duration", "150s", // a bound only: the crawl must end before, on its own
 		"--resolve", "www.postgresql.org:80:" + httpAddr,
 		"--resolve", "www.postgresql.org:443:" + dead,
@@ -87,11 +101,12 @@ func TestRealSiteCrawl(t *testing.T) {
 		"--resolve", "docs.python.org:443:" + tlsAddr,
 		"--resolve", "git-scm.com:80:" + httpAddr,
 		"--resolve", "git-scm.com:443:" + tlsAddr,
+		"--resolve", "*:80:" + httpAddr,
 		"--resolve", "*:" + dead,
 	}, seeds...)...)
 
 	// The reference, while the crawl runs.
-	ref, err := newRefCrawl(live, seeds)
+	ref, err := newRefCrawl(origin, seeds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,18 +121,31 @@ func TestRealSiteCrawl(t *testing.T) {
 	for u := range ref.dead {
 		deadOrigins[originOf(u)]++
 	}
-	t.Logf("reference: %d URLs, %d fetched (%v), %d HTML pages read, %d on %d dead origins (https://www.postgresql.org %d, http://docs.python.org %d)",
-		len(ref.urls), len(ref.fetched), perOrigin, ref.pages, len(ref.dead), len(deadOrigins),
+	siteCounts := map[string]int{}
+	for o := range sites {
+		siteCounts[o] = perOrigin[o]
+	}
+	t.Logf("reference: %d URLs, %d fetched (sites %v, %d other live origins), %d HTML pages read, %d on %d dead origins (https://www.postgresql.org %d, http://docs.python.org %d)",
+		len(ref.urls), len(ref.fetched), siteCounts, len(perOrigin)-len(sites), ref.pages, len(ref.dead), len(deadOrigins),
 		deadOrigins["https://www.postgresql.org"], deadOrigins["http://docs.python.org"])
 	// The scenario is what it claims: every live origin has pages, and the
 	// pages link the dead https origin of a live http host.
-	for o := range live {
+	for o := range sites {
 		if perOrigin[o] < 50 {
 			t.Errorf("reference: only %d URLs fetched on %s", perOrigin[o], o)
 		}
 	}
 	if deadOrigins["https://www.postgresql.org"] == 0 {
 		t.Errorf("reference: no URL of the dead https://www.postgresql.org")
+	}
+	mixed := 0 // other hosts with a live http and a dead https origin
+	for o := range perOrigin {
+		if _, site := sites[o]; !site && deadOrigins["https"+strings.TrimPrefix(o, "http")] > 0 {
+			mixed++
+		}
+	}
+	if mixed == 0 {
+		t.Errorf("reference: no other host with a live http and a dead https origin")
 	}
 
 	if err := crawl.wait(t, "crawl", 180*time.Second); err != nil {
@@ -136,6 +164,25 @@ func TestRealSiteCrawl(t *testing.T) {
 	}
 	if st.RobotsExcluded != int64(len(ref.dead)) {
 		t.Errorf("robots_excluded %d, want %d, the URLs of the dead origins", st.RobotsExcluded, len(ref.dead))
+	}
+	// Every fetch of a live origin (its robots.txt included) comes before
+	// the first robots.txt retry of a dead one.
+	var lastLive, firstRetry int64
+	var lastLiveURL, firstRetryURL string
+	robotsTries := map[string]int{}
+	for _, r := range allPageRows(t, dir) {
+		if r.Status != 0 && r.Time > lastLive {
+			lastLive, lastLiveURL = r.Time, r.URL
+		}
+		if r.Status == 0 && strings.HasSuffix(r.URL, "/robots.txt") {
+			if robotsTries[r.URL]++; robotsTries[r.URL] == 2 && (firstRetry == 0 || r.Time < firstRetry) {
+				firstRetry, firstRetryURL = r.Time, r.URL
+			}
+		}
+	}
+	if firstRetry == 0 || lastLive >= firstRetry {
+		t.Errorf("last fetch of a live origin (%s) %.1fs after the first robots.txt retry of a dead one (%s): a live origin waited for a dead one",
+			lastLiveURL, float64(lastLive-firstRetry)/1e9, firstRetryURL)
 	}
 	if st.MaxStallSeconds >= 5 {
 		t.Errorf("max_stall_seconds %.2f (%s), want < 5", st.MaxStallSeconds, st.MaxStallHost)
@@ -172,4 +219,36 @@ func head(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// allPageRows is every row of every node's page log, robots.txt fetches
+// included, in time order.
+func allPageRows(t *testing.T, dir string) []tracefile.PageRecord {
+	t.Helper()
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.PageRecord
+	for _, n := range nodes {
+		paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, n), tracefile.PrefixPages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s.Next() {
+				rec := s.Record()
+				for i := 0; i < int(rec.NumRows()); i++ {
+					out = append(out, tracefile.PageRow(rec, i))
+				}
+			}
+			s.Close()
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time < out[j].Time })
+	return out
 }
