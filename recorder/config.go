@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,10 +86,20 @@ type Config struct {
 	// with the other partitioners there is no fail-over: batches for it
 	// wait until it is back. Default 30s.
 	PeerTimeout time.Duration
-	// Resolve maps host names to dial addresses, like curl --resolve:
-	// "example.com" -> "127.0.0.1:8080"; the key "*" matches every host.
-	// The address may omit the port ("10.0.0.1"), keeping the URL's port.
+	// Resolve maps host names to dial addresses, like curl --resolve
+	// (see [ParseResolve]): "example.com" -> "127.0.0.1:8080" maps every
+	// port of example.com, "example.com:443" -> "127.0.0.1:8443" only
+	// connections to its port 443; the host "*" matches every host. A
+	// connection to HOST:PORT takes the first entry of "HOST:PORT",
+	// "*:PORT", "HOST", "*". The address may omit the port ("10.0.0.1"),
+	// keeping the URL's port.
 	Resolve map[string]string
+	// CAFile is a PEM file of CA certificates the crawler trusts for
+	// https, in addition to the system's roots (a test web's own CA).
+	// Read when the crawl starts; a file that cannot be read or holds no
+	// certificate is an [ErrConfig]. Saved with the crawl's
+	// configuration, so a resumed crawl reads it again.
+	CAFile string
 	// AllowPrivate permits connections to loopback, private, link-local,
 	// multicast and unspecified addresses (refused by default, checked on
 	// the resolved IP at dial time).
@@ -424,20 +435,31 @@ func (c *Config) queueBytes() int64 {
 	return q
 }
 
-// ParseResolve parses one curl-style --resolve entry "HOST:ADDR" (or
-// "HOST:PORT:ADDR", curl's own form, where PORT is ignored and ADDR may carry
-// a port) into a host and a dial address. HOST may be "*". ADDR is an IP
-// or host name with an optional port; IPv6 addresses go in brackets.
-func ParseResolve(s string) (host, addr string, err error) {
+// ParseResolve parses one curl-style --resolve entry into a [Config.Resolve]
+// key and dial address. "HOST:ADDR" maps every port of HOST (key "HOST");
+// "HOST:PORT:ADDR", curl's own form, maps only connections to PORT (key
+// "HOST:PORT"), so a host's http and https origins can go to different
+// places. HOST may be "*" (every host). ADDR is an IP or host name with an
+// optional port (without one the connection keeps the URL's port); IPv6
+// addresses go in brackets.
+func ParseResolve(s string) (key, addr string, err error) {
 	i := strings.IndexByte(s, ':')
 	if i <= 0 || i == len(s)-1 {
-		return "", "", fmt.Errorf("%w: --resolve %q: want HOST:ADDR (e.g. example.com:127.0.0.1:8080 or *:127.0.0.1:8080)", ErrConfig, s)
+		return "", "", fmt.Errorf("%w: --resolve %q: want HOST:ADDR or HOST:PORT:ADDR (e.g. *:127.0.0.1:8080 or example.com:443:127.0.0.1:8443)", ErrConfig, s)
 	}
-	host, addr = strings.ToLower(s[:i]), s[i+1:]
+	host, addr := strings.ToLower(s[:i]), s[i+1:]
+	if strings.ContainsAny(host, "/ []") {
+		return "", "", fmt.Errorf("%w: --resolve %q: bad host %q", ErrConfig, s, host)
+	}
+	key = host
 	// curl form HOST:PORT:ADDR: a purely numeric first field of addr
-	// followed by another colon is curl's port.
-	if j := strings.IndexByte(addr, ':'); j > 0 && isDigits(addr[:j]) && strings.ContainsAny(addr[j+1:], ".[") {
-		addr = addr[j+1:]
+	// followed by more is curl's port (an ADDR never starts so: an IPv4
+	// address has dots before its colon, an IPv6 one brackets).
+	if j := strings.IndexByte(addr, ':'); j > 0 && isDigits(addr[:j]) && j < len(addr)-1 {
+		if p, err := strconv.Atoi(addr[:j]); err != nil || p < 1 || p > 65535 {
+			return "", "", fmt.Errorf("%w: --resolve %q: bad port %q", ErrConfig, s, addr[:j])
+		}
+		key, addr = host+":"+strings.TrimLeft(addr[:j], "0"), addr[j+1:]
 	}
 	h, port, e := net.SplitHostPort(addr)
 	if e != nil {
@@ -446,10 +468,7 @@ func ParseResolve(s string) (host, addr string, err error) {
 	if h == "" || isDigits(h) || (port != "" && !isDigits(port)) || (net.ParseIP(h) == nil && strings.ContainsAny(h, ":/ []")) {
 		return "", "", fmt.Errorf("%w: --resolve %q: bad address %q (want IP or IP:PORT)", ErrConfig, s, addr)
 	}
-	if strings.ContainsAny(host, "/ []") {
-		return "", "", fmt.Errorf("%w: --resolve %q: bad host %q", ErrConfig, s, host)
-	}
-	return host, addr, nil
+	return key, addr, nil
 }
 
 func isDigits(s string) bool {

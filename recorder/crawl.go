@@ -203,6 +203,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	tlsConfig, err := cfg.clientTLS()
+	if err != nil {
+		return nil, err
+	}
+	cfg.tlsConfig = tlsConfig
 	start := cfg.Now()
 	tcp := len(cfg.Peers) > 0
 	total := cfg.Nodes

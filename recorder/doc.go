@@ -58,8 +58,8 @@
 //	    reserved, multicast...) and IPv6 forms embedding such an IPv4
 //	    address (NAT64, 6to4, Teredo, IPv4-compatible; see ssrf.go),
 //	    checked on the address actually dialled (so a public name resolving to 127.0.0.1 is
-//	    refused too); AllowPrivate lifts this. Resolve maps host names to
-//	    dial addresses, like curl --resolve.
+//	    refused too); AllowPrivate lifts this. Resolve maps host names
+//	    (for every port, or per port) to dial addresses, like curl --resolve.
 //	  - Extraction (recorder/extract) emits every URL-bearing attribute
 //	    occurrence, duplicates included, absolute and normalized
 //	    (recorder/urlnorm); the filter (recorder/urlfilter) drops traps and

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,7 +68,8 @@ func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
 	}
 }
 
-// resolveAddr applies a --resolve map to a dial address host:port.
+// resolveAddr applies a --resolve map to a dial address host:port: the
+// first entry of "host:port", "*:port", "host", "*" ([Config.Resolve]).
 func resolveAddr(m map[string]string, addr string) string {
 	if len(m) == 0 {
 		return addr
@@ -76,16 +78,54 @@ func resolveAddr(m map[string]string, addr string) string {
 	if err != nil {
 		return addr
 	}
-	to, ok := m[strings.ToLower(host)]
-	if !ok {
-		if to, ok = m["*"]; !ok {
-			return addr
+	host = strings.ToLower(host)
+	to, ok := "", false
+	for _, k := range [...]string{host + ":" + port, "*:" + port, host, "*"} {
+		if to, ok = m[k]; ok {
+			break
 		}
+	}
+	if !ok {
+		return addr
 	}
 	if _, _, err := net.SplitHostPort(to); err == nil {
 		return to
 	}
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(to, "["), "]"), port)
+}
+
+// resolveHost is the --resolve entry that stands for host as a whole,
+// for an ip-mode politeness key (one per host name, whatever the port):
+// its "host" entry, else its "host:PORT" entry of the lowest port, else
+// "*", else the "*:PORT" entry of the lowest port. ok is false when no
+// entry applies.
+func resolveHost(m map[string]string, host string) (addr string, ok bool) {
+	host = strings.ToLower(host)
+	if addr, ok = m[host]; ok {
+		return addr, true
+	}
+	if addr, ok = lowestPort(m, host); ok {
+		return addr, true
+	}
+	if addr, ok = m["*"]; ok {
+		return addr, true
+	}
+	return lowestPort(m, "*")
+}
+
+// lowestPort is the entry "host:PORT" of m with the lowest PORT.
+func lowestPort(m map[string]string, host string) (addr string, ok bool) {
+	best := 0
+	for k, a := range m {
+		h, p, found := strings.Cut(k, ":")
+		if !found || h != host {
+			continue
+		}
+		if n, err := strconv.Atoi(p); err == nil && (!ok || n < best) {
+			addr, best, ok = a, n, true
+		}
+	}
+	return addr, ok
 }
 
 // fetchResult is the outcome of one request.

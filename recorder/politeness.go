@@ -135,19 +135,23 @@ func (k *politenessKeys) key(u string) string {
 }
 
 // withoutDNS is host's key in ip mode when no lookup is needed (the host
-// is an address, or Config.Resolve maps it to one); otherwise "" and the
-// name to look up (the host, or the name Config.Resolve maps it to).
+// is an address, or Config.Resolve maps it to one: the entry resolveHost
+// picks for the host as a whole, its per-port entries included);
+// otherwise "" and the name to look up (the host, or the name
+// Config.Resolve maps it to).
 func (k *politenessKeys) withoutDNS(host string) (key, name string) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return "ip:" + a.Unmap().String(), ""
 	}
-	if to := resolveAddr(k.resolve, net.JoinHostPort(host, "0")); to != net.JoinHostPort(host, "0") {
-		if h, _, err := net.SplitHostPort(to); err == nil {
-			if a, err := netip.ParseAddr(h); err == nil {
-				return "ip:" + a.Unmap().String(), ""
-			}
-			return "", h
+	if to, ok := resolveHost(k.resolve, host); ok {
+		h, _, err := net.SplitHostPort(to)
+		if err != nil {
+			h = strings.TrimSuffix(strings.TrimPrefix(to, "["), "]")
 		}
+		if a, err := netip.ParseAddr(h); err == nil {
+			return "ip:" + a.Unmap().String(), ""
+		}
+		return "", h
 	}
 	return "", host
 }

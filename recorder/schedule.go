@@ -178,6 +178,12 @@ func (s *scheduler) addKeyed(key, u string, q float64, now time.Time) bool {
 	if h.heapIdx < 0 {
 		return s.schedule(h, now)
 	}
+	if s.waiting.has(h) && h.at.After(h.nextAt) {
+		// The host waited past its delay only for a parked origin's
+		// robots.txt retry; u may be of another origin, served at the
+		// host's own delay (prepare parks it otherwise).
+		return s.reschedule(h, now)
+	}
 	if h.sess == nil && s.ready.has(h) {
 		h.key = s.key(h)
 		heap.Fix(&s.ready, h.heapIdx)

@@ -45,6 +45,11 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"condense", "--no-such-flag", "x"}, "no-such-flag"},
 		{[]string{"crawl", "-o", filepath.Join(dir, "c1"), "--politeness-key", "dns", "http://a.test/"}, `politeness key "dns"`},
 		{[]string{"crawl", "-o", filepath.Join(dir, "c2"), "--max-redirects", "-1", "http://a.test/"}, "max redirects"},
+		{[]string{"crawl", "-o", filepath.Join(dir, "c3"), "--ca-file", junk, "http://a.test/"}, "CA file " + junk + ": no PEM certificate"},
+		{[]string{"crawl", "-o", filepath.Join(dir, "c4"), "--ca-file", filepath.Join(dir, "noca.pem"), "http://a.test/"}, "noca.pem"},
+		{[]string{"crawl", "-o", filepath.Join(dir, "c5"), "--resolve", "a.test:0:127.0.0.1", "http://a.test/"}, `bad port "0"`},
+		{[]string{"testweb", "--ca-out", filepath.Join(dir, "ca.pem")}, "--ca-out needs --tls-listen"},
+		{[]string{"testweb", "--hostile", "--tls-listen", "127.0.0.1:0"}, "not served with --hostile"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != 2 {

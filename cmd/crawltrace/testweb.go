@@ -17,7 +17,7 @@ func init() { register(newTestwebCmd) }
 
 func newTestwebCmd() *cobra.Command {
 	cfg := testweb.DefaultConfig()
-	var listen, seedsOut, qualityOut string
+	var listen, tlsListen, caOut, seedsOut, qualityOut string
 	var sites []string
 	var hostile bool
 	cmd := &cobra.Command{
@@ -34,11 +34,22 @@ With --hostile it serves instead a web built to hurt crawlers, one case
 per host of hostile.test: robots.txt behind 1, 3 and 6 redirects, an
 endless redirect chain, a huge page, a gzip bomb, a link bomb, a
 slow-loris server, non-HTML bodies, unknown encodings and trap URL spaces.
+
+--tls-listen ADDR serves the same web over HTTPS too, every host with a
+certificate for its name signed by a test CA made at start (--ca-out FILE
+writes the CA certificate, PEM); point https at it and trust the CA with
+  crawltrace crawl --resolve '*:443:TLSADDR' --resolve '*:ADDR' --ca-file FILE ...
 It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if hostile {
+				if tlsListen != "" || caOut != "" {
+					return badInput("testweb: --tls-listen and --ca-out are not served with --hostile")
+				}
 				return serveHostile(cmd, listen, seedsOut)
+			}
+			if caOut != "" && tlsListen == "" {
+				return badInput("testweb: --ca-out needs --tls-listen")
 			}
 			for _, s := range sites {
 				host, dir, ok := strings.Cut(s, "=")
@@ -64,28 +75,68 @@ It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 					return err
 				}
 			}
+			var ca *testweb.CA
+			if tlsListen != "" {
+				if ca, err = testweb.NewCA(); err != nil {
+					return err
+				}
+				if caOut != "" {
+					err := createTestwebFile(caOut, func(out io.Writer) error { _, err := out.Write(ca.PEM()); return err })
+					if err != nil {
+						return err
+					}
+				}
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			srv, err := testweb.ServeWeb(ctx, listen, w)
 			if err != nil {
 				return err
 			}
+			var tlsSrv *testweb.Server
+			if ca != nil {
+				if tlsSrv, err = testweb.ServeWebTLS(ctx, tlsListen, w, ca); err != nil {
+					srv.Close()
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "testweb: serving %d hosts x %d pages (+%d trap hosts, %d static sites) on %s\n",
 				cfg.Hosts, cfg.PagesPerHost, cfg.TrapHosts, len(cfg.Sites), srv.URL())
-			fmt.Fprintf(out, "testweb: crawl with --resolve '*:%s'; seed URLs at %sseeds.txt\n", srv.Addr(), srv.URL())
+			if tlsSrv != nil {
+				fmt.Fprintf(out, "testweb: serving https on %s\n", tlsSrv.URL())
+				if caOut != "" {
+					fmt.Fprintf(out, "testweb: test CA certificate written to %s\n", caOut)
+				}
+				fmt.Fprintf(out, "testweb: crawl with --resolve '*:443:%s' --resolve '*:%s'", tlsSrv.Addr(), srv.Addr())
+				if caOut != "" {
+					fmt.Fprintf(out, " --ca-file %s", caOut)
+				}
+				fmt.Fprintf(out, "; seed URLs at %sseeds.txt\n", srv.URL())
+			} else {
+				fmt.Fprintf(out, "testweb: crawl with --resolve '*:%s'; seed URLs at %sseeds.txt\n", srv.Addr(), srv.URL())
+			}
 			if seedsOut != "" {
 				fmt.Fprintf(out, "testweb: %d seeds written to %s\n", len(w.Seeds()), seedsOut)
 			}
 			if qualityOut != "" {
 				fmt.Fprintf(out, "testweb: %s quality of %d pages written to %s\n", cfg.QualityModel, len(w.Quality()), qualityOut)
 			}
-			<-srv.Done()
-			return srv.Close()
+			if tlsSrv == nil {
+				<-srv.Done()
+				return srv.Close()
+			}
+			select {
+			case <-srv.Done():
+			case <-tlsSrv.Done():
+			}
+			return errors.Join(srv.Close(), tlsSrv.Close())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "listen address (port 0 for any free port)")
+	f.StringVar(&tlsListen, "tls-listen", "", "also serve the web over HTTPS on this address, with certificates from a test CA")
+	f.StringVar(&caOut, "ca-out", "", "write the test CA's certificate (PEM) to this file, for crawl --ca-file")
 	f.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "generated hosts")
 	f.IntVar(&cfg.PagesPerHost, "pages", cfg.PagesPerHost, "pages per generated host")
 	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the generated web")

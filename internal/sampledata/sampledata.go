@@ -62,3 +62,19 @@ func Optional(t testing.TB, parts ...string) (string, bool) {
 	}
 	return p, true
 }
+
+// Installed returns dir, a directory a system package installs (for
+// example Debian's postgresql-doc-15 HTML tree), for tests that read real
+// data the repository does not ship. When it is missing the test is
+// skipped, or failed in CI, where .ci/run installs the package first.
+func Installed(t testing.TB, dir, pkg string) string {
+	t.Helper()
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if InCI() {
+			t.Fatalf("%s missing in CI (CI=true): install package %s (.ci/run does)", dir, pkg)
+			return dir
+		}
+		t.Skipf("%s not available: install package %s", dir, pkg)
+	}
+	return dir
+}

@@ -49,3 +49,19 @@ func TestDefaultDirIsBesideTheModule(t *testing.T) {
 		t.Errorf("Dir() = %s", got)
 	}
 }
+
+func TestInstalledSkipsOrFailsInCI(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		var f fakeTB
+		Installed(&f, missing, "some-doc")
+		if f.skipped == (ci == "true") || f.failed != (ci == "true") {
+			t.Errorf("CI=%q: skipped %v failed %v", ci, f.skipped, f.failed)
+		}
+		var g fakeTB
+		if d := Installed(&g, t.TempDir(), "some-doc"); d == "" || g.skipped || g.failed {
+			t.Errorf("CI=%q: present directory: skipped %v failed %v", ci, g.skipped, g.failed)
+		}
+	}
+}

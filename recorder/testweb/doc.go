@@ -56,5 +56,8 @@
 // Zipf values.
 //
 // [Serve] runs a server on a TCP address; [Web.Handler] can be mounted
-// anywhere (httptest, a benchmark).
+// anywhere (httptest, a benchmark). [ServeWebTLS] serves a web over HTTPS:
+// a [CA] made for the run signs, on each host's first handshake, a
+// certificate for that host's name (a name the web does not serve gets
+// none); a crawler trusts the CA's PEM ([CA.PEM], crawl --ca-file).
 package testweb

@@ -15,6 +15,7 @@ import (
 type Server struct {
 	*httpServer
 	web *Web
+	tls bool // served over TLS ([ServeWebTLS])
 }
 
 // Serve builds the web described by c and serves it on addr (for example
@@ -43,8 +44,13 @@ func ServeWeb(ctx context.Context, addr string, w *Web) (*Server, error) {
 	return &Server{httpServer: hs, web: w}, nil
 }
 
-// URL returns "http://ADDR/", the root index.
-func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
+// URL returns "http://ADDR/" ("https://ADDR/" over TLS), the root index.
+func (s *Server) URL() string {
+	if s.tls {
+		return "https://" + s.Addr() + "/"
+	}
+	return "http://" + s.Addr() + "/"
+}
 
 // Web returns the web being served (the ground truth).
 func (s *Server) Web() *Web { return s.web }
@@ -59,7 +65,8 @@ type httpServer struct {
 	err  error
 }
 
-// serveHTTP serves srv on addr until ctx is done or Close is called.
+// serveHTTP serves srv on addr until ctx is done or Close is called,
+// over TLS when srv.TLSConfig is set.
 func serveHTTP(ctx context.Context, addr string, srv *http.Server) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -67,7 +74,12 @@ func serveHTTP(ctx context.Context, addr string, srv *http.Server) (*httpServer,
 	}
 	s := &httpServer{ln: ln, srv: srv, done: make(chan struct{})}
 	go func() {
-		err := s.srv.Serve(ln)
+		var err error
+		if srv.TLSConfig != nil {
+			err = s.srv.ServeTLS(ln, "", "")
+		} else {
+			err = s.srv.Serve(ln)
+		}
 		if !errors.Is(err, http.ErrServerClosed) {
 			s.err = fmt.Errorf("testweb: serve %s: %w", ln.Addr(), err)
 		}
