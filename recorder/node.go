@@ -263,9 +263,9 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 	}
 	if r.status == http.StatusOK && extract.IsHTML(r.contentType, buf.Bytes()) {
 		n.st.html.Add(1)
-		if base, err := url.Parse(u); err == nil {
+		{
 			taken := 0
-			st, _ := ex.Extract(bytes.NewReader(buf.Bytes()), base, r.contentType, func(l extract.Link) {
+			st, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.contentType, func(l extract.Link) {
 				if ok, reason := n.filter.Allow(l.URL); ok {
 					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
 						n.st.linksDropped.Add(1)

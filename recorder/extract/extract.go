@@ -153,14 +153,27 @@ func NewExtractor() *Extractor {
 // The error is nil at the end of the input, else the read error; the
 // stats then cover the part read. emit may be nil.
 func (e *Extractor) Extract(r io.Reader, base *url.URL, contentType string, emit func(Link)) (Stats, error) {
+	raw := ""
+	if base != nil {
+		raw = base.String()
+	}
+	return e.ExtractFrom(r, raw, contentType, emit)
+}
+
+// ExtractFrom is [Extractor.Extract] for a page URL given as the crawler
+// holds it (normalized, "" for none). Prefer it to Extract: net/url
+// escapes again, in String, characters the URL standard keeps in a path
+// ("|", "^"), so relative links of a page at http://a/x|y/ would resolve
+// under http://a/x%7Cy/, another URL.
+func (e *Extractor) ExtractFrom(r io.Reader, base string, contentType string, emit func(Link)) (Stats, error) {
 	clear(e.seen)
 	e.stats = Stats{}
 	e.emit = emit
 	e.pageBase, e.base, e.baseSet = nil, nil, false
 	e.query = nil
 	defer func() { e.emit = nil }()
-	if base != nil {
-		b, err := urlnorm.NewBase(base.String())
+	if base != "" {
+		b, err := urlnorm.NewBase(base)
 		if err != nil {
 			return Stats{}, fmt.Errorf("extract: page URL: %w", err)
 		}

@@ -293,3 +293,19 @@ func BenchmarkExtract(b *testing.B) {
 	}
 	b.ReportMetric(float64(links)/b.Elapsed().Seconds(), "links/s")
 }
+
+// TestExtractFromKeepsPagePath: a page URL holding characters the URL
+// standard keeps in a path ("|", "^") is the base as it is; net/url's
+// String would escape them again, resolving the page's relative links
+// under another directory.
+func TestExtractFromKeepsPagePath(t *testing.T) {
+	e := NewExtractor()
+	var got []string
+	if _, err := e.ExtractFrom(strings.NewReader(`<a href="z"><a href="../w^v">`), "http://a.test/x|y/", "", func(l Link) { got = append(got, l.URL) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://a.test/x|y/z", "http://a.test/w^v"}
+	if !slices.Equal(got, want) {
+		t.Errorf("links %q, want %q", got, want)
+	}
+}

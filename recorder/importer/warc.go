@@ -391,7 +391,7 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 	// A body cut short (a truncated record or a bad chunk) ends extraction
 	// there, as a truncated fetch does in the recorder; the links before the
 	// cut are kept.
-	ex.Extract(br.sniff, base, resp.Header.Get("Content-Type"), func(l extract.Link) {
+	ex.ExtractFrom(br.sniff, page, resp.Header.Get("Content-Type"), func(l extract.Link) {
 		if addErr == nil {
 			addErr = add(l.URL, tracefile.URLLink, l.Tag)
 		}
