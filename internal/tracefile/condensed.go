@@ -181,24 +181,17 @@ func OpenCondensed(path string) (*CondensedReader, error) {
 		}
 	}
 	cr := &CondensedReader{path: path, data: data}
-	cr.r, err = ipc.NewMappedFileReader(data)
+	var l fileLayout
+	cr.r, l, err = openFile(path, data)
 	if err != nil {
 		cr.unmap()
-		return nil, fmt.Errorf("%w: %s: not an Arrow file (%v)", ErrCorrupt, path, err)
+		return nil, err
 	}
 	if cr.meta, err = checkSchema(path, cr.r.Schema(), KindCondensed); err != nil {
 		cr.Close()
 		return nil, err
 	}
-	for i := 0; i < cr.r.NumRecords(); i++ {
-		// Block lengths come from the footer; rows need the message.
-		rec, err := cr.r.RecordBatch(i)
-		if err != nil {
-			cr.Close()
-			return nil, fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, path, i, err)
-		}
-		cr.total += rec.NumRows()
-	}
+	cr.total = l.rows
 	return cr, nil
 }
 
@@ -240,14 +233,20 @@ func (c *CondensedReader) Next() bool {
 	if c.err != nil || c.i >= c.r.NumRecords() {
 		return false
 	}
-	rec, err := c.r.RecordBatch(c.i)
+	var rec arrow.RecordBatch
+	err := guard(c.path, func() (err error) {
+		rec, err = c.r.RecordBatchAt(c.i)
+		return err
+	})
+	if err == nil {
+		c.cur = rec
+		err = validateBatch(rec)
+	}
 	if err != nil {
 		c.err = fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, c.path, c.i, err)
 		return false
 	}
 	c.i++
-	rec.Retain()
-	c.cur = rec
 	col := rec.Column(0).(*array.Uint64)
 	if col.NullN() > 0 {
 		c.err = fmt.Errorf("%w: %s: null fingerprint in batch %d", ErrCorrupt, c.path, c.i-1)
