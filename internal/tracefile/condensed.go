@@ -163,7 +163,7 @@ type CondensedReader struct {
 func OpenCondensed(path string) (*CondensedReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()

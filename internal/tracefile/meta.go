@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -185,4 +187,21 @@ func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
 // IsTableKind reports whether kind is a results-table kind.
 func IsTableKind(kind string) bool {
 	return kind == KindReplayResults || kind == KindScenarioTable
+}
+
+// InputError wraps err, an error opening or listing an input path, with
+// [ErrBadInput] when the path itself is the problem: it does not exist, is
+// a symlink loop, a directory where a file is wanted or a file where a
+// directory is, or cannot be read for lack of permission. Other errors
+// (I/O failures) are only prefixed, as failures while running.
+func InputError(err error) error {
+	if isPathProblem(err) {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return fmt.Errorf("tracefile: %w", err)
+}
+
+func isPathProblem(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENAMETOOLONG)
 }
