@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // refusedWith fails t unless the run exited with want and wrote one line on
@@ -88,4 +92,50 @@ func TestBadPathsExit2(t *testing.T) {
 	if ents, _ := os.ReadDir(foreign); len(ents) != 1 {
 		t.Errorf("the refused crawl wrote into %s: %d entries", foreign, len(ents))
 	}
+}
+
+// scenario reads a crawl as condense does: a URL segment cut in half (a
+// truncated copy: fewer rows than manifest.json records) is the same
+// warning from both, and --strict refuses it in both, exit 2.
+func TestScenarioCutSegmentWarns(t *testing.T) {
+	dir := t.TempDir()
+	crawl := filepath.Join(dir, "crawl")
+	// Enough URLs for several batches (the importer flushes every 64Ki rows).
+	var sb strings.Builder
+	for i := range 150000 {
+		fmt.Fprintf(&sb, "http://h%d.test/p/%d\n", i%97, i)
+	}
+	urls := filepath.Join(dir, "urls.txt")
+	os.WriteFile(urls, []byte(sb.String()), 0o644)
+	mustRun(t, "import", "urls", urls, "-o", crawl)
+	seg := filepath.Join(tracefile.NodeDir(crawl, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(seg, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, condErr := runCLI(t, "condense", crawl, "-o", filepath.Join(dir, "cond"), "--progress", "never")
+	if code != 0 || !strings.Contains(condErr, "warning: cut segment "+seg) {
+		t.Fatalf("condense: exit %d, stderr %q", code, condErr)
+	}
+	warnings := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "warning: cut segment") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, q := range [][]string{{"all"}, {"partition"}, {"splitter-cache"}, {"threads"}, {"node-loss", "--event", "add"}, {"locality"}} {
+		args := append([]string{"scenario", q[0], crawl, "--no-plots", "--progress", "never"}, q[1:]...)
+		code, _, errs := runCLI(t, append(args, "-o", filepath.Join(dir, "s-"+q[0]))...)
+		if code != 0 || !slices.Equal(warnings(errs), warnings(condErr)) {
+			t.Errorf("scenario %s: exit %d, stderr %q; want exit 0 and condense's warnings %q", q[0], code, errs, warnings(condErr))
+		}
+		refusedWith(t, 2, seg, append(args, "--strict", "-o", filepath.Join(dir, "strict-"+q[0]))...)
+	}
+	refusedWith(t, 2, seg, "condense", crawl, "--strict", "-o", filepath.Join(dir, "cond-strict"))
 }
