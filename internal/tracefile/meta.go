@@ -52,6 +52,10 @@ type Meta struct {
 	Created     time.Time // when the file was created
 	ToolVersion string    // crawltrace version that wrote it (set by writers)
 	Subtrace    string    // condensed only: SubtraceFull or SubtraceCross
+	// Checksum is, in a condensed trace, the checksum of its data (see
+	// [ChecksumOf]); writers set it, and it is "" in files written before
+	// it existed.
+	Checksum string
 }
 
 const metaPrefix = "crawltrace."
@@ -76,6 +80,10 @@ func (m Meta) metadata() arrow.Metadata {
 	if m.Subtrace != "" {
 		keys = append(keys, "subtrace")
 		vals = append(vals, m.Subtrace)
+	}
+	if m.Checksum != "" {
+		keys = append(keys, "checksum")
+		vals = append(vals, m.Checksum)
 	}
 	for i := range keys {
 		keys[i] = metaPrefix + keys[i]
@@ -107,6 +115,7 @@ func parseMeta(md arrow.Metadata) (Meta, error) {
 		Partitioner: get("partitioner"),
 		ToolVersion: get("tool_version"),
 		Subtrace:    get("subtrace"),
+		Checksum:    get("checksum"),
 	}
 	m.Node, _ = strconv.Atoi(get("node"))
 	m.Nodes, _ = strconv.Atoi(get("nodes"))
@@ -133,6 +142,9 @@ type TableMeta struct {
 	Params      map[string]string
 	Created     time.Time // when the table was written (now when zero)
 	ToolVersion string    // crawltrace version (ToolVersion when empty)
+	// Checksum is the checksum of the table's data (see [ChecksumOf]),
+	// set by [WriteTable]; "" in tables written before it existed.
+	Checksum string
 }
 
 // Metadata encodes m as Arrow schema metadata under the crawltrace. keys;
@@ -150,6 +162,10 @@ func (m TableMeta) Metadata() arrow.Metadata {
 	keys := []string{"format", "version", "kind", "table", "crawl_id", "inputs", "params", "created", "tool_version"}
 	vals := []string{FormatName, strconv.Itoa(FormatVersion), m.Kind, m.Table, m.CrawlID, string(inputs), string(params),
 		created.UTC().Format(time.RFC3339Nano), tv}
+	if m.Checksum != "" {
+		keys = append(keys, "checksum")
+		vals = append(vals, m.Checksum)
+	}
 	for i := range keys {
 		keys[i] = metaPrefix + keys[i]
 	}
@@ -169,7 +185,7 @@ func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
 		}
 		return ""
 	}
-	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version")}
+	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version"), Checksum: get("checksum")}
 	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
 	if s := get("inputs"); s != "" {
 		if err := json.Unmarshal([]byte(s), &m.Inputs); err != nil {

@@ -2,15 +2,21 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cespare/xxhash/v2"
 )
 
 // smallCondensed is a valid condensed trace of n fingerprints.
@@ -70,6 +76,15 @@ func readCondensedFile(path string) error {
 	return r.Err()
 }
 
+// flips are the xor masks the flip tests apply to every byte (one in
+// -short mode).
+func flips() []byte {
+	if testing.Short() {
+		return []byte{88}
+	}
+	return []byte{88, 0xff, 1}
+}
+
 // marked fails t unless err is nil or marks a bad input file.
 func marked(t *testing.T, err error, what string) {
 	t.Helper()
@@ -90,7 +105,7 @@ func TestCondensedFlipsNeverPanic(t *testing.T) {
 		if i >= 400 && i < len(good)-1200 {
 			continue // the fingerprints: read as data (see the checksum test)
 		}
-		for _, x := range []byte{88, 0xff, 1} {
+		for _, x := range flips() {
 			data := append([]byte(nil), good...)
 			data[i] ^= x
 			if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -119,7 +134,7 @@ func TestTableFlipsNeverPanic(t *testing.T) {
 	good := smallTable(t)
 	path := filepath.Join(t.TempDir(), "results.arrow")
 	for i := range good {
-		for _, x := range []byte{88, 0xff, 1} {
+		for _, x := range flips() {
 			data := append([]byte(nil), good...)
 			data[i] ^= x
 			if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -156,4 +171,119 @@ func FuzzTableReader(f *testing.F) {
 		}
 		marked(t, Inspect(io.Discard, path, 10), "inspect")
 	})
+}
+
+// A condensed trace records the xxHash64 of its fingerprints (little-endian
+// uint64s, in order), computed here independently; a full read and
+// VerifyChecksum check it, and a flipped byte of the data is an error
+// naming the file for both.
+func TestCondensedChecksum(t *testing.T) {
+	fps := make([]uint64, CondensedBatchRows+1000) // two batches
+	for i := range fps {
+		fps[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	path := filepath.Join(t.TempDir(), "t.arrow")
+	if err := WriteCondensed(path, Meta{CrawlID: "c", Nodes: 1, Subtrace: SubtraceFull}, fps); err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, 8*len(fps))
+	for i, fp := range fps {
+		binary.LittleEndian.PutUint64(raw[8*i:], fp)
+	}
+	want := fmt.Sprintf("xxh64:%016x", xxhash.Sum64(raw))
+	r, err := OpenCondensed(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Meta().Checksum != want {
+		t.Errorf("checksum %q, want %q", r.Meta().Checksum, want)
+	}
+	r.Close()
+	if err := readCondensedFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := VerifyChecksum(path); st != ChecksumOK || err != nil {
+		t.Fatalf("verify: %v %v", st, err)
+	}
+	good, _ := os.ReadFile(path)
+	start := bytes.Index(good, raw[:64])
+	if start < 0 {
+		t.Fatal("fingerprints not found in the file")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 60 {
+		data := append([]byte(nil), good...)
+		i := start + rng.IntN(len(raw))
+		data[i] ^= byte(1 + rng.IntN(255))
+		os.WriteFile(path, data, 0o644)
+		for what, err := range map[string]error{"read": readCondensedFile(path), "verify": verifyErr(path)} {
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum mismatch") {
+				t.Fatalf("flip at %d: %s: %v; want a checksum mismatch naming the file", i, what, err)
+			}
+		}
+	}
+}
+
+func verifyErr(path string) error {
+	_, err := VerifyChecksum(path)
+	return err
+}
+
+// A results table's checksum covers its record batch body: every flipped
+// byte there is a mismatch.
+func TestTableChecksum(t *testing.T) {
+	good := smallTable(t)
+	path := filepath.Join(t.TempDir(), "results.arrow")
+	os.WriteFile(path, good, 0o644)
+	if st, err := VerifyChecksum(path); st != ChecksumOK || err != nil {
+		t.Fatalf("verify: %v %v", st, err)
+	}
+	l, err := checkFile(bytes.NewReader(good), int64(len(good)))
+	if err != nil || len(l.blocks) != 1 {
+		t.Fatalf("layout: %v %+v", err, l)
+	}
+	b := l.blocks[0]
+	for i := b.offset + b.meta; i < b.offset+b.meta+b.body; i++ {
+		data := append([]byte(nil), good...)
+		data[i] ^= 0x10
+		os.WriteFile(path, data, 0o644)
+		if _, err := VerifyChecksum(path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("flip at %d: %v", i, err)
+		}
+	}
+}
+
+// A file written before checksums existed verifies as ChecksumAbsent, no
+// error, and reads.
+func TestNoChecksumIsNotAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.arrow")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewGoAllocator()
+	schema := CondensedSchema(Meta{CrawlID: "old", Nodes: 1, Subtrace: SubtraceFull})
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewUint64Builder(mem)
+	b.AppendValues([]uint64{1, 2, 3}, nil)
+	col := b.NewArray()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f.Close()
+	if st, err := VerifyChecksum(path); st != ChecksumAbsent || err != nil {
+		t.Fatalf("verify: %v %v", st, err)
+	}
+	if err := readCondensedFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Verify(&out, path); err != nil || !strings.Contains(out.String(), "no checksum") {
+		t.Errorf("Verify: %v %q", err, out.String())
+	}
 }

@@ -12,13 +12,27 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cespare/xxhash/v2"
 )
 
 // WriteTable writes rec as the one record batch of an Arrow IPC file with
-// m's metadata added to rec's schema. Results tables (replay results,
+// m's metadata, and the checksum of rec's data, added to rec's schema. Results tables (replay results,
 // scenario tables) are written through it so that every one carries the
 // tool version, its inputs, the crawl id and the run's parameters.
 func WriteTable(w io.Writer, rec arrow.RecordBatch, m TableMeta, mem memory.Allocator) error {
+	// The checksum is of the batch's body as the file writer will write
+	// it: the same encoder, uncompressed.
+	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
+	}
+	d := xxhash.New()
+	err = p.SerializeBody(d)
+	p.Release()
+	if err != nil {
+		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
+	}
+	m.Checksum = ChecksumOf(d)
 	md := m.Metadata()
 	schema := arrow.NewSchema(rec.Schema().Fields(), &md)
 	rec = array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
