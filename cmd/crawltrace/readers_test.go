@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -172,4 +175,68 @@ func TestScenarioCutSegmentWarns(t *testing.T) {
 		refusedWith(t, 2, seg, append(args, "--strict", "-o", filepath.Join(dir, "strict-"+q[0]))...)
 	}
 	refusedWith(t, 2, seg, "condense", crawl, "--strict", "-o", filepath.Join(dir, "cond-strict"))
+}
+
+// SIGINT stops a replay promptly: a child replay sized to take far longer
+// than the test's 10 s bound (STATIC, which counts the whole trace before
+// each of its runs, and CLOCK at 120 sizes over 4M requests), sent SIGINT
+// once it has the trace mapped, exits 130 without finishing (no
+// results.csv). The simulation loops and whole-trace passes look at the
+// cancellation every 64Ki requests, and no unit starts after it.
+func TestReplaySIGINTStopsPromptly(t *testing.T) {
+	bin := binary(t)
+	if _, err := os.Stat("/proc/self/maps"); err != nil {
+		t.Skip("needs /proc to see the trace mapped")
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "big.arrow")
+	mustRun(t, "gen-trace", "-o", trace, "--requests", "4000000", "--keys", "1000000")
+	out := filepath.Join(dir, "res")
+	sizes := make([]string, 120)
+	for i := range sizes {
+		sizes[i] = strconv.Itoa(1000 + 97*i)
+	}
+	cmd := exec.Command(bin, "replay", trace, "--policies", "min,static,clock", "--sizes", strings.Join(sizes, ","),
+		"--workers", "2", "--no-plots", "--progress", "never", "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The run has begun (its signal handler is in place) once the trace is
+	// mapped.
+	maps := fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid)
+	for {
+		b, err := os.ReadFile(maps)
+		if err != nil {
+			t.Fatalf("the replay ended before mapping its trace: %v\n%s", <-done, stderr.String())
+		}
+		if bytes.Contains(b, []byte(trace)) {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the replay ended before mapping its trace: %v\n%s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		if code := exitStatus(t, err); code != 130 {
+			t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the replay did not stop within 10 s of SIGINT; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted by SIGINT") {
+		t.Errorf("stderr lacks the interruption:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.csv")); err == nil {
+		t.Error("the interrupted replay wrote results.csv: it ran to the end")
+	}
 }
