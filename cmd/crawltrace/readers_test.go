@@ -240,3 +240,20 @@ func TestReplaySIGINTStopsPromptly(t *testing.T) {
 		t.Error("the interrupted replay wrote results.csv: it ran to the end")
 	}
 }
+
+// replay merge of two slices cut from runs with other parameters: exit 2,
+// one line naming both slices.
+func TestReplayMergeRefusesMixedSlices(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.arrow")
+	mustRun(t, "gen-trace", "-o", trace, "--requests", "3000", "--keys", "500")
+	tasks := filepath.Join(dir, "tasks")
+	mustRun(t, "replay", trace, "--policies", "lru", "--sizes", "1,16", "--task", "0/2", "--no-plots", "-o", tasks)
+	mustRun(t, "replay", trace, "--policies", "lru", "--sizes", "1,64", "--task", "1/2", "--no-plots", "-o", tasks)
+	code, _, errs := runCLI(t, "replay", "merge", tasks, "-o", filepath.Join(dir, "merged"))
+	for _, want := range []string{"results-task-0-of-2.csv", "results-task-1-of-2.csv", "parameter sizes"} {
+		if code != 2 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("merge: exit %d, stderr %q; want 2 and one line naming %s", code, errs, want)
+		}
+	}
+}
