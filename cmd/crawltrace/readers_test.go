@@ -48,12 +48,16 @@ func TestDamagedTraceFooter(t *testing.T) {
 	refusedWith(t, 2, bad, "export", bad, "-o", filepath.Join(dir, "x.og"))
 	refusedWith(t, 2, bad, "export", bad, "--format", "text", "-o", filepath.Join(dir, "x.txt"))
 
-	// 60 random flips anywhere: inspect and inspect --verify refuse the
-	// file with one line or read it, never a panic.
+	// Random flips anywhere (60; 10 with -short): inspect and inspect
+	// --verify refuse the file with one line or read it, never a panic.
 	rng := rand.New(rand.NewPCG(21, 8))
 	flipped := filepath.Join(dir, "flip.arrow")
 	orig, _ := os.ReadFile(good)
-	for range 60 {
+	flips := 60 // as in the report
+	if testing.Short() {
+		flips = 10
+	}
+	for range flips {
 		b := append([]byte(nil), orig...)
 		i := rng.IntN(len(b))
 		b[i] ^= byte(1 + rng.IntN(255))
@@ -65,7 +69,7 @@ func TestDamagedTraceFooter(t *testing.T) {
 			}
 		}
 	}
-	// 60 random flips in the fingerprints (the first batch's body, found
+	// As many random flips in the fingerprints (the first batch's body, found
 	// by its first values): inspect --verify refuses each one, exit 2,
 	// naming the file; replay too (checked on a few: it reads the trace
 	// in full).
@@ -81,7 +85,7 @@ func TestDamagedTraceFooter(t *testing.T) {
 	if body < 0 {
 		t.Fatal("fingerprints not found in the trace")
 	}
-	for k := range 60 {
+	for k := range flips {
 		b := append([]byte(nil), orig...)
 		i := body + rng.IntN(8*tracefile.CondensedBatchRows)
 		b[i] ^= byte(1 + rng.IntN(255))
