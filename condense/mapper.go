@@ -260,10 +260,11 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 				}
 				nr.BytesIn += si.Bytes
 				if !si.Clean {
+					c := tracefile.CutOf(tracefile.NodeDir(r.cfg.Input, n), n, si)
 					if r.cfg.Strict {
-						return nil, meta, 0, nil, fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", tracefile.ErrCorrupt, filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), si.Rows, si.Error)
+						return nil, meta, 0, nil, c.Err()
 					}
-					nr.CutSegments = append(nr.CutSegments, CutSegment{Node: n, File: filepath.Join(tracefile.NodeDir(r.cfg.Input, n), si.File), RowsRecovered: si.Rows, Reason: si.Error})
+					nr.CutSegments = append(nr.CutSegments, c)
 				}
 			}
 		}

@@ -18,13 +18,10 @@ type Collision struct {
 	B     string `json:"b"`
 }
 
-// CutSegment is a segment that did not end cleanly (the writer was killed).
-type CutSegment struct {
-	Node          int    `json:"node"`
-	File          string `json:"file"`
-	RowsRecovered int64  `json:"rows_recovered"`
-	Reason        string `json:"reason"`
-}
+// CutSegment is a segment that did not end cleanly (the writer was
+// killed, or a copy was truncated); scenario reads crawls with the same
+// checks.
+type CutSegment = tracefile.CutSegment
 
 // Counts are the verification counts of a node or of the whole crawl.
 type Counts struct {

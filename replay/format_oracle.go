@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // OracleRecordSize is the size of one oracleGeneral request record.
@@ -29,7 +31,7 @@ type oracleSource struct {
 func openOracle(path string) (Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("replay: %w", tracefile.InputError(err))
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -38,7 +40,7 @@ func openOracle(path string) (Source, error) {
 	}
 	if st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("replay: %s: is a directory, not an oracleGeneral trace", path)
+		return nil, fmt.Errorf("%w: replay: %s: is a directory, not an oracleGeneral trace", tracefile.ErrBadInput, path)
 	}
 	if rem := st.Size() % OracleRecordSize; rem != 0 {
 		f.Close()

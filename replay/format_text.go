@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // maxTextLine bounds one line of a text trace.
@@ -29,11 +31,11 @@ type textSource struct {
 func openText(path string) (Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("replay: %w", tracefile.InputError(err))
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("replay: %s: is a directory, not a text trace", path)
+		return nil, fmt.Errorf("%w: replay: %s: is a directory, not a text trace", tracefile.ErrBadInput, path)
 	}
 	t := &textSource{path: path, f: f, buf: make([]uint64, 0, batchSize)}
 	t.reset()

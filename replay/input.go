@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -99,12 +100,25 @@ func ReadAll(src Source) ([]uint64, error) {
 
 // ReadFile opens path in format and reads all its keys.
 func ReadFile(path, format string) ([]uint64, error) {
+	return readFileCtx(context.Background(), path, format)
+}
+
+// readFileCtx is ReadFile stopped, between batches, when ctx is done.
+func readFileCtx(ctx context.Context, path, format string) ([]uint64, error) {
 	src, err := Open(path, format)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return ReadAll(src)
+	n := max(src.Len(), 0)
+	out := make([]uint64, 0, n)
+	for src.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, src.Keys()...)
+	}
+	return out, src.Err()
 }
 
 // sliceSource serves an in-memory trace in batches.

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -28,6 +29,13 @@ import (
 // Memory: the trace and its next-use times (16 bytes per request) plus
 // about 40 bytes per cached key at the largest size.
 func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
+	return minMarkers(nil, trace, next, sizes, warmup)
+}
+
+// minMarkers is [MINMarkers] stopped by closing cancel (nil: never), which
+// it looks at every policy.CheckEvery requests; it then returns
+// context.Canceled.
+func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
 	s := slices.Clone(sizes)
 	slices.Sort(s)
 	s = slices.Compact(s)
@@ -35,7 +43,10 @@ func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve,
 		return Curve{}, fmt.Errorf("replay: MIN markers: sizes must be in 1..%d, got %v", policy.MaxSize, sizes)
 	}
 	if next == nil {
-		next = policy.NextUse(trace)
+		var err error
+		if next, err = policy.NextUseCancel(trace, cancel); err != nil {
+			return Curve{}, err
+		}
 	}
 	if len(next) != len(trace) {
 		return Curve{}, fmt.Errorf("replay: MIN markers: %d next-use times for %d requests", len(next), len(trace))
@@ -54,6 +65,9 @@ func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve,
 	hits := make([]int64, m)
 	var reqs int64
 	for t, key := range trace {
+		if t%policy.CheckEvery == 0 && policy.Canceled(cancel) {
+			return Curve{}, context.Canceled
+		}
 		nu := next[t]
 		if nu < 0 {
 			nu = math.MaxInt64

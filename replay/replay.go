@@ -318,6 +318,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(cfg.Workers)
 		for _, u := range units {
+			if gctx.Err() != nil {
+				break // canceled, or a unit failed: start no more
+			}
 			g.Go(func() error {
 				start := time.Now()
 				var mem Measured
@@ -342,7 +345,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
+		err := g.Wait()
+		if err == nil {
+			err = ctx.Err() // canceled before some unit started
+		}
+		if err != nil {
 			prog.finish()
 			return nil, err
 		}
@@ -374,15 +381,16 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 
 // load reads the trace into memory for the offline policies; withNext
 // (the same for every call on one trace: whether min runs) adds MIN's
-// next-use times.
-func (o *offlineData) load(cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
+// next-use times. Both passes stop when ctx is done (the run is over: the
+// error it leaves is the run's).
+func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
-		o.keys, o.err = ReadFile(path, cfg.Format)
+		o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
 		if o.err == nil && o.sample != nil {
 			o.keys = slices.DeleteFunc(o.keys, func(k uint64) bool { return !o.sample.keep(k) })
 		}
 		if o.err == nil && withNext {
-			o.next, _ = NextUse(o.keys)
+			o.next, o.err = policy.NextUseCancel(o.keys, ctx.Done())
 		}
 	})
 	return o.keys, o.next, o.err
@@ -462,11 +470,11 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if !cfg.onePass("min") {
 			break
 		}
-		keys, next, err := off.load(cfg, path, needNext)
+		keys, next, err := off.load(ctx, cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		c, err := MINMarkers(keys, next, sizes, cfg.Warmup)
+		c, err := minMarkers(ctx.Done(), keys, next, sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
@@ -484,7 +492,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	}
 	opts := policy.Options{ChargeStaticLoads: cfg.ChargeStatic}
 	if u.policy == "static" || u.policy == "min" {
-		keys, next, err := off.load(cfg, path, needNext)
+		keys, next, err := off.load(ctx, cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
@@ -549,6 +557,7 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // already). mem, when not nil, receives the memory the policy's structures took at
 // the end and the keys it then held.
 func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured) (hits, reqs int64, err error) {
+	opts.Cancel = ctx.Done()
 	p, err := policy.New(name, size, opts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -366,7 +367,10 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 // results.csv, results.arrow, memory.csv and (with plots) the figures. The
 // crawl, the traces' metadata and the parameters come from the tasks'
 // .json files beside their CSV files (see [Config.Task]); results.arrow
-// keeps a parameter only when every task had it with one value.
+// keeps a parameter only when every task had it with one value. The
+// slices of one N-way split must be cut from one run: slices whose .json
+// files record other inputs, traces or parameters are refused, naming
+// them, and so is a slice without its .json file.
 func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 	var files []string
 	for _, in := range inputs {
@@ -396,6 +400,9 @@ func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 			found = append(found, p)
 		}
 		files = append(files, found...)
+	}
+	if err := checkSlices(files); err != nil {
+		return nil, err
 	}
 	seen := map[int]map[int]bool{} // N -> tasks present
 	type key struct {
@@ -538,10 +545,98 @@ type taskMeta struct {
 // taskMetaPath is the metadata file beside a task's results CSV file.
 func taskMetaPath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".json" }
 
+// readTaskMeta reads the metadata file of the task results CSV file f.
+func readTaskMeta(f string) (*taskMeta, error) {
+	p := taskMetaPath(f)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("replay: merge: %w", tracefile.InputError(err))
+	}
+	var m taskMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: replay: merge: %s: %v", tracefile.ErrBadInput, p, err)
+	}
+	return &m, nil
+}
+
+// checkSlices refuses task slices of one N-way split (results-task-I-of-N)
+// that were not cut from one run: their metadata files must record the
+// same inputs, the same traces (crawl, creation time, subtrace) and the
+// same parameters. Slices of different N are different runs and may
+// differ.
+func checkSlices(files []string) error {
+	first := map[int]string{} // N -> the first slice seen
+	metas := map[int]*taskMeta{}
+	for _, f := range files {
+		sm := taskFileRE.FindStringSubmatch(filepath.Base(f))
+		if sm == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(sm[2])
+		m, err := readTaskMeta(f)
+		if err != nil {
+			return err
+		}
+		ref, ok := metas[n]
+		if !ok {
+			first[n], metas[n] = f, m
+			continue
+		}
+		if why := sliceDiff(ref, m); why != "" {
+			return fmt.Errorf("%w: replay: merge: %s and %s are slices of different runs: %s", tracefile.ErrBadInput, first[n], f, why)
+		}
+	}
+	return nil
+}
+
+// sliceDiff says how the runs of two task slices differ ("" when they do
+// not).
+func sliceDiff(a, b *taskMeta) string {
+	if !slices.Equal(a.Inputs, b.Inputs) {
+		return fmt.Sprintf("inputs %s vs %s", strings.Join(a.Inputs, ","), strings.Join(b.Inputs, ","))
+	}
+	if a.CrawlID != b.CrawlID {
+		return fmt.Sprintf("crawl %q vs %q", a.CrawlID, b.CrawlID)
+	}
+	var keys []string
+	for k := range a.Params {
+		keys = append(keys, k)
+	}
+	for k := range b.Params {
+		if _, ok := a.Params[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		va, oka := a.Params[k]
+		vb, okb := b.Params[k]
+		if va != vb || oka != okb {
+			return fmt.Sprintf("parameter %s %q vs %q", k, va, vb)
+		}
+	}
+	var names []string
+	for name := range a.Traces {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ta, tb := a.Traces[name], b.Traces[name]
+		if ta.CrawlID != tb.CrawlID || !ta.Created.Equal(tb.Created) || ta.Subtrace != tb.Subtrace {
+			return fmt.Sprintf("trace %s is another file (crawl %q created %s vs crawl %q created %s)", name,
+				ta.CrawlID, ta.Created.Format(time.RFC3339Nano), tb.CrawlID, tb.Created.Format(time.RFC3339Nano))
+		}
+	}
+	if len(a.Traces) != len(b.Traces) {
+		return fmt.Sprintf("%d traces vs %d", len(a.Traces), len(b.Traces))
+	}
+	return ""
+}
+
 // mergeMeta sets the merged results' metadata from the metadata files of
-// the task CSV files among files (a file without one contributes only its
-// name to the inputs): the crawls and inputs of all, the traces' metadata,
-// and the parameters every task shares.
+// the task CSV files among files (a results.csv contributes only its name
+// to the inputs): the crawls and inputs of all, the traces' metadata, and
+// the parameters every task shares.
 func (res *Results) mergeMeta(files []string) error {
 	var crawls []string
 	params, haveParams := map[string]string{}, false
@@ -549,11 +644,10 @@ func (res *Results) mergeMeta(files []string) error {
 	res.Traces = map[string]tracefile.Meta{}
 	all := true
 	for _, f := range files {
-		b, err := os.ReadFile(taskMetaPath(f))
-		if taskFileRE.MatchString(filepath.Base(f)) && err == nil {
-			var m taskMeta
-			if err := json.Unmarshal(b, &m); err != nil {
-				return fmt.Errorf("%w: replay: merge: %s: %v", tracefile.ErrBadInput, taskMetaPath(f), err)
+		if taskFileRE.MatchString(filepath.Base(f)) {
+			m, err := readTaskMeta(f) // checkSlices read it once already
+			if err != nil {
+				return err
 			}
 			for _, c := range strings.Split(m.CrawlID, ",") {
 				if c != "" && !slices.Contains(crawls, c) {

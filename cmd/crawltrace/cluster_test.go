@@ -151,7 +151,8 @@ func (c *cluster) args(i int, more ...string) []string {
 }
 
 func newCluster(t testing.TB, web *clusterWeb, n int, extra ...string) *cluster {
-	c := &cluster{dir: t.TempDir(), peers: freePorts(t, n), web: web, extra: extra}
+	// The crawl directory holds only the crawl; the node logs go beside it.
+	c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, n), web: web, extra: extra}
 	c.procs = make([]*proc, n)
 	for i := range n {
 		c.procs[i] = c.start(t, i)
@@ -160,7 +161,7 @@ func newCluster(t testing.TB, web *clusterWeb, n int, extra ...string) *cluster 
 }
 
 func (c *cluster) start(t testing.TB, i int, more ...string) *proc {
-	return startProc(t, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", i)), c.args(i, more...)...)
+	return startProc(t, filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("node-%d.log", i)), c.args(i, more...)...)
 }
 
 func (c *cluster) status(i int) (recorder.NodeStatus, error) {
@@ -249,8 +250,8 @@ func (c *cluster) waitNodes(t testing.TB, d time.Duration, nodes ...int) {
 // controlPages crawls web with one process and returns the pages it fetched.
 func controlPages(t testing.TB, web *clusterWeb) map[string]bool {
 	t.Helper()
-	dir := t.TempDir()
-	p := startProc(t, filepath.Join(dir, "log"), "crawl", "-o", dir, "--resolve", "*:"+web.addr, "--allow-private",
+	dir := filepath.Join(t.TempDir(), "crawl")
+	p := startProc(t, filepath.Join(filepath.Dir(dir), "log"), "crawl", "-o", dir, "--resolve", "*:"+web.addr, "--allow-private",
 		"--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "8")
 	if err := p.wait(t, "control crawl", 60*time.Second); err != nil {
 		t.Fatalf("control crawl: %v", err)

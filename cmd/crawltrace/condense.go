@@ -271,7 +271,7 @@ func printCondenseReport(out, errw io.Writer, rep *condense.Report, path string)
 		}
 	}
 	for _, c := range rep.CutSegments {
-		fmt.Fprintf(errw, "warning: cut segment %s: recovered %d rows (%s)\n", c.File, c.RowsRecovered, c.Reason)
+		fmt.Fprintln(errw, c.Warning())
 	}
 	if t.CollisionPairs > 0 {
 		fmt.Fprintf(errw, "FINGERPRINT COLLISIONS: %d pairs of distinct URLs share a fingerprint (expected %.3g at %d bits)\n",

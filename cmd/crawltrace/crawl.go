@@ -110,6 +110,11 @@ crawl ends when every node has used its share or run out of URLs.`,
 			if cfg.OutDir == "" {
 				return badInput("crawl: no output directory (-o DIR)")
 			}
+			if !resume {
+				if err := checkCrawlOut(cfg.OutDir); err != nil {
+					return err
+				}
+			}
 			if resume && len(resolve) > 0 {
 				cfg.Resolve = nil // given again: replaces the saved entries
 			}

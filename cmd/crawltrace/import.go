@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/importer"
 )
 
@@ -43,6 +45,18 @@ func bindImportFlags(cmd *cobra.Command, o *importer.Options) {
 // runImport runs one importer into o.Out under the output-directory
 // policy and prints its summary.
 func runImport(cmd *cobra.Command, args []string, o importer.Options, run func([]string, importer.Options) (*importer.Stats, error)) error {
+	for _, a := range args {
+		if a == "-" { // standard input
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil {
+			return fmt.Errorf("import %s: %w", cmd.Name(), tracefile.InputError(err))
+		}
+		if st.IsDir() {
+			return badInput("import %s: %s is a directory: give the files to import", cmd.Name(), a)
+		}
+	}
 	force, _ := cmd.Flags().GetBool("force")
 	// One writer: an import into a directory a crawl or another import
 	// is writing is refused, before anything in it is removed.

@@ -1,9 +1,18 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
 )
 
 // forceUsage is the help of every --force flag.
@@ -28,3 +37,36 @@ func finishOut(d *outdir.Dir, runErr error, files ...string) error {
 	}
 	return runErr
 }
+
+// checkCrawlOut refuses, for a new crawl, an output directory that is not
+// empty and holds no crawl: nothing of a crawl's own (node-NNN
+// directories, manifest.json or its lock, stats.json, the directory
+// lock a crawl takes first). A directory that
+// holds a crawl is left to the recorder, which refuses it without
+// --resume unless it is another node's part of a TCP crawl sharing the
+// directory.
+func checkCrawlOut(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return badInput("crawl: %s is not a directory", dir)
+		}
+		return fmt.Errorf("crawl: %w", tracefile.InputError(err))
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if (e.IsDir() && crawlNodeDirRE.MatchString(n)) ||
+			(!e.IsDir() && (n == tracefile.ManifestName || n == "manifest.lock" || n == recorder.StatsName || n == outdir.LockName)) {
+			return nil
+		}
+	}
+	if len(ents) > 0 {
+		return badInput("crawl: %s is not empty and holds no crawl (it holds %s): give a new or empty directory", dir, ents[0].Name())
+	}
+	return nil
+}
+
+var crawlNodeDirRE = regexp.MustCompile(`^node-[0-9]+$`)

@@ -6,11 +6,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/scenario"
 )
@@ -67,9 +69,27 @@ func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cob
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "write the tables only")
+	f.Bool("strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error, as condense --strict")
 	addForce(cmd, &force)
 	bind(f)
 	return cmd
+}
+
+// scenarioReading reads the crawl as condense does: each cut segment is
+// a warning on stderr (once per run), or with --strict an error (exit 2).
+func scenarioReading(cmd *cobra.Command) scenario.Reading {
+	strict, _ := cmd.Flags().GetBool("strict")
+	errw := cmd.ErrOrStderr()
+	var mu sync.Mutex
+	warned := map[string]bool{}
+	return scenario.Reading{Strict: strict, Cut: func(c tracefile.CutSegment) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !warned[c.File] {
+			warned[c.File] = true
+			fmt.Fprintln(errw, c.Warning())
+		}
+	}}
 }
 
 // sizesFlag parses a replay-style cache size list into dst when set.
@@ -113,6 +133,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			cfg.Reading = scenarioReading(cmd)
 			var traces *outdir.Dir
 			if cfg.WriteTraces != "" {
 				force, _ := cmd.Flags().GetBool("force")
@@ -160,6 +181,7 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 				return nil, err
 			}
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			cfg.Reading = scenarioReading(cmd)
 			res, err := scenario.SplitterCache(cfg)
 			if err != nil {
 				return nil, err
@@ -189,6 +211,7 @@ func newScenarioThreadsCmd() *cobra.Command {
 				return nil, err
 			}
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			cfg.Reading = scenarioReading(cmd)
 			res, err := scenario.Threads(cfg)
 			if err != nil {
 				return nil, err
@@ -220,6 +243,7 @@ func newScenarioNodeLossCmd() *cobra.Command {
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			cfg.Reading = scenarioReading(cmd)
 			res, err := scenario.NodeLoss(cfg)
 			if err != nil {
 				return nil, err
@@ -253,6 +277,7 @@ func newScenarioLocalityCmd() *cobra.Command {
 				return nil, err
 			}
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
+			cfg.Reading = scenarioReading(cmd)
 			res, err := scenario.Locality(cfg)
 			if err != nil {
 				return nil, err
@@ -276,7 +301,8 @@ func newScenarioAllCmd() *cobra.Command {
 			f.StringVar(&order, "order", scenario.OrderTime, "stream order: time or node")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd)})
+			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd),
+				Reading: scenarioReading(cmd)})
 			if err != nil {
 				return nil, err
 			}

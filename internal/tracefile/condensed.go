@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cespare/xxhash/v2"
 )
 
 // CondensedBatchRows is the number of fingerprints per record batch in a
@@ -34,6 +35,8 @@ func CondensedName(node int, subtrace string) string {
 type CondensedWriter struct {
 	path, tmp string
 	f         *os.File
+	fp        *footerPatcher
+	sum       *xxhash.Digest
 	w         *ipc.FileWriter
 	buf       []uint64
 	mem       memory.Allocator
@@ -50,14 +53,17 @@ func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}
 	mem := memory.NewGoAllocator()
+	m.Checksum = checksumPending // the footer's schema gets the real one
 	schema := CondensedSchema(m)
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	fp := &footerPatcher{w: f}
+	w, err := ipc.NewFileWriter(fp, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}
-	return &CondensedWriter{path: path, tmp: tmp, f: f, w: w, mem: mem, schema: schema, buf: make([]uint64, 0, CondensedBatchRows)}, nil
+	return &CondensedWriter{path: path, tmp: tmp, f: f, fp: fp, sum: xxhash.New(), w: w, mem: mem, schema: schema,
+		buf: make([]uint64, 0, CondensedBatchRows)}, nil
 }
 
 // Append adds one fingerprint.
@@ -102,6 +108,9 @@ func (c *CondensedWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("tracefile: write %s: %w", c.path, err)
 	}
+	// The batch's body is its fingerprints: no validity bitmap (no
+	// nulls), 8-byte values needing no padding.
+	c.sum.Write(arrow.Uint64Traits.CastToBytes(c.buf))
 	c.rows += int64(len(c.buf))
 	c.buf = c.buf[:0]
 	return nil
@@ -114,8 +123,14 @@ func (c *CondensedWriter) Close() error {
 	}
 	c.closed = true
 	err := c.flush()
+	c.fp.capture = true
 	if cerr := c.w.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("tracefile: close %s: %w", c.path, cerr)
+	}
+	if err == nil {
+		if perr := c.fp.flush(ChecksumOf(c.sum)); perr != nil {
+			err = fmt.Errorf("tracefile: write %s: %w", c.path, perr)
+		}
 	}
 	if serr := c.f.Sync(); err == nil && serr != nil {
 		err = fmt.Errorf("tracefile: sync %s: %w", c.path, serr)
@@ -148,22 +163,29 @@ func (c *CondensedWriter) Abort() {
 // slices it returns point into the map and are valid until Close. It is not
 // safe for concurrent use, but several readers may map the same file.
 type CondensedReader struct {
-	path  string
-	data  []byte
-	r     *ipc.FileReader
-	meta  Meta
-	i     int
-	cur   arrow.RecordBatch
-	fps   []uint64
-	err   error
-	total int64
+	path   string
+	data   []byte
+	blocks []fileBlock
+	// The checksum check of a full pass: the digest of the bodies of
+	// blocks[:hashed], read in order, and the checksum to match.
+	sum      *xxhash.Digest
+	hashed   int
+	want     string
+	verified bool
+	r        *ipc.FileReader
+	meta     Meta
+	i        int
+	cur      arrow.RecordBatch
+	fps      []uint64
+	err      error
+	total    int64
 }
 
 // OpenCondensed maps the condensed trace at path.
 func OpenCondensed(path string) (*CondensedReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -181,23 +203,19 @@ func OpenCondensed(path string) (*CondensedReader, error) {
 		}
 	}
 	cr := &CondensedReader{path: path, data: data}
-	cr.r, err = ipc.NewMappedFileReader(data)
+	var l fileLayout
+	cr.r, l, err = openFile(path, data)
 	if err != nil {
 		cr.unmap()
-		return nil, fmt.Errorf("%w: %s: not an Arrow file (%v)", ErrCorrupt, path, err)
+		return nil, err
 	}
 	if cr.meta, err = checkSchema(path, cr.r.Schema(), KindCondensed); err != nil {
 		cr.Close()
 		return nil, err
 	}
-	for i := 0; i < cr.r.NumRecords(); i++ {
-		// Block lengths come from the footer; rows need the message.
-		rec, err := cr.r.RecordBatch(i)
-		if err != nil {
-			cr.Close()
-			return nil, fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, path, i, err)
-		}
-		cr.total += rec.NumRows()
+	cr.total, cr.blocks = l.rows, l.blocks
+	if cr.want = cr.meta.Checksum; cr.want != "" {
+		cr.sum = xxhash.New()
 	}
 	return cr, nil
 }
@@ -237,17 +255,37 @@ func (c *CondensedReader) Next() bool {
 		c.cur.Release()
 		c.cur = nil
 	}
-	if c.err != nil || c.i >= c.r.NumRecords() {
+	if c.err != nil {
 		return false
 	}
-	rec, err := c.r.RecordBatch(c.i)
+	if c.i >= c.r.NumRecords() {
+		if c.sum != nil && !c.verified && c.hashed == len(c.blocks) {
+			c.verified = true
+			if got := ChecksumOf(c.sum); got != c.want {
+				c.err = checksumMismatch(c.path, got, c.want)
+			}
+		}
+		return false
+	}
+	var rec arrow.RecordBatch
+	err := guard(c.path, func() (err error) {
+		rec, err = c.r.RecordBatchAt(c.i)
+		return err
+	})
+	if err == nil {
+		c.cur = rec
+		err = validateBatch(rec)
+	}
 	if err != nil {
 		c.err = fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, c.path, c.i, err)
 		return false
 	}
+	if c.sum != nil && c.i == c.hashed {
+		b := c.blocks[c.i]
+		c.sum.Write(c.data[b.offset+b.meta : b.offset+b.meta+b.body])
+		c.hashed++
+	}
 	c.i++
-	rec.Retain()
-	c.cur = rec
 	col := rec.Column(0).(*array.Uint64)
 	if col.NullN() > 0 {
 		c.err = fmt.Errorf("%w: %s: null fingerprint in batch %d", ErrCorrupt, c.path, c.i-1)

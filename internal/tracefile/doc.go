@@ -44,7 +44,20 @@
 // crawltrace.crawl_id, crawltrace.node, crawltrace.nodes,
 // crawltrace.partitioner, crawltrace.created (RFC 3339) and
 // crawltrace.tool_version; condensed traces add crawltrace.subtrace ("full"
-// or "cross").
+// or "cross") and crawltrace.checksum. Results tables carry the
+// checksum too (see [TableMeta]).
+//
+// # Checksums and damaged files
+//
+// crawltrace.checksum is "xxh64:" and the xxHash64 (16 hex digits) of the
+// bodies of the file's record batches, concatenated in file order (for a
+// condensed trace: its fingerprints, little-endian). A condensed trace's
+// writer computes it while streaming and it lands in the footer's schema;
+// the leading schema message holds a placeholder of the same length. A
+// full pass of a [CondensedReader] and [VerifyChecksum] check it. Before
+// arrow-go reads an Arrow file, its footer, schema, blocks and messages are
+// bounds-checked (checkFile), so a damaged file is an error naming it,
+// never a panic.
 //
 // # Stream segments and crashes
 //

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 // Arrow's Go IPC reader trusts the lengths written in a stream: a corrupt
@@ -108,83 +106,127 @@ func scanFrames(r io.ReaderAt, size int64) frameScan {
 	}
 }
 
-// checkMessage checks the lengths of one Message flatbuffer and returns its
-// body length and, for a record batch, its row count. Out-of-range reads
-// panic inside the flatbuffers accessors and are turned into errors.
+// checkMessage checks the lengths of one Message flatbuffer of a stream
+// (the first must be the schema) and returns its body length, a record
+// batch's row count and, for a compressed record batch, its buffers
+// (offset, length in the body).
 func checkMessage(b []byte, first bool) (body, rows int64, compressed [][2]int64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("malformed metadata (%v)", p)
-		}
-	}()
-	n := len(b)
-	if n < 8 {
-		return 0, 0, nil, errors.New("metadata too short")
+	m, err := parseMessage(b)
+	if err != nil {
+		return 0, 0, nil, err
 	}
-	root := flatbuffers.GetUOffsetT(b)
-	if int(root) >= n {
-		return 0, 0, nil, errors.New("bad root offset")
-	}
-	msg := &flatbuffers.Table{Bytes: b, Pos: root}
-	checkVtable(msg, n)
-	hdrType := msg.GetUint8Slot(6, 0)
-	body = int64(msg.GetUint64Slot(10, 0))
-	if o := msg.Offset(12); o != 0 {
-		checkVec(msg, o, n, 4)
-	}
-	o := msg.Offset(8)
-	if o == 0 {
-		return 0, 0, nil, errors.New("message without header")
-	}
-	var h flatbuffers.Table
-	msg.Union(&h, flatbuffers.UOffsetT(o))
-	checkVtable(&h, n)
 	switch {
-	case first && hdrType != hdrSchema:
+	case first && m.typ != hdrSchema:
 		return 0, 0, nil, errors.New("stream does not start with a schema")
-	case hdrType == hdrSchema:
-		if !first {
-			return 0, 0, nil, errors.New("second schema in stream")
-		}
-		if o := h.Offset(6); o != 0 {
-			checkFields(&h, o, n, 0)
-		}
-		if o := h.Offset(8); o != 0 {
-			checkVec(&h, o, n, 4)
-		}
-		if o := h.Offset(10); o != 0 {
-			checkVec(&h, o, n, 8)
-		}
-	case hdrType == hdrRecordBatch:
-		if o := h.Offset(6); o != 0 {
-			checkVec(&h, o, n, 16)
-		}
-		if o := h.Offset(8); o != 0 {
-			checkVec(&h, o, n, 16)
-		}
-		if o := h.Offset(12); o != 0 {
-			checkVec(&h, o, n, 8)
-		}
-		if h.Offset(10) != 0 {
+	case m.typ == hdrSchema && !first:
+		return 0, 0, nil, errors.New("second schema in stream")
+	}
+	if m.compressed {
+		compressed = m.bufs
+		if compressed == nil {
 			compressed = [][2]int64{} // non-nil: the batch is compressed
-			if o := h.Offset(8); o != 0 {
-				l := checkVec(&h, o, n, 16)
-				vec := h.Vector(flatbuffers.UOffsetT(o))
-				for i := 0; i < l; i++ {
-					p := int(vec) + 16*i
-					compressed = append(compressed, [2]int64{int64(binary.LittleEndian.Uint64(b[p:])), int64(binary.LittleEndian.Uint64(b[p+8:]))})
-				}
+		}
+	}
+	return m.body, m.rows, compressed, nil
+}
+
+// message is what parseMessage learned from a Message flatbuffer.
+type message struct {
+	typ        byte
+	body       int64      // body length
+	rows       int64      // record batch: rows
+	bufs       [][2]int64 // record batch: buffers (offset, length in the body)
+	compressed bool       // record batch: body compression
+}
+
+// parseMessage checks a Message flatbuffer (Message.fbs) as far as
+// arrow-go will read it: every table, vector and string is inside b, a
+// record batch's buffers lie inside its body and its counts are sane.
+// Dictionary batches are refused: crawltrace writes none.
+func parseMessage(b []byte) (message, error) {
+	var m message
+	f := fbuf{b}
+	msg, err := f.root()
+	if err != nil {
+		return m, err
+	}
+	typ, err := f.scalar(msg, 6, 1)
+	if err != nil {
+		return m, err
+	}
+	m.typ = byte(typ)
+	body, err := f.scalar(msg, 10, 8)
+	if err != nil {
+		return m, err
+	}
+	m.body = int64(body)
+	if m.body < 0 {
+		return m, fmt.Errorf("negative body length %d", m.body)
+	}
+	if err := f.checkKeyValues(msg, 12); err != nil {
+		return m, err
+	}
+	h, ok, err := f.sub(msg, 8)
+	if err != nil {
+		return m, err
+	}
+	if !ok {
+		return m, errors.New("message without header")
+	}
+	switch m.typ {
+	case hdrSchema:
+		if err := f.checkSchema(h); err != nil {
+			return m, err
+		}
+	case hdrRecordBatch:
+		rows, err := f.scalar(h, 4, 8)
+		if err != nil {
+			return m, err
+		}
+		m.rows = int64(rows)
+		if m.rows < 0 || m.rows > m.body*1024+1024 {
+			return m, fmt.Errorf("implausible row count %d for a %d-byte body", m.rows, m.body)
+		}
+		start, l, err := f.vector(h, 6, 16) // nodes: FieldNode{length, null_count}
+		if err != nil {
+			return m, err
+		}
+		for i := range l {
+			p := start + 16*i
+			n, nulls := int64(binary.LittleEndian.Uint64(b[p:])), int64(binary.LittleEndian.Uint64(b[p+8:]))
+			if n < 0 || nulls < 0 || nulls > n {
+				return m, fmt.Errorf("field node %d: length %d, %d nulls", i, n, nulls)
 			}
 		}
-		if rows = int64(h.GetUint64Slot(4, 0)); rows < 0 || rows > body*1024+1024 {
-			return 0, 0, nil, fmt.Errorf("implausible row count %d for a %d-byte body", rows, body)
+		start, l, err = f.vector(h, 8, 16) // buffers: Buffer{offset, length}
+		if err != nil {
+			return m, err
 		}
-	case hdrType == hdrDictionaryBatch:
-		return 0, 0, nil, errors.New("unexpected dictionary batch")
+		for i := range l {
+			p := start + 16*i
+			off, n := int64(binary.LittleEndian.Uint64(b[p:])), int64(binary.LittleEndian.Uint64(b[p+8:]))
+			if off < 0 || n < 0 || off > m.body || n > m.body-off {
+				return m, fmt.Errorf("buffer %d (%d bytes at %d) outside the %d-byte body", i, n, off, m.body)
+			}
+			m.bufs = append(m.bufs, [2]int64{off, n})
+		}
+		if c, ok, err := f.sub(h, 10); err != nil {
+			return m, err
+		} else if ok {
+			if _, err := f.scalar(c, 4, 1); err != nil {
+				return m, err
+			}
+			m.compressed = true
+		}
+		if _, _, err := f.vector(h, 12, 8); err != nil { // variadicBufferCounts
+			return m, err
+		}
+	case hdrDictionaryBatch:
+		return m, errors.New("unexpected dictionary batch")
 	default:
-		return 0, 0, nil, fmt.Errorf("unexpected message type %d", hdrType)
+		return m, fmt.Errorf("unexpected message type %d", m.typ)
 	}
-	return body, rows, compressed, nil
+	return m, nil
 }
 
 // checkCompressed bounds the uncompressed length that prefixes each
@@ -207,59 +249,4 @@ func checkCompressed(r io.ReaderAt, bodyOff, body int64, bufs [][2]int64) error 
 		}
 	}
 	return nil
-}
-
-func checkVtable(t *flatbuffers.Table, n int) {
-	vt := int(t.Pos) - int(t.GetSOffsetT(t.Pos))
-	if vt < 0 || vt+4 > n {
-		panic("bad vtable")
-	}
-	if l := int(t.GetVOffsetT(flatbuffers.UOffsetT(vt))); vt+l > n {
-		panic("bad vtable length")
-	}
-}
-
-// checkVec checks that the vector at field offset o fits in n bytes with
-// elements of elem bytes.
-func checkVec(t *flatbuffers.Table, o flatbuffers.VOffsetT, n, elem int) int {
-	start := int(t.Pos) + int(o)
-	if start+4 > n {
-		panic("vector offset out of range")
-	}
-	vec := start + int(flatbuffers.GetUOffsetT(t.Bytes[start:]))
-	if vec+4 > n {
-		panic("vector out of range")
-	}
-	l := int(flatbuffers.GetUOffsetT(t.Bytes[vec:]))
-	if l < 0 || vec+4+l*elem > n {
-		panic("vector length out of range")
-	}
-	return l
-}
-
-// checkFields checks a [Field] vector recursively (children, metadata).
-func checkFields(t *flatbuffers.Table, o flatbuffers.VOffsetT, n, depth int) {
-	if depth > 32 {
-		panic("fields nested too deep")
-	}
-	l := checkVec(t, o, n, 4)
-	vec := t.Vector(flatbuffers.UOffsetT(o))
-	for i := 0; i < l; i++ {
-		var f flatbuffers.Table
-		f.Bytes = t.Bytes
-		f.Pos = t.Indirect(vec + flatbuffers.UOffsetT(i*4))
-		if int(f.Pos)+4 > n {
-			panic("field out of range")
-		}
-		checkVtable(&f, n)
-		if o := f.Offset(4); o != 0 {
-			checkVec(&f, o, n, 1)
-		}
-		if o := f.Offset(14); o != 0 {
-			checkFields(&f, o, n, depth+1)
-		}
-		if o := f.Offset(16); o != 0 {
-			checkVec(&f, o, n, 4)
-		}
-	}
 }

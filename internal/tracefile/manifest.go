@@ -160,14 +160,14 @@ func CrawlNodes(crawlDir string) ([]int, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s: no such directory", ErrBadInput, crawlDir)
 		}
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: %s: not a crawl directory", ErrBadInput, crawlDir)
 	}
 	ents, err := os.ReadDir(crawlDir)
 	if err != nil {
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	var nodes []int
 	for _, e := range ents {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -50,6 +52,10 @@ type Meta struct {
 	Created     time.Time // when the file was created
 	ToolVersion string    // crawltrace version that wrote it (set by writers)
 	Subtrace    string    // condensed only: SubtraceFull or SubtraceCross
+	// Checksum is, in a condensed trace, the checksum of its data (see
+	// [ChecksumOf]); writers set it, and it is "" in files written before
+	// it existed.
+	Checksum string
 }
 
 const metaPrefix = "crawltrace."
@@ -74,6 +80,10 @@ func (m Meta) metadata() arrow.Metadata {
 	if m.Subtrace != "" {
 		keys = append(keys, "subtrace")
 		vals = append(vals, m.Subtrace)
+	}
+	if m.Checksum != "" {
+		keys = append(keys, "checksum")
+		vals = append(vals, m.Checksum)
 	}
 	for i := range keys {
 		keys[i] = metaPrefix + keys[i]
@@ -105,6 +115,7 @@ func parseMeta(md arrow.Metadata) (Meta, error) {
 		Partitioner: get("partitioner"),
 		ToolVersion: get("tool_version"),
 		Subtrace:    get("subtrace"),
+		Checksum:    get("checksum"),
 	}
 	m.Node, _ = strconv.Atoi(get("node"))
 	m.Nodes, _ = strconv.Atoi(get("nodes"))
@@ -131,6 +142,9 @@ type TableMeta struct {
 	Params      map[string]string
 	Created     time.Time // when the table was written (now when zero)
 	ToolVersion string    // crawltrace version (ToolVersion when empty)
+	// Checksum is the checksum of the table's data (see [ChecksumOf]),
+	// set by [WriteTable]; "" in tables written before it existed.
+	Checksum string
 }
 
 // Metadata encodes m as Arrow schema metadata under the crawltrace. keys;
@@ -148,6 +162,10 @@ func (m TableMeta) Metadata() arrow.Metadata {
 	keys := []string{"format", "version", "kind", "table", "crawl_id", "inputs", "params", "created", "tool_version"}
 	vals := []string{FormatName, strconv.Itoa(FormatVersion), m.Kind, m.Table, m.CrawlID, string(inputs), string(params),
 		created.UTC().Format(time.RFC3339Nano), tv}
+	if m.Checksum != "" {
+		keys = append(keys, "checksum")
+		vals = append(vals, m.Checksum)
+	}
 	for i := range keys {
 		keys[i] = metaPrefix + keys[i]
 	}
@@ -167,7 +185,7 @@ func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
 		}
 		return ""
 	}
-	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version")}
+	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version"), Checksum: get("checksum")}
 	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
 	if s := get("inputs"); s != "" {
 		if err := json.Unmarshal([]byte(s), &m.Inputs); err != nil {
@@ -185,4 +203,21 @@ func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
 // IsTableKind reports whether kind is a results-table kind.
 func IsTableKind(kind string) bool {
 	return kind == KindReplayResults || kind == KindScenarioTable
+}
+
+// InputError wraps err, an error opening or listing an input path, with
+// [ErrBadInput] when the path itself is the problem: it does not exist, is
+// a symlink loop, a directory where a file is wanted or a file where a
+// directory is, or cannot be read for lack of permission. Other errors
+// (I/O failures) are only prefixed, as failures while running.
+func InputError(err error) error {
+	if isPathProblem(err) {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return fmt.Errorf("tracefile: %w", err)
+}
+
+func isPathProblem(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENAMETOOLONG)
 }

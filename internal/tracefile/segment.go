@@ -558,7 +558,7 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 func OpenSegment(path, kind string) (*SegmentReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -739,7 +739,7 @@ func (s *SegmentReader) Close() error {
 func ListSegments(nodeDir, prefix string) ([]string, error) {
 	ents, err := os.ReadDir(nodeDir)
 	if err != nil {
-		return nil, fmt.Errorf("tracefile: %w", err)
+		return nil, InputError(err)
 	}
 	var out []string
 	for _, e := range ents {

@@ -12,13 +12,27 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cespare/xxhash/v2"
 )
 
 // WriteTable writes rec as the one record batch of an Arrow IPC file with
-// m's metadata added to rec's schema. Results tables (replay results,
+// m's metadata, and the checksum of rec's data, added to rec's schema. Results tables (replay results,
 // scenario tables) are written through it so that every one carries the
 // tool version, its inputs, the crawl id and the run's parameters.
 func WriteTable(w io.Writer, rec arrow.RecordBatch, m TableMeta, mem memory.Allocator) error {
+	// The checksum is of the batch's body as the file writer will write
+	// it: the same encoder, uncompressed.
+	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
+	}
+	d := xxhash.New()
+	err = p.SerializeBody(d)
+	p.Release()
+	if err != nil {
+		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
+	}
+	m.Checksum = ChecksumOf(d)
 	md := m.Metadata()
 	schema := arrow.NewSchema(rec.Schema().Fields(), &md)
 	rec = array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
@@ -37,19 +51,76 @@ func WriteTable(w io.Writer, rec arrow.RecordBatch, m TableMeta, mem memory.Allo
 	return nil
 }
 
-// arrowKind returns the crawltrace kind of an Arrow IPC file.
-func arrowKind(path string) (string, error) {
+// tableFile is an Arrow IPC file (a results table, or any .arrow file
+// before its kind is known) opened after [checkFile] passed.
+type tableFile struct {
+	path   string
+	f      *os.File
+	r      *ipc.FileReader
+	layout fileLayout
+}
+
+// openArrowFile checks and opens the Arrow IPC file at path.
+func openArrowFile(path string) (*tableFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
-	defer f.Close()
-	r, err := ipc.NewFileReader(f)
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = fmt.Errorf("%w: %s: is a directory, not an Arrow file", ErrBadInput, path)
+	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: not an Arrow file (%v)", ErrCorrupt, path, err)
+		f.Close()
+		return nil, err
 	}
-	defer r.Close()
-	m, err := parseMeta(r.Schema().Metadata())
+	t := &tableFile{path: path, f: f}
+	if t.layout, err = checkFile(f, st.Size()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: not an Arrow file: %v", ErrCorrupt, path, err)
+	}
+	err = guard(path, func() (err error) {
+		t.r, err = ipc.NewFileReader(f)
+		return err
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: not an Arrow file (%v)", ErrCorrupt, path, err)
+	}
+	return t, nil
+}
+
+// batch returns record batch i, checked; the caller releases it.
+func (t *tableFile) batch(i int) (arrow.RecordBatch, error) {
+	var rec arrow.RecordBatch
+	err := guard(t.path, func() (err error) {
+		rec, err = t.r.RecordBatchAt(i)
+		return err
+	})
+	if err == nil {
+		if err = validateBatch(rec); err != nil {
+			rec.Release()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, t.path, i, err)
+	}
+	return rec, nil
+}
+
+func (t *tableFile) Close() error {
+	t.r.Close()
+	return t.f.Close()
+}
+
+// arrowKind returns the crawltrace kind of an Arrow IPC file.
+func arrowKind(path string) (string, error) {
+	t, err := openArrowFile(path)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	m, err := parseMeta(t.r.Schema().Metadata())
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -58,16 +129,12 @@ func arrowKind(path string) (string, error) {
 
 // inspectTable describes a results table: metadata, schema and first rows.
 func inspectTable(w io.Writer, path string, rows int) error {
-	f, err := os.Open(path)
+	t, err := openArrowFile(path)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
+		return err
 	}
-	defer f.Close()
-	r, err := ipc.NewFileReader(f)
-	if err != nil {
-		return fmt.Errorf("%w: %s: not an Arrow file (%v)", ErrCorrupt, path, err)
-	}
-	defer r.Close()
+	defer t.Close()
+	r := t.r
 	m, err := ParseTableMeta(r.Schema().Metadata())
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -93,9 +160,9 @@ func inspectTable(w io.Writer, path string, rows int) error {
 	var total int64
 	shown := 0
 	for i := 0; i < r.NumRecords(); i++ {
-		rec, err := r.RecordBatch(i)
+		rec, err := t.batch(i)
 		if err != nil {
-			return fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, path, i, err)
+			return err
 		}
 		total += rec.NumRows()
 		for row := 0; row < int(rec.NumRows()) && shown < rows; row++ {
@@ -111,6 +178,7 @@ func inspectTable(w io.Writer, path string, rows int) error {
 			fmt.Fprintf(w, "  %s\n", strings.Join(cells, " "))
 			shown++
 		}
+		rec.Release()
 	}
 	fmt.Fprintf(w, "  %d rows\n", total)
 	return nil

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
-
-	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 // URLColumns is the url and dest columns of one record batch of a raw URL
@@ -163,50 +161,32 @@ func (s *SegmentReader) unmapBody() {
 // positions in b of its field node and buffer vectors (16-byte structs) and
 // its body length. Malformed metadata is an error, never a panic.
 func parseBatchMeta(b []byte) (rows int64, nodes, bufs [2]int, body int64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("malformed metadata (%v)", p)
-		}
-	}()
-	n := len(b)
-	if n < 8 {
-		return 0, nodes, bufs, 0, errors.New("metadata too short")
+	m, err := parseMessage(b)
+	if err != nil {
+		return 0, nodes, bufs, 0, err
 	}
-	root := flatbuffers.GetUOffsetT(b)
-	if int(root) >= n {
-		return 0, nodes, bufs, 0, errors.New("bad root offset")
-	}
-	msg := &flatbuffers.Table{Bytes: b, Pos: root}
-	checkVtable(msg, n)
-	if msg.GetUint8Slot(6, 0) != hdrRecordBatch {
+	if m.typ != hdrRecordBatch {
 		return 0, nodes, bufs, 0, errors.New("not a record batch")
 	}
-	body = int64(msg.GetUint64Slot(10, 0))
-	o := msg.Offset(8)
-	if o == 0 {
-		return 0, nodes, bufs, 0, errors.New("message without header")
-	}
-	var h flatbuffers.Table
-	msg.Union(&h, flatbuffers.UOffsetT(o))
-	checkVtable(&h, n)
-	if h.Offset(10) != 0 {
+	if m.compressed {
 		return 0, nodes, bufs, 0, errors.New("compressed batch in an uncompressed segment")
 	}
-	rows = h.GetInt64Slot(4, 0)
-	for i, slot := range []flatbuffers.VOffsetT{6, 8} {
-		fo := h.Offset(slot)
-		if fo == 0 {
+	// parseMessage checked the whole message: these cannot fail.
+	f := fbuf{b}
+	msg, _ := f.root()
+	h, _, _ := f.sub(msg, 8)
+	for i, slot := range []int{6, 8} {
+		start, l, _ := f.vector(h, slot, 16)
+		if p, _ := f.field(h, slot, 4); p < 0 {
 			return 0, nodes, bufs, 0, errors.New("batch without field nodes or buffers")
 		}
-		l := checkVec(&h, fo, n, 16)
-		v := [2]int{int(h.Vector(flatbuffers.UOffsetT(fo))), l}
 		if i == 0 {
-			nodes = v
+			nodes = [2]int{start, l}
 		} else {
-			bufs = v
+			bufs = [2]int{start, l}
 		}
 	}
-	return rows, nodes, bufs, body, nil
+	return m.rows, nodes, bufs, m.body, nil
 }
 
 // setCols checks the batch's columns as validateBatch does for the Arrow

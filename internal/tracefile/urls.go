@@ -58,13 +58,21 @@ func (b URLBatch) Row(i int) URLRecord {
 // order. Cut segments yield their complete batches; [NodeURLReader.Segments]
 // reports each segment's end state. It is not safe for concurrent use.
 type NodeURLReader struct {
-	paths []string
-	i     int
-	seg   *SegmentReader
-	meta  Meta
-	infos []SegmentInfo
-	err   error
-	batch URLBatch
+	// Strict makes a cut segment an error ([CutSegment.Err]) when the
+	// reader reaches its end, as condense --strict does; otherwise its
+	// complete batches are read and [NodeURLReader.Cut] lists it.
+	Strict bool
+
+	dir     string // the node directory
+	node    int
+	checked int // infos checked by checkStrict
+	paths   []string
+	i       int
+	seg     *SegmentReader
+	meta    Meta
+	infos   []SegmentInfo
+	err     error
+	batch   URLBatch
 	// want is the row count manifest.json records per segment file (nil
 	// without a usable manifest).
 	want map[string]int64
@@ -80,7 +88,7 @@ func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: %s: no %s-*%s segments", ErrBadInput, dir, PrefixURLs, SegmentExt)
 	}
-	r := &NodeURLReader{paths: paths, want: ManifestSegmentRows(crawlDir, node)}
+	r := &NodeURLReader{dir: dir, node: node, paths: paths, want: ManifestSegmentRows(crawlDir, node)}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -112,6 +120,53 @@ func (r *NodeURLReader) open() error {
 // manifest records for it (see [CheckSegmentRows]).
 func (r *NodeURLReader) addInfo(si SegmentInfo) {
 	r.infos = append(r.infos, CheckSegmentRows(si, r.want))
+}
+
+// checkStrict makes the first cut segment not yet checked the reader's
+// error when it is strict.
+func (r *NodeURLReader) checkStrict() {
+	for ; r.checked < len(r.infos); r.checked++ {
+		if si := r.infos[r.checked]; !si.Clean && r.Strict && r.err == nil {
+			r.err = CutOf(r.dir, r.node, si).Err()
+		}
+	}
+}
+
+// Cut lists the cut segments read so far (all, once Next is false).
+func (r *NodeURLReader) Cut() []CutSegment {
+	var out []CutSegment
+	for _, si := range r.infos {
+		if !si.Clean {
+			out = append(out, CutOf(r.dir, r.node, si))
+		}
+	}
+	return out
+}
+
+// CutSegment is a URL segment that did not end cleanly: its writer was
+// killed (no end-of-stream marker, cut inside a batch or its schema, 0
+// bytes), or it holds fewer rows than the manifest records (a truncated
+// copy). Its complete batches are read.
+type CutSegment struct {
+	Node          int    `json:"node"`
+	File          string `json:"file"` // path: the node directory joined with the segment's name
+	RowsRecovered int64  `json:"rows_recovered"`
+	Reason        string `json:"reason"`
+}
+
+// CutOf describes the cut segment si of node, whose directory is nodeDir.
+func CutOf(nodeDir string, node int, si SegmentInfo) CutSegment {
+	return CutSegment{Node: node, File: filepath.Join(nodeDir, si.File), RowsRecovered: si.Rows, Reason: si.Error}
+}
+
+// Err is the error a strict reader returns for c (wrapping [ErrCorrupt]).
+func (c CutSegment) Err() error {
+	return fmt.Errorf("%w: %s: cut segment (%d rows recovered): %s", ErrCorrupt, c.File, c.RowsRecovered, c.Reason)
+}
+
+// Warning is the one-line warning readers print for c.
+func (c CutSegment) Warning() string {
+	return fmt.Sprintf("warning: cut segment %s: recovered %d rows (%s)", c.File, c.RowsRecovered, c.Reason)
 }
 
 // CheckSegmentRows checks a finished URL segment against want, the rows
@@ -155,6 +210,7 @@ func (r *NodeURLReader) Meta() Meta { return r.meta }
 
 // Next advances to the next batch.
 func (r *NodeURLReader) Next() bool {
+	r.checkStrict()
 	for r.err == nil && r.seg != nil {
 		if r.seg.Next() {
 			r.batch = NewURLBatch(r.seg.Record())
@@ -167,6 +223,7 @@ func (r *NodeURLReader) Next() bool {
 		if err := r.open(); err != nil {
 			r.err = err
 		}
+		r.checkStrict()
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -53,7 +54,10 @@ func NewMIN(size int, opts Options) (*MIN, error) {
 	}
 	next := opts.NextUse
 	if next == nil {
-		next = NextUse(opts.Trace)
+		var err error
+		if next, err = NextUseCancel(opts.Trace, opts.Cancel); err != nil {
+			return nil, err
+		}
 	} else if len(next) != len(opts.Trace) {
 		return nil, fmt.Errorf("policy: min: Options.NextUse has %d entries for a trace of %d requests", len(next), len(opts.Trace))
 	}
@@ -78,9 +82,20 @@ func NewMIN(size int, opts Options) (*MIN, error) {
 // backwards with a hash table from key to the last position seen, as the
 // paper describes.
 func NextUse(trace []uint64) []int64 {
+	next, _ := NextUseCancel(trace, nil)
+	return next
+}
+
+// NextUseCancel is [NextUse] stopped by closing cancel (nil: never), which
+// it looks at every [CheckEvery] requests; it then returns
+// context.Canceled.
+func NextUseCancel(trace []uint64, cancel <-chan struct{}) ([]int64, error) {
 	next := make([]int64, len(trace))
 	t := newTable(min(len(trace), 1<<16))
 	for i := len(trace) - 1; i >= 0; i-- {
+		if i%CheckEvery == 0 && Canceled(cancel) {
+			return nil, context.Canceled
+		}
 		k := trace[i]
 		if j, ok := t.get(k); ok {
 			next[i] = int64(j)
@@ -89,7 +104,7 @@ func NextUse(trace []uint64) []int64 {
 		}
 		t.put(k, i)
 	}
-	return next
+	return next, nil
 }
 
 // Access implements [Policy]. key must be the trace's next request.

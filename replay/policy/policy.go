@@ -53,4 +53,27 @@ type Options struct {
 	// ChargeStaticLoads makes STATIC pay for its preloads: the first request
 	// for each preloaded key counts as a miss (see [Static]).
 	ChargeStaticLoads bool
+	// Cancel, when not nil, stops the whole-trace passes of the offline
+	// policies (STATIC's counts, MIN's next-use times) once it is closed:
+	// they look at it every [CheckEvery] requests, and New then returns
+	// context.Canceled. Pass a context's Done channel.
+	Cancel <-chan struct{}
+}
+
+// CheckEvery is how many requests a pass over a whole trace handles
+// between looks at its cancel channel: a look costs next to nothing at
+// that rate, and a pass stops within a few milliseconds.
+const CheckEvery = 1 << 16
+
+// Canceled reports whether cancel (nil: never) is closed.
+func Canceled(cancel <-chan struct{}) bool {
+	if cancel == nil {
+		return false
+	}
+	select {
+	case <-cancel:
+		return true
+	default:
+		return false
+	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"slices"
 )
@@ -38,7 +39,10 @@ func NewStatic(size int, opts Options) (*Static, error) {
 	idx := newTable(min(len(opts.Trace), 1<<16))
 	var keys []uint64
 	var counts []int64
-	for _, k := range opts.Trace {
+	for t, k := range opts.Trace {
+		if t%CheckEvery == 0 && Canceled(opts.Cancel) {
+			return nil, context.Canceled
+		}
 		if i, ok := idx.get(k); ok {
 			counts[i]++
 			continue

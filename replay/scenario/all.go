@@ -27,6 +27,9 @@ type AllConfig struct {
 	Plots bool
 	// Progress, when not nil, receives each question's progress lines.
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 }
 
 // Summary is scenario-summary.json: a small machine-readable digest of
@@ -140,7 +143,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	pc := DefaultPartitionConfig()
 	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	pc.Progress = cfg.Progress
+	pc.Progress, pc.Reading = cfg.Progress, cfg.Reading
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
@@ -162,7 +165,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	sc := DefaultSplitterCacheConfig()
 	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	sc.Progress = cfg.Progress
+	sc.Progress, sc.Reading = cfg.Progress, cfg.Reading
 	scr, err := SplitterCache(sc)
 	if err != nil {
 		return nil, err
@@ -178,7 +181,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	tc := DefaultThreadsConfig()
 	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	tc.Progress = cfg.Progress
+	tc.Progress, tc.Reading = cfg.Progress, cfg.Reading
 	tr, err := Threads(tc)
 	if err != nil {
 		return nil, err
@@ -194,7 +197,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	nc := DefaultNodeLossConfig()
 	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	nc.Progress = cfg.Progress
+	nc.Progress, nc.Reading = cfg.Progress, cfg.Reading
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
@@ -213,7 +216,7 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	lc := DefaultLocalityConfig()
 	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	lc.Progress = cfg.Progress
+	lc.Progress, lc.Reading = cfg.Progress, cfg.Reading
 	lr, err := Locality(lc)
 	if err != nil {
 		return nil, err

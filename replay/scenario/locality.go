@@ -22,6 +22,9 @@ type LocalityConfig struct {
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -117,7 +120,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		bins := make([][numClasses]int64, len(sizes))
 		var buckets [64][numClasses]int64
 		var requests int64
-		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
 			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)

@@ -28,6 +28,9 @@ type NodeLossConfig struct {
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
 	// the plot; "" writes nothing.
 	OutDir string
@@ -190,7 +193,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		if cfg.At < 0 || cfg.At > 1 || math.IsNaN(cfg.At) {
 			return nil, fmt.Errorf("%w: scenario: change point %v is not a fraction in [0, 1]", tracefile.ErrBadInput, cfg.At)
 		}
-		rows, err := countRows(cfg.Input, info.nodes)
+		rows, err := cfg.Reading.countRows(cfg.Input, info.nodes)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +216,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	var urls int64
 	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
 	defer rows.finish()
-	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
 		rows.row()
 		urls++
 		h := hostKey(rec.URL)

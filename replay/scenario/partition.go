@@ -24,6 +24,9 @@ type PartitionConfig struct {
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
 	// the plots; "" writes nothing.
 	OutDir string
@@ -234,7 +237,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	var urls int64
 	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
 	defer rows.finish()
-	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
 		rows.row()
 		urls++
 		h := hostKey(rec.URL)
@@ -370,7 +373,7 @@ func writePartitionTraces(cfg PartitionConfig, info crawlInfo, pages pageIndex, 
 	}
 	runs := []*partRun{{p: p, n: n}}
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
-	err = Each(cfg.Input, cfg.Order, func(rec *Rec) error {
+	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
 		owner := p.Node(rec.URL)
 		ext, _ := extractorOf(rec, x.exts(rec, runs), 0, owner, n)
 		fp := fingerprint.URL(rec.URL)

@@ -20,6 +20,9 @@ type SplitterCacheConfig struct {
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
 	// nothing.
 	OutDir string
@@ -145,7 +148,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 				runs = append(runs, &cacheRun{pol: pol, name: pol.Name(), size: size, pending: make([]int, dests)})
 			}
 		}
-		err := EachNode(cfg.Input, node, func(rec *Rec) error {
+		err := cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
 			rows.row()
 			dest := int(rec.Dest)
 			if dest == rec.Node {

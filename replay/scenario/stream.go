@@ -93,14 +93,15 @@ func (h *cursorHeap) Pop() any {
 
 // openCursor opens node's log and positions it on its first row; ok is false
 // for an empty log (the reader is then closed).
-func openCursor(dir string, node int) (c *cursor, ok bool, err error) {
-	r, err := tracefile.OpenNodeURLs(dir, node)
+func openCursor(rd Reading, dir string, node int) (c *cursor, ok bool, err error) {
+	r, err := rd.open(dir, node)
 	if err != nil {
 		return nil, false, err
 	}
 	c = &cursor{node: node, r: r, i: -1}
 	if !c.advance() {
 		err := r.Err()
+		rd.done(r)
 		r.Close()
 		return nil, false, err
 	}
@@ -110,19 +111,23 @@ func openCursor(dir string, node int) (c *cursor, ok bool, err error) {
 // Each calls fn for every row of the URL stream of the crawl in dir: the
 // union of every node's raw URL log, in order (OrderTime, the default when
 // order is "", or OrderNode). It stops at fn's first error and returns it.
-// The stream is read once, one batch per node at a time.
-func Each(dir, order string, fn func(*Rec) error) error {
+// The stream is read once, one batch per node at a time. Cut segments are
+// read as far as they are complete; see [Reading.Each].
+func Each(dir, order string, fn func(*Rec) error) error { return Reading{}.Each(dir, order, fn) }
+
+// Each is [Each] with rd's treatment of cut segments.
+func (rd Reading) Each(dir, order string, fn func(*Rec) error) error {
 	nodes, err := tracefile.CrawlNodes(dir)
 	if err != nil {
 		return fmt.Errorf("scenario: %w", err)
 	}
 	switch order {
 	case "", OrderTime:
-		return eachByTime(dir, nodes, fn)
+		return rd.eachByTime(dir, nodes, fn)
 	case OrderNode:
 		var idx int64
 		for _, n := range nodes {
-			if err := EachNode(dir, n, func(r *Rec) error {
+			if err := rd.EachNode(dir, n, func(r *Rec) error {
 				r.Index = idx
 				idx++
 				return fn(r)
@@ -135,7 +140,7 @@ func Each(dir, order string, fn func(*Rec) error) error {
 	return fmt.Errorf("%w: scenario: unknown stream order %q (want %s or %s)", tracefile.ErrBadInput, order, OrderTime, OrderNode)
 }
 
-func eachByTime(dir string, nodes []int, fn func(*Rec) error) (err error) {
+func (rd Reading) eachByTime(dir string, nodes []int, fn func(*Rec) error) (err error) {
 	var h cursorHeap
 	defer func() {
 		for _, c := range h {
@@ -143,7 +148,7 @@ func eachByTime(dir string, nodes []int, fn func(*Rec) error) (err error) {
 		}
 	}()
 	for _, n := range nodes {
-		c, ok, err := openCursor(dir, n)
+		c, ok, err := openCursor(rd, dir, n)
 		if err != nil {
 			return fmt.Errorf("scenario: %w", err)
 		}
@@ -166,6 +171,7 @@ func eachByTime(dir string, nodes []int, fn func(*Rec) error) (err error) {
 		}
 		heap.Pop(&h)
 		rerr := c.r.Err()
+		rd.done(c.r)
 		c.r.Close()
 		if rerr != nil {
 			return fmt.Errorf("scenario: %w", rerr)
@@ -175,9 +181,15 @@ func eachByTime(dir string, nodes []int, fn func(*Rec) error) (err error) {
 }
 
 // EachNode calls fn for every row of node's raw URL log in dir, in log
-// order (Rec.Index is the row's position in the node's log).
+// order (Rec.Index is the row's position in the node's log). Cut segments
+// are read as far as they are complete; see [Reading.EachNode].
 func EachNode(dir string, node int, fn func(*Rec) error) error {
-	c, ok, err := openCursor(dir, node)
+	return Reading{}.EachNode(dir, node, fn)
+}
+
+// EachNode is [EachNode] with rd's treatment of cut segments.
+func (rd Reading) EachNode(dir string, node int, fn func(*Rec) error) error {
+	c, ok, err := openCursor(rd, dir, node)
 	if err != nil {
 		return fmt.Errorf("scenario: %w", err)
 	}
@@ -199,6 +211,7 @@ func EachNode(dir string, node int, fn func(*Rec) error) error {
 	if err := c.r.Err(); err != nil {
 		return fmt.Errorf("scenario: %w", err)
 	}
+	rd.done(c.r)
 	return nil
 }
 
@@ -239,10 +252,10 @@ func readCrawlInfo(dir string) (crawlInfo, error) {
 
 // countRows counts the rows of every node's log (one pass over the batches,
 // no row decoding).
-func countRows(dir string, nodes []int) (int64, error) {
+func (rd Reading) countRows(dir string, nodes []int) (int64, error) {
 	var n int64
 	for _, node := range nodes {
-		r, err := tracefile.OpenNodeURLs(dir, node)
+		r, err := rd.open(dir, node)
 		if err != nil {
 			return 0, fmt.Errorf("scenario: %w", err)
 		}
@@ -250,6 +263,7 @@ func countRows(dir string, nodes []int) (int64, error) {
 			n += int64(r.Batch().Len())
 		}
 		err = r.Err()
+		rd.done(r)
 		r.Close()
 		if err != nil {
 			return 0, fmt.Errorf("scenario: %w", err)

@@ -21,6 +21,9 @@ type ThreadsConfig struct {
 	// Progress, when not nil, receives progress lines: rows read of the
 	// crawl's URL rows (a *progress.Sink picks live or batch lines).
 	Progress io.Writer `json:"-"`
+	// Reading is how the crawl's URL logs are read: cut segments are
+	// reported or, with Strict, refused.
+	Reading Reading `json:"-"`
 	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
 	OutDir string
 	// Sizes are the total cache sizes k per node.
@@ -101,7 +104,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		globalBins := make([]int64, len(sizes)) // distances in (sizes[i-1], sizes[i]]
 		workers := map[uint16]*replay.LRUStack{}
 		var requests int64
-		err = EachNode(cfg.Input, node, func(rec *Rec) error {
+		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
 			rows.row()
 			requests++
 			fp := fingerprint.URL(rec.URL)
