@@ -61,7 +61,7 @@ func crawlSegments(input string, nodes []int) ([]segFile, error) {
 		for _, p := range ps {
 			st, err := os.Stat(p)
 			if err != nil {
-				return nil, fmt.Errorf("condense: %w", err)
+				return nil, fmt.Errorf("condense: %w", tracefile.InputError(err))
 			}
 			out = append(out, segFile{node: n, path: p, size: st.Size()})
 		}
