@@ -256,8 +256,25 @@ func (f *frontier) release(h *hostState, requested bool, delay time.Duration) {
 // when endSession is set (the server closed the connection, or the fetch
 // failed); a session also ends when the host has no URL left.
 func (f *frontier) releaseSession(h *hostState, requested bool, delay time.Duration, endSession bool) {
+	f.releaseWith(h, requested, func() time.Duration { return delay }, endSession)
+}
+
+// releaseFetch returns a host held for a request that took d: it waits
+// the delay rule, with the largest Crawl-delay of its origins' rules,
+// read under the lock (a hop may set another origin's rules meanwhile).
+func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) {
+	f.releaseWith(h, true, func() time.Duration {
+		if f.delay == nil {
+			return d
+		}
+		return f.delay(d, h.robots.maxCrawlDelay())
+	}, endSession)
+}
+
+// releaseWith is releaseSession with the delay computed under the lock.
+func (f *frontier) releaseWith(h *hostState, requested bool, delay func() time.Duration, endSession bool) {
 	f.mu.Lock()
-	ended, wake := f.s.release(h, time.Now(), requested, delay, endSession)
+	ended, wake := f.s.release(h, time.Now(), requested, delay(), endSession)
 	if wake {
 		f.broadcast()
 	}
@@ -273,25 +290,6 @@ func (f *frontier) freeSlots(n int) {
 		if f.slots != nil {
 			f.slots.release()
 		}
-	}
-}
-
-// releaseFetch returns a host held for a request that took d: it waits
-// the delay rule, with the largest Crawl-delay of its origins' rules,
-// read under the lock (a hop may set another origin's rules meanwhile).
-func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) {
-	f.mu.Lock()
-	delay := d
-	if f.delay != nil {
-		delay = f.delay(d, h.robots.maxCrawlDelay())
-	}
-	ended, wake := f.s.release(h, time.Now(), true, delay, endSession)
-	if wake {
-		f.broadcast()
-	}
-	f.mu.Unlock()
-	if ended {
-		f.freeSlots(1)
 	}
 }
 

@@ -68,21 +68,7 @@ func TestLateOriginNotHeldBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	go func() {
-		deadline := time.After(15 * time.Second)
-		for {
-			select {
-			case <-deadline:
-				cancel()
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if _, ok := hits.first("b.test/p"); ok {
-				cancel()
-				return
-			}
-		}
-	}()
+	go cancelWhen(cancel, 15*time.Second, func() bool { _, ok := hits.first("b.test/p"); return ok })
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,19 @@ func (h *timedHits) hostSpans(host string) [][2]time.Time {
 	return s
 }
 
+// cancelWhen calls cancel once cond holds, or after limit.
+func cancelWhen(cancel func(), limit time.Duration, cond func() bool) {
+	defer cancel()
+	deadline := time.After(limit)
+	for !cond() {
+		select {
+		case <-deadline:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // TestMixedOriginHostNotHeldBack: a host whose pages link its https
 // origin, which does not answer TLS (the test server speaks plain HTTP),
 // fetches its http pages at its own delay: the https origin's robots.txt
@@ -80,21 +93,7 @@ func TestMixedOriginHostNotHeldBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	go func() {
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case <-deadline:
-				cancel()
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if _, ok := hits.first("a.test/m9"); ok {
-				cancel()
-				return
-			}
-		}
-	}()
+	go cancelWhen(cancel, 10*time.Second, func() bool { _, ok := hits.first("a.test/m9"); return ok })
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -204,6 +204,18 @@ func pagesOf(t testing.TB, dir string, node int) []string {
 // schema.
 func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord)) {
 	t.Helper()
+	eachPageRow(t, dir, node, func(r tracefile.PageRecord) {
+		if !strings.HasSuffix(r.URL, "/robots.txt") {
+			fn(r)
+		}
+	})
+}
+
+// eachPageRow calls fn with every row of node's page log, robots.txt
+// fetches included, in order, skipping segments a kill left without a
+// schema.
+func eachPageRow(t testing.TB, dir string, node int, fn func(tracefile.PageRecord)) {
+	t.Helper()
 	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
 	if err != nil {
 		t.Fatal(err)
@@ -219,9 +231,7 @@ func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord))
 		for s.Next() {
 			rec := s.Record()
 			for i := 0; i < int(rec.NumRows()); i++ {
-				if r := tracefile.PageRow(rec, i); !strings.HasSuffix(r.URL, "/robots.txt") {
-					fn(r)
-				}
+				fn(tracefile.PageRow(rec, i))
 			}
 		}
 		s.Close()

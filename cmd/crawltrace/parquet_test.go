@@ -262,25 +262,11 @@ func TestTraceFormatDuckDBQueries(t *testing.T) {
 	firstSeen := map[string]int64{}
 	hostURLs, hostSet := map[string]int{}, map[string]map[string]bool{}
 	for _, n := range nodes {
-		paths, err := tracefile.ListSegments(tracefile.NodeDir(crawl, n), tracefile.PrefixPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-			if err != nil {
-				t.Fatal(err)
+		eachPage(t, crawl, n, func(pg tracefile.PageRecord) {
+			if pg.Status == 200 && strings.HasPrefix(pg.ContentType, "text/html") {
+				links[pg.Links]++
 			}
-			for s.Next() {
-				for i := range int(s.Record().NumRows()) {
-					pg := tracefile.PageRow(s.Record(), i)
-					if pg.Status == 200 && strings.HasPrefix(pg.ContentType, "text/html") {
-						links[pg.Links]++
-					}
-				}
-			}
-			s.Close()
-		}
+		})
 		r, err := tracefile.OpenNodeURLs(crawl, n)
 		if err != nil {
 			t.Fatal(err)

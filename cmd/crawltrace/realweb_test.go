@@ -231,23 +231,7 @@ func allPageRows(t *testing.T, dir string) []tracefile.PageRecord {
 	}
 	var out []tracefile.PageRecord
 	for _, n := range nodes {
-		paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, n), tracefile.PrefixPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Next() {
-				rec := s.Record()
-				for i := 0; i < int(rec.NumRows()); i++ {
-					out = append(out, tracefile.PageRow(rec, i))
-				}
-			}
-			s.Close()
-		}
+		eachPageRow(t, dir, n, func(r tracefile.PageRecord) { out = append(out, r) })
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out
