@@ -203,6 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	created := start
+	var savedCfg *Config
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
 		if err != nil {
@@ -211,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
 			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
-		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+		cfg.CrawlID, created, savedCfg = sc.Config.CrawlID, sc.Created, &sc.Config
 	} else if crawlIn(cfg.OutDir, local, tcp) {
 		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
 	}
@@ -233,6 +234,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	// The topology is fixed for the crawl's life (topology.go): saved now
+	// on a fresh start, checked on a resume before anything is written.
+	topo := topologyOf(&cfg, part)
+	if err := checkTopology(&cfg, local, topo, savedCfg); err != nil {
+		return nil, err
 	}
 	var epoch uint64
 	var events *eventLog
@@ -312,7 +319,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			sp.owner.Store(ring)
 		}
-		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events)
+		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events, topo)
 		if err != nil {
 			sp.closeWriters()
 			return nil, err
@@ -465,7 +472,7 @@ wait:
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
-		stats.Epoch, stats.OutboxLeft = epoch, outboxLeft
+		stats.Epoch, stats.OutboxLeft = ht.epoch.Load(), outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
 			ht.logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.outbox)
