@@ -1297,6 +1297,16 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 // stay in the outbox for --resume.
 func (t *httpTransport) drain(d time.Duration) int {
 	t.refusing.Store(true)
+	if t.mismatch.Load() {
+		// Stopping on a topology mismatch: greet once every peer not
+		// greeted yet, so that a peer this node disagrees with learns
+		// it now rather than waiting for ever for a node that is gone.
+		for i := range t.peers {
+			if i != t.self && !t.greeted[i].Load() {
+				t.greet(i)
+			}
+		}
+	}
 	deadline := time.Now().Add(d)
 	for {
 		n := 0

@@ -22,7 +22,7 @@ type failoverResult struct {
 // lets nodes 0 and 2 finish, and compares the pages fetched with want.
 func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfter time.Duration) failoverResult {
 	t.Helper()
-	c := newCluster(t, web, 3, "--min-delay", "0", "--partitioner", "consistent", "--peer-timeout", "2s",
+	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s",
 		"--checkpoint-every", "500ms")
 	time.Sleep(killAfter)
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
