@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -362,5 +363,33 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// TestRestampRenumbers: batches queued for a peer under an epoch the peer
+// has seen another copy of this node use get new ids in the new epoch,
+// their outbox files renamed; batches of older incarnations (loaded from
+// the outbox) keep theirs.
+func TestRestampRenumbers(t *testing.T) {
+	dir := t.TempDir()
+	ht, _, _ := testEndpoint(t)
+	ht.stateDir, ht.outbox, ht.firstEpoch = dir, dir, 1
+	old := &outItem{epoch: 0, seq: 7} // from an incarnation before this one
+	ht.queues[1].items = append(ht.queues[1].items, old)
+	for _, u := range []string{"http://h/a", "http://h/b"} {
+		ht.Send(1, &Batch{URLs: []string{u}})
+	}
+	ht.moveEpochPast(1, "peer 1 processed batches of epoch 1")
+	ht.restamp(1, 1)
+	var ids []string
+	for _, it := range ht.queues[1].items {
+		ids = append(ids, fmt.Sprintf("%d/%d", it.epoch, it.seq))
+	}
+	if strings.Join(ids, " ") != "0/7 2/1 2/2" {
+		t.Errorf("ids after restamp: %v, want 0/7 2/1 2/2", ids)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "to001-*"))
+	if len(files) != 2 || !strings.Contains(files[0], outboxName(1, 2, 1)) || !strings.Contains(files[1], outboxName(1, 2, 2)) {
+		t.Errorf("outbox files %v", files)
 	}
 }

@@ -705,19 +705,17 @@ func (t *httpTransport) restamp(i int, known uint64) {
 		old := it.path
 		it.epoch, it.seq = b.Epoch, b.Seq
 		p := filepath.Join(t.outbox, outboxName(i, b.Epoch, b.Seq))
-		if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err == nil {
-			it.path = p
-			if old != "" {
-				os.Remove(old)
+		if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
+			t.logf("outbox: %v (batch kept in memory only)", err)
+			if it.b == nil {
+				q.mem += len(b.URLs)
 			}
-		} else if it.b == nil {
-			it.b, it.path = b, ""
-			os.Remove(old)
-			q.mem += len(b.URLs)
+			it.b, p = b, ""
 		}
-		if it.b != nil {
-			it.b = b
+		if old != "" {
+			os.Remove(old) // its name holds the id given up
 		}
+		it.path = p
 		n++
 	}
 	if n > 0 {

@@ -17,7 +17,7 @@ func TestClusterFailoverTrials(t *testing.T) {
 	want := controlPages(t, web)
 	lost := 0
 	for k := range 10 {
-		kill := 500*time.Millisecond + time.Duration(k)*1500*time.Millisecond
+		kill := time.Second + time.Duration(k)*2500*time.Millisecond
 		r := failoverTrial(t, web, want, kill)
 		t.Logf("trial %d: node 1 killed at %s: %d of %d reference pages lost; %d redo events routed %d URLs again",
 			k+1, kill, len(r.missing), len(want), r.redos, r.rerouted)
