@@ -19,8 +19,8 @@ func TestClusterFailoverTrials(t *testing.T) {
 	for k := range 10 {
 		kill := time.Second + time.Duration(k)*2500*time.Millisecond
 		r := failoverTrial(t, web, want, kill)
-		t.Logf("trial %d: node 1 killed at %s: %d of %d reference pages lost; %d redo events routed %d URLs again",
-			k+1, kill, len(r.missing), len(want), r.redos, r.rerouted)
+		t.Logf("trial %d: node 1 killed at %s (finished before: %v), survivors done at %s: %d of %d reference pages lost; %d redo events routed %d URLs again",
+			k+1, kill, r.early, r.took.Round(100*time.Millisecond), len(r.missing), len(want), r.redos, r.rerouted)
 		for i, u := range r.missing {
 			if i < 3 {
 				t.Errorf("trial %d: never fetched: %s", k+1, u)
