@@ -219,6 +219,10 @@ type outItem struct {
 // larger than maxBatchBytes.
 const batchSoftBytes = 2 << 20
 
+// wireURLOverhead is what one URL adds to a batch on the wire besides its
+// bytes: the url and kind offsets, the kind, the source id, with slack.
+const wireURLOverhead = 32
+
 // maxBatchBytes is the largest batch body a node accepts: a full batch of
 // URLs plus one URL of the longest length the URL filter lets through
 // (a page's body size when it has no limit) and the Arrow framing.
@@ -228,7 +232,7 @@ func maxBatchBytes(cfg *Config) int64 {
 		url = max(cfg.MaxBodyBytes, 64<<10)
 	}
 	n := max(cfg.SplitterBatch, 1)
-	return min(int64(n)*(url+64), batchSoftBytes) + url + 1<<20
+	return min(int64(n)*(url+wireURLOverhead), batchSoftBytes) + url + wireURLOverhead + 1<<20
 }
 
 // endpointMemory is the peer endpoint's share of Config.Memory: a

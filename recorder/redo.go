@@ -41,7 +41,18 @@ func (s *splitter) startRedo(d int) {
 	go func() {
 		defer s.tr.add(-1)
 		scanned, err := redoScan(outDir, s.node, d, chunk, func(urls []string) bool {
-			return s.send(&splitMsg{redo: urls, redoPeer: d})
+			// Counted in the splitter queue's byte budget, like the
+			// workers' URLs, until the splitter has routed them.
+			var n int64
+			for _, u := range urls {
+				n += int64(len(u)) + splitURLOverhead
+			}
+			s.budget.acquire(n)
+			if !s.send(&splitMsg{redo: urls, redoPeer: d, bytes: n}) {
+				s.budget.release(n)
+				return false
+			}
+			return true
 		})
 		if err != nil {
 			s.send(&splitMsg{redoDone: &redoResult{peer: d, err: err}})

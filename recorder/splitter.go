@@ -329,7 +329,7 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	}
 	// A batch is closed at SplitterBatch URLs or batchSoftBytes of them,
 	// whichever comes first: receivers refuse bodies past maxBatchBytes.
-	s.outBytes[dest] += len(u)
+	s.outBytes[dest] += len(u) + wireURLOverhead
 	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= batchSoftBytes {
 		s.flushPeer(dest)
 	}
