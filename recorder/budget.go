@@ -43,6 +43,22 @@ func (b *byteBudget) acquire(n int64) {
 	b.mu.Unlock()
 }
 
+// tryAcquire takes n bytes if they fit now (or nothing else is held) and
+// reports whether it did; it never waits.
+func (b *byteBudget) tryAcquire(n int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used > 0 && b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	b.peak = max(b.peak, b.used)
+	return true
+}
+
 // release gives n bytes back.
 func (b *byteBudget) release(n int64) {
 	if b == nil || n <= 0 {

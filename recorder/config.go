@@ -230,7 +230,8 @@ type Config struct {
 	SplitterBatch int
 
 	// CrawlID is written into every file's metadata; default the start
-	// time. A resumed crawl keeps its saved id.
+	// time. A resumed crawl keeps its saved id. TCP mode needs it set,
+	// the same on every node (the peer handshake compares it).
 	CrawlID string
 
 	// Resume continues the crawl in OutDir from its nodes' last complete
@@ -340,6 +341,11 @@ func (c *Config) validate() error {
 		}
 		if c.Token == "" {
 			return bad("TCP mode needs a token")
+		}
+		if c.CrawlID == "" && !c.Resume {
+			// The default, the start time, would differ between nodes,
+			// and the peer handshake compares crawl ids.
+			return bad("TCP mode needs a crawl id (--crawl-id), the same for every node")
 		}
 		if c.PeerTimeout < 0 {
 			return bad("peer timeout must not be negative")

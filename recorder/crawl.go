@@ -227,6 +227,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer lock.Unlock()
 	created := start
 	var resumeFrom *checkpointSet
+	var savedCfg *Config
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
 		if err != nil {
@@ -235,13 +236,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
 			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
-		cfg.CrawlID, created = sc.Config.CrawlID, sc.Created
+		cfg.CrawlID, created, savedCfg = sc.Config.CrawlID, sc.Created, &sc.Config
 		// The checkpoints are proved before anything is written.
 		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
 			return nil, err
-		}
-		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
-			return &Result{Finished: why}, nil
 		}
 	} else if crawlIn(cfg.OutDir, local, tcp) {
 		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
@@ -264,6 +262,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	// The topology is fixed for the crawl's life (topology.go): saved now
+	// on a fresh start, checked on a resume before anything is written.
+	topo := topologyOf(&cfg, part)
+	if err := checkTopology(&cfg, local, topo, savedCfg); err != nil {
+		return nil, err
+	}
+	if resumeFrom != nil {
+		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
+			return &Result{Finished: why}, nil
+		}
 	}
 	var epoch uint64
 	var events *eventLog
@@ -343,7 +352,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			sp.owner.Store(ring)
 		}
-		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events)
+		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events, topo)
 		if err != nil {
 			sp.closeWriters()
 			return nil, err
@@ -496,7 +505,7 @@ wait:
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
-		stats.Epoch, stats.OutboxLeft = epoch, outboxLeft
+		stats.Epoch, stats.OutboxLeft = ht.epoch.Load(), outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
 			ht.logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.outbox)

@@ -126,9 +126,24 @@
 // the new owners, and its seeds are taken up by theirs; when it answers
 // again its hosts go back (workers hand URLs of hosts they no longer own to
 // the owner instead of fetching them). Each change is an event in
-// node-NNN/events.jsonl. Other partitioners have no fail-over: batches for
-// a dead peer wait until it is back. Partitioners that split a host over
-// nodes ("url") are refused for live crawls.
+// node-NNN/events.jsonl. The URLs the dead node had admitted and not
+// fetched, which no outbox holds once its checkpoint covered them, are
+// routed again from each live node's own URL log (redo.go). Other
+// partitioners have no fail-over: batches for a dead peer wait until it is
+// back. Partitioners that split a host over nodes ("url") are refused for
+// live crawls.
+//
+// # Topology and the peer handshake
+//
+// A crawl's [Topology] (crawl id, nodes, node id, peers in order,
+// partitioner, replicas, politeness key, fingerprint scheme) is saved in
+// state/topology.json when it starts; a resume that changes it is refused
+// (ErrConfig). In TCP mode a node exchanges it with each peer ([PathHello])
+// before sending it a batch, every peer request carries its hash and the
+// node it is for, and a mismatch stops the crawl on both sides. The batch
+// endpoint bounds a body's size, the batches read at once, the time to
+// read one and the memory they take; a node that finds a peer's view of
+// its epoch not behind its own moves past it. See docs/peers.md.
 //
 // # Output
 //
@@ -145,6 +160,7 @@
 //
 //	OutDir/node-NNN/state/          the node's durable state (see state.go):
 //	    config.json                 the crawl's configuration and crawl id
+//	    topology.json               the crawl's topology, fixed for its life (topology.go)
 //	    checkpoint/                 the last complete checkpoint (checkpoint.go)
 //	    discarded/run-T/            log rows cut by a resume at time T
 //	    epoch, outbox/              incarnation and unacknowledged batches (TCP mode)

@@ -1,12 +1,20 @@
 package recorder
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,9 +31,16 @@ func testEndpoint(t *testing.T) (*httpTransport, *splitter, string) {
 		batchSize: 10, flushTick: time.Second, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	t.Cleanup(func() { close(s.stop); <-s.done })
-	ht := &httpTransport{self: 0, epoch: 1, token: "T", peers: []string{"a:1", "b:1", "c:1"}, tr: tr, recv: s,
+	cfg := DefaultConfig()
+	cfg.CrawlID, cfg.Peers = "test", []string{"a:1", "b:1", "c:1"}
+	ht := &httpTransport{self: 0, token: "T", peers: cfg.Peers, tr: tr, recv: s,
 		finished: make(chan struct{}), known: make([]uint64, 3), heard: make([]time.Time, 3), dead: make([]bool, 3),
+		topo: topologyOf(&cfg, partition.Host{N: 3}), greeted: make([]atomic.Bool, 3), helloKnown: make([]atomic.Uint64, 3), seenEpoch: make([]atomic.Uint64, 3), greetMu: make([]sync.Mutex, 3),
+		maxBody: maxBatchBytes(&cfg), sem: make(chan struct{}, 3), bodyTimeout: 2 * time.Second, mem: newByteBudget(endpointMemory(&cfg)),
 		logf: t.Logf}
+	ht.topoHash = ht.topo.Hash()
+	testTopoHash = ht.topoHash
+	ht.epoch.Store(1)
 	for range 3 {
 		ht.queues = append(ht.queues, &peerQueue{ready: make(chan struct{}, 1)})
 	}
@@ -34,10 +49,15 @@ func testEndpoint(t *testing.T) (*httpTransport, *splitter, string) {
 	return ht, s, srv.URL
 }
 
+// testTopoHash is the topology hash of the last testEndpoint.
+var testTopoHash string
+
 func postBatch(t *testing.T, url, auth, senderEpoch string, body []byte) (int, BatchAck) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", BatchContentType)
+	req.Header.Set(HeaderTopology, testTopoHash)
+	req.Header.Set(HeaderTo, "0")
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -145,7 +165,8 @@ func TestBatchLogCheckpoint(t *testing.T) {
 // outbox; batches not covered stay.
 func TestDurableMarksDeleteOutbox(t *testing.T) {
 	dir := t.TempDir()
-	ht := &httpTransport{self: 0, epoch: 3, queues: []*peerQueue{{}, {}}}
+	ht := &httpTransport{self: 0, queues: []*peerQueue{{}, {}}}
+	ht.epoch.Store(3)
 	for seq := uint64(1); seq <= 3; seq++ {
 		p := dir + "/" + outboxName(1, 3, seq)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
@@ -183,5 +204,192 @@ func TestDurableMarksAreTheCheckpoints(t *testing.T) {
 	m := s.durable.Load()
 	if m == nil || len(*m) != 1 || (*m)[0] != (DurableMark{From: 1, Epoch: 2, Through: 3}) {
 		t.Fatalf("durable after the checkpoint: %+v, want node 1 epoch 2 through 3", m)
+	}
+}
+
+// rawPost writes a batch request's headers by hand on a new connection,
+// declaring length bytes of body, then body (which may be shorter), and
+// returns the connection.
+func rawPost(t *testing.T, addr string, length int64, chunked bool, body []byte) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	h := "POST " + PathBatch + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer T\r\nContent-Type: " + BatchContentType +
+		"\r\n" + HeaderTopology + ": " + testTopoHash + "\r\n" + HeaderTo + ": 0\r\n" + HeaderEpoch + ": 1\r\n"
+	if chunked {
+		h += "Transfer-Encoding: chunked\r\n"
+	} else {
+		h += "Content-Length: " + strconv.FormatInt(length, 10) + "\r\n"
+	}
+	if _, err := io.WriteString(c, h+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	c.Write(body)
+	return c
+}
+
+// answerCode reads the status code of the answer on c within d: 0 when
+// the server closed the connection without one, -1 when nothing came.
+func answerCode(c net.Conn, d time.Duration) int {
+	c.SetReadDeadline(time.Now().Add(d))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return -1
+	}
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestBatchEndpointBounds (issue 21, case 6): a body declared larger than
+// the batch limit is refused before it is read (the whole 100 MB never
+// sent), a body without a length too; at most the semaphore's capacity
+// of batches is read at once (then 503 with Retry-After); a slow body is
+// cut at the read deadline and its slot freed; a batch whose memory does
+// not fit the endpoint's budget waits (503). A batch for another node is
+// refused (421), one of another topology (412) too, and stops the crawl.
+func TestBatchEndpointBounds(t *testing.T) {
+	ht, _, url := testEndpoint(t)
+	addr := strings.TrimPrefix(url, "http://")
+	if c := rawPost(t, addr, 100<<20, false, nil); answerCode(c, 5*time.Second) != http.StatusRequestEntityTooLarge {
+		t.Error("a 100 MB body was not refused at once with 413")
+	}
+	if c := rawPost(t, addr, 0, true, nil); answerCode(c, 5*time.Second) != http.StatusLengthRequired {
+		t.Error("a chunked body was not refused with 411")
+	}
+	good, err := encodeBatchBytes(&Batch{From: 1, Epoch: 1, Seq: 1, URLs: []string{"http://h/a"}, Kinds: []string{"link"}, Source: []uint64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three slow bodies hold the three slots: the fourth batch is told
+	// to come back.
+	var slow []net.Conn
+	for range cap(ht.sem) {
+		slow = append(slow, rawPost(t, addr, int64(len(good)), false, good[:10]))
+	}
+	waitFor(t, "the slow bodies to take every slot", func() bool { return len(ht.sem) == cap(ht.sem) })
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(good))
+	req.Header.Set("Authorization", "Bearer T")
+	req.Header.Set("Content-Type", BatchContentType)
+	req.Header.Set(HeaderTopology, testTopoHash)
+	req.Header.Set(HeaderTo, "0")
+	req.Header.Set(HeaderEpoch, "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("batch beyond the concurrency cap: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// The read deadline (2 s here) ends the slow bodies and frees the
+	// slots; then a batch goes through.
+	for _, c := range slow {
+		if code := answerCode(c, 10*time.Second); code != http.StatusBadRequest && code != 0 {
+			t.Errorf("slow body: answer %d, want 400 or a closed connection after the read deadline", code)
+		}
+	}
+	waitFor(t, "the slots to be free", func() bool { return len(ht.sem) == 0 })
+	if code, ack := postBatch(t, url, "Bearer T", "1", good); code != 200 || !ack.New {
+		t.Errorf("batch after the slow ones: %d %+v", code, ack)
+	}
+	// Memory: a budget smaller than what is held makes batches wait.
+	ht.mem = newByteBudget(int64(len(good)))
+	ht.mem.acquire(1)
+	if code, _ := postBatch(t, url, "Bearer T", "1", good); code != http.StatusServiceUnavailable {
+		t.Errorf("batch over the memory budget: %d, want 503", code)
+	}
+	ht.mem.release(1)
+	if code, _ := postBatch(t, url, "Bearer T", "1", good); code != 200 {
+		t.Errorf("batch within the memory budget: %d", code)
+	}
+	// Addressed to another node; another topology.
+	for _, tc := range []struct {
+		header, value string
+		code          int
+	}{{HeaderTo, "1", http.StatusMisdirectedRequest}, {HeaderTopology, "0123", http.StatusPreconditionFailed}} {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(good))
+		req.Header.Set("Authorization", "Bearer T")
+		req.Header.Set("Content-Type", BatchContentType)
+		req.Header.Set(HeaderTopology, testTopoHash)
+		req.Header.Set(HeaderTo, "0")
+		req.Header.Set(HeaderEpoch, "1")
+		req.Header.Set(tc.header, tc.value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("%s %s: %d, want %d", tc.header, tc.value, resp.StatusCode, tc.code)
+		}
+	}
+	if !ht.mismatch.Load() {
+		t.Error("a batch of another topology did not stop the crawl")
+	}
+}
+
+// TestEpochMovesPast: a node moves its epoch past a peer's view of it,
+// saves it, and numbers its next batches from 1 in the new epoch.
+func TestEpochMovesPast(t *testing.T) {
+	dir := t.TempDir()
+	ht, _, _ := testEndpoint(t)
+	ht.stateDir, ht.outbox = dir, dir
+	ht.Send(1, &Batch{URLs: []string{"http://h/a"}})
+	ht.moveEpochPast(999, "test")
+	ht.moveEpochPast(5, "an older view changes nothing")
+	b := &Batch{URLs: []string{"http://h/b"}}
+	ht.Send(1, b)
+	if ht.epoch.Load() != 1000 || b.Epoch != 1000 || b.Seq != 1 {
+		t.Errorf("epoch %d, batch %d/%d: want 1000, 1000/1", ht.epoch.Load(), b.Epoch, b.Seq)
+	}
+	if e, err := os.ReadFile(filepath.Join(dir, epochFile)); err != nil || strings.TrimSpace(string(e)) != "1000" {
+		t.Errorf("epoch file %q (%v), want 1000", e, err)
+	}
+	ht.moveEpochPast(maxEpoch+1, "absurd")
+	if ht.epoch.Load() != 1000 {
+		t.Errorf("an epoch past maxEpoch moved the node to %d", ht.epoch.Load())
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestRestampRenumbers: batches queued for a peer under an epoch the peer
+// has seen another copy of this node use get new ids in the new epoch,
+// their outbox files renamed; batches of older incarnations (loaded from
+// the outbox) keep theirs.
+func TestRestampRenumbers(t *testing.T) {
+	dir := t.TempDir()
+	ht, _, _ := testEndpoint(t)
+	ht.stateDir, ht.outbox, ht.firstEpoch = dir, dir, 1
+	old := &outItem{epoch: 0, seq: 7} // from an incarnation before this one
+	ht.queues[1].items = append(ht.queues[1].items, old)
+	for _, u := range []string{"http://h/a", "http://h/b"} {
+		ht.Send(1, &Batch{URLs: []string{u}})
+	}
+	ht.moveEpochPast(1, "peer 1 processed batches of epoch 1")
+	ht.restamp(1, 1)
+	var ids []string
+	for _, it := range ht.queues[1].items {
+		ids = append(ids, fmt.Sprintf("%d/%d", it.epoch, it.seq))
+	}
+	if strings.Join(ids, " ") != "0/7 2/1 2/2" {
+		t.Errorf("ids after restamp: %v, want 0/7 2/1 2/2", ids)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "to001-*"))
+	if len(files) != 2 || !strings.Contains(files[0], outboxName(1, 2, 1)) || !strings.Contains(files[1], outboxName(1, 2, 2)) {
+		t.Errorf("outbox files %v", files)
 	}
 }

@@ -20,6 +20,8 @@ const (
 	EventPeerBack = tracefile.EventPeerBack
 	EventReassign = tracefile.EventReassign
 	EventStop     = tracefile.EventStop
+	EventEpoch    = tracefile.EventEpoch
+	EventRedo     = tracefile.EventRedo
 )
 
 type event = tracefile.Event
@@ -60,6 +62,16 @@ func (l *eventLog) write(e event) {
 	if l.f != nil {
 		l.f.Write(append(b, '\n'))
 	}
+}
+
+// setEpoch stamps later events with epoch (the node moved its epoch).
+func (l *eventLog) setEpoch(epoch uint64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.epoch = epoch
+	l.mu.Unlock()
 }
 
 func (l *eventLog) close() {

@@ -33,7 +33,43 @@ const (
 	PathBatch  = "/v1/batch"  // POST one Batch (BatchContentType); answers a BatchAck
 	PathStatus = "/v1/status" // GET NodeStatus as JSON (also the failure detector's heartbeat)
 	PathFinish = "/v1/finish" // POST: a node observed global termination
+	// PathHello is the handshake: POST this node's Hello (JSON); the peer
+	// answers its own, 200 when the topologies agree, 412 when not.
+	PathHello = "/v1/hello"
 )
+
+// Peer request headers besides the token. HeaderTopology carries the
+// sender's [Topology.Hash] on every request (a batch or finish without it,
+// or with another, is refused with 412); HeaderTo the node id the request
+// is meant for (another is refused with 421). A 409 answer to a batch
+// carries HeaderEpochCurrent, the receiver's view of the sender's epoch.
+const (
+	HeaderTopology     = "Crawltrace-Topology"
+	HeaderTo           = "Crawltrace-To"
+	HeaderEpochCurrent = "Crawltrace-Epoch-Current"
+)
+
+// Hello is the peer handshake's message, both ways: the node, its
+// incarnation, its topology, and (in answers) Known, the incarnation of
+// the asking node the answering one last heard of (0: none). A node
+// that learns it is not ahead of what a peer knows of it moves its epoch
+// past it before sending that peer anything.
+type Hello struct {
+	Node  int    `json:"node"`
+	Epoch uint64 `json:"epoch"`
+	Known uint64 `json:"known,omitempty"`
+	// Seen (in answers) is the latest epoch of the asking node whose
+	// batches the answering one processed since it started: the asking
+	// node greets before its first batch, so a Seen at or past its own
+	// epoch means another copy of it used that epoch.
+	Seen     uint64   `json:"seen,omitempty"`
+	Topology Topology `json:"topology"`
+}
+
+// maxEpoch bounds the epochs a node accepts from peers: a claim above it
+// is refused (400), so a forged one cannot drive a node's epoch to
+// overflow.
+const maxEpoch = 1 << 48
 
 // HeaderEpoch carries the sender's current incarnation on PathBatch. A
 // receiver that has heard a newer incarnation of that node refuses the
@@ -74,6 +110,8 @@ type NodeStatus struct {
 	// checkpoint covers; senders delete those from their outboxes. Empty
 	// until the node has written a checkpoint.
 	Durable []DurableMark `json:"durable,omitempty"`
+	// Topology is the node's [Topology.Hash]; a poller with another stops.
+	Topology string `json:"topology,omitempty"`
 }
 
 // spillURLs is how many URLs of unacknowledged batches a peer queue keeps
@@ -94,33 +132,55 @@ const spillURLs = 1 << 20
 // process each (from, epoch, seq) once, so resends are harmless.
 type httpTransport struct {
 	self     int
-	epoch    uint64
+	epoch    atomic.Uint64 // this incarnation; moved past a peer's view of it (moveEpochPast)
 	token    string
-	peers    []string
-	tr       *tracker
-	recv     *splitter
-	client   *http.Client
-	hbClient *http.Client
-	srv      *http.Server
-	ln       net.Listener
-	queues   []*peerQueue
-	outbox   string
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-	sent     atomic.Uint64
-	received atomic.Uint64
-	resent   atomic.Uint64
-	loaded   int
-	finished chan struct{}
-	finOnce  sync.Once
-	poll     time.Duration
-	grace    time.Duration
-	decided  atomic.Bool
-	refusing atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
-	idleFn   func() bool
-	events   *eventLog
-	logf     func(format string, args ...any)
+	topo     Topology
+	topoHash string
+	greeted  []atomic.Bool // handshake done with peer i, this incarnation
+	// known[i] at the handshake with i (what i knew of this node); no
+	// batch is sent to i until this node's epoch is past it
+	helloKnown []atomic.Uint64
+	seenEpoch  []atomic.Uint64 // latest epoch of each peer whose batches were processed
+	greetMu    []sync.Mutex
+	mismatch   atomic.Bool // a peer's topology differed: the crawl is failing
+	firstEpoch uint64      // the epoch this process started with
+	stateDir   string
+	epochMu    sync.Mutex
+
+	// Endpoint bounds (see docs/peers.md): batch bodies larger than
+	// maxBody are refused before they are read, at most sem's capacity
+	// are read at once, each within bodyTimeout, and their bytes (thrice,
+	// for the decoded copy) are taken from mem, the endpoint's share of
+	// Config.Memory.
+	maxBody     int64
+	sem         chan struct{}
+	bodyTimeout time.Duration
+	mem         *byteBudget
+	peers       []string
+	tr          *tracker
+	recv        *splitter
+	client      *http.Client
+	hbClient    *http.Client
+	srv         *http.Server
+	ln          net.Listener
+	queues      []*peerQueue
+	outbox      string
+	stop        chan struct{}
+	stopOnce    sync.Once
+	wg          sync.WaitGroup
+	sent        atomic.Uint64
+	received    atomic.Uint64
+	resent      atomic.Uint64
+	loaded      int
+	finished    chan struct{}
+	finOnce     sync.Once
+	poll        time.Duration
+	grace       time.Duration
+	decided     atomic.Bool
+	refusing    atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
+	idleFn      func() bool
+	events      *eventLog
+	logf        func(format string, args ...any)
 
 	// Failure detector: peers are polled every hb; one not heard from
 	// (status or acknowledgement) for timeout is declared dead. With
@@ -137,6 +197,8 @@ type httpTransport struct {
 
 type peerQueue struct {
 	mu    sync.Mutex
+	epoch uint64     // the epoch of seq
+	seq   uint64     // the last batch id given in epoch (stampLocked)
 	items []*outItem // unacknowledged, in send order
 	acked []*outItem // acknowledged, not yet durable
 	mem   int
@@ -152,7 +214,39 @@ type outItem struct {
 	ackedBy uint64 // the receiver incarnation that acknowledged it
 }
 
-func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, events *eventLog) (*httpTransport, error) {
+// Batch size bounds: a splitter closes a batch for a peer once its URLs
+// take batchSoftBytes (or SplitterBatch URLs); a receiver refuses a body
+// larger than maxBatchBytes.
+const batchSoftBytes = 2 << 20
+
+// wireURLOverhead is what one URL adds to a batch on the wire besides its
+// bytes: the url and kind offsets, the kind, the source id, with slack.
+const wireURLOverhead = 32
+
+// maxBatchBytes is the largest batch body a node accepts: a full batch of
+// URLs plus one URL of the longest length the URL filter lets through
+// (a page's body size when it has no limit) and the Arrow framing.
+func maxBatchBytes(cfg *Config) int64 {
+	url := int64(cfg.Filter.MaxURLLength)
+	if url <= 0 {
+		url = max(cfg.MaxBodyBytes, 64<<10)
+	}
+	n := max(cfg.SplitterBatch, 1)
+	return min(int64(n)*(url+wireURLOverhead), batchSoftBytes) + url + wireURLOverhead + 1<<20
+}
+
+// endpointMemory is the peer endpoint's share of Config.Memory: a
+// sixteenth (the frontier takes half, the DUE a quarter, the splitter
+// queue an eighth and the disk DUE's buffer a sixteenth), 64 MiB without
+// a budget.
+func endpointMemory(cfg *Config) int64 {
+	if cfg.Memory > 0 {
+		return max(cfg.Memory/16, 1<<20)
+	}
+	return 64 << 20
+}
+
+func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, events *eventLog, topo Topology) (*httpTransport, error) {
 	listen := cfg.Listen
 	if listen == "" {
 		listen = cfg.Peers[cfg.NodeID]
@@ -170,7 +264,11 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 		timeout = 30 * time.Second
 	}
 	hb := min(max(timeout/5, 20*time.Millisecond), 2*time.Second)
-	t := &httpTransport{self: cfg.NodeID, epoch: epoch, token: cfg.Token, peers: cfg.Peers, tr: tr, recv: recv, ln: ln,
+	t := &httpTransport{self: cfg.NodeID, token: cfg.Token, peers: cfg.Peers, tr: tr, recv: recv, ln: ln,
+		topo: topo, topoHash: topo.Hash(), greeted: make([]atomic.Bool, n), helloKnown: make([]atomic.Uint64, n), seenEpoch: make([]atomic.Uint64, n), greetMu: make([]sync.Mutex, n),
+		stateDir: stateDir(cfg.OutDir, cfg.NodeID),
+		maxBody:  maxBatchBytes(cfg), sem: make(chan struct{}, max(2, n)), bodyTimeout: 15 * time.Second,
+		mem:      newByteBudget(endpointMemory(cfg)),
 		client:   &http.Client{Timeout: 10 * time.Second},
 		hbClient: &http.Client{Timeout: max(hb, time.Second)},
 		outbox:   filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), "outbox"), stop: make(chan struct{}),
@@ -181,6 +279,8 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 		logf: func(format string, args ...any) {
 			log.Printf("crawltrace: node %d: "+format, append([]any{cfg.NodeID}, args...)...)
 		}}
+	t.epoch.Store(epoch)
+	t.firstEpoch = epoch
 	t.known[t.self] = epoch
 	now := time.Now()
 	for i := range t.heard {
@@ -203,8 +303,12 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 	mux.HandleFunc(PathBatch, t.handleBatch)
 	mux.HandleFunc(PathStatus, t.handleStatus)
 	mux.HandleFunc(PathFinish, t.handleFinish)
-	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: log.New(io.Discard, "", 0)}
+	mux.HandleFunc(PathHello, t.handleHello)
+	// Every request is read within ReadTimeout (a batch body within
+	// bodyTimeout, set per request): a slow body cannot hold a
+	// connection.
+	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: t.bodyTimeout + 10*time.Second,
+		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
 	go t.srv.Serve(ln)
 	for i, q := range t.queues {
 		if i != t.self {
@@ -297,6 +401,9 @@ func (t *httpTransport) authorized(r *http.Request) bool {
 // refuse answers a bad request with code and msg, and logs one line.
 func (t *httpTransport) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	t.logf("refused %s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, msg)
+	// The connection closes after the answer: the server would otherwise
+	// read the unread body first, as slowly as the client sends it.
+	w.Header().Set("Connection", "close")
 	http.Error(w, msg, code)
 }
 
@@ -309,16 +416,49 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
 		return
 	}
+	if !t.checkPeerHeaders(w, r, true) {
+		return
+	}
 	if ct := r.Header.Get("Content-Type"); ct != BatchContentType {
 		t.refuse(w, r, http.StatusUnsupportedMediaType, "want "+BatchContentType)
 		return
 	}
 	sender, err := strconv.ParseUint(r.Header.Get(HeaderEpoch), 10, 64)
-	if err != nil || sender == 0 {
+	if err != nil || sender == 0 || sender > maxEpoch {
 		t.refuse(w, r, http.StatusBadRequest, "missing or bad "+HeaderEpoch+" header")
 		return
 	}
-	b, err := DecodeBatch(http.MaxBytesReader(w, r.Body, 256<<20))
+	// Bounds before a byte of the body is read: its declared size, a
+	// free slot, and memory for it and its decoded copy.
+	switch {
+	case r.ContentLength < 0:
+		t.refuse(w, r, http.StatusLengthRequired, "a batch needs a Content-Length")
+		return
+	case r.ContentLength > t.maxBody:
+		t.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("batch of %d bytes, the limit is %d", r.ContentLength, t.maxBody))
+		return
+	}
+	select {
+	case t.sem <- struct{}{}:
+		defer func() { <-t.sem }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close")
+		http.Error(w, "too many batches in flight", http.StatusServiceUnavailable)
+		return
+	}
+	need := 3 * r.ContentLength
+	if !t.mem.tryAcquire(need) {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close")
+		http.Error(w, "batch memory in use", http.StatusServiceUnavailable)
+		return
+	}
+	defer t.mem.release(need)
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(t.bodyTimeout))
+	b, err := DecodeBatch(http.MaxBytesReader(w, r.Body, r.ContentLength))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		t.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
@@ -332,6 +472,7 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cur := t.observe(b.From, sender); sender < cur {
+		w.Header().Set(HeaderEpochCurrent, strconv.FormatUint(cur, 10))
 		t.refuse(w, r, http.StatusConflict, fmt.Sprintf("stale epoch %d of node %d (current %d)", sender, b.From, cur))
 		return
 	}
@@ -347,8 +488,256 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 	if isNew {
 		t.received.Add(1)
 	}
+	for seen := &t.seenEpoch[b.From]; ; {
+		if cur := seen.Load(); b.Epoch <= cur || seen.CompareAndSwap(cur, b.Epoch) {
+			break
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(BatchAck{Node: t.self, Epoch: t.epoch, New: isNew})
+	json.NewEncoder(w).Encode(BatchAck{Node: t.self, Epoch: t.epoch.Load(), New: isNew})
+}
+
+// checkPeerHeaders refuses a request whose topology hash is not this
+// node's (412; with a hash that differs the crawl stops, see failTopology)
+// or that is meant for another node (421). Without need, a request with
+// neither header passes (a status poll by a monitor).
+func (t *httpTransport) checkPeerHeaders(w http.ResponseWriter, r *http.Request, need bool) bool {
+	h, to := r.Header.Get(HeaderTopology), r.Header.Get(HeaderTo)
+	if !need && h == "" && to == "" {
+		return true
+	}
+	if h != t.topoHash {
+		msg := fmt.Sprintf("topology %q, this node's is %q (node %d of crawl %q): nodes of one crawl must be given the same --crawl-id, --peers (same order), --partitioner, --replicas and --politeness-key",
+			h, t.topoHash, t.self, t.topo.CrawlID)
+		t.refuse(w, r, http.StatusPreconditionFailed, msg)
+		if h != "" {
+			t.failTopology(fmt.Errorf("%w: %s %s from %s: %s", ErrConfig, r.Method, r.URL.Path, r.RemoteAddr, msg))
+		}
+		return false
+	}
+	if to != strconv.Itoa(t.self) {
+		t.refuse(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("request for node %q reached node %d (%s)", to, t.self, t.peers[t.self]))
+		return false
+	}
+	return true
+}
+
+// failTopology stops the crawl on a topology mismatch: the error goes to
+// this node's log and ends the crawl with ErrConfig (exit status 2).
+func (t *httpTransport) failTopology(err error) {
+	if t.mismatch.Swap(true) {
+		return
+	}
+	t.logf("%v", err)
+	if t.recv != nil && t.recv.onError != nil {
+		t.recv.onError(err)
+	}
+}
+
+// handleHello is the handshake's receiving side: it answers this node's
+// Hello, 200 when the asking node's topology agrees and 412 (and the crawl
+// stops) when it does not.
+func (t *httpTransport) handleHello(w http.ResponseWriter, r *http.Request) {
+	if !t.authorized(r) {
+		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	if r.Method != http.MethodPost {
+		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
+		return
+	}
+	var h Hello
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&h); err != nil {
+		t.refuse(w, r, http.StatusBadRequest, "bad hello: "+err.Error())
+		return
+	}
+	if h.Node < 0 || h.Node >= len(t.peers) || h.Node == t.self || h.Epoch == 0 || h.Epoch > maxEpoch {
+		t.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("hello from node %d epoch %d: not a peer of node %d", h.Node, h.Epoch, t.self))
+		return
+	}
+	t.peerMu.Lock()
+	known := t.known[h.Node]
+	t.peerMu.Unlock()
+	reply := Hello{Node: t.self, Epoch: t.epoch.Load(), Known: known, Seen: t.seenEpoch[h.Node].Load(), Topology: t.topo}
+	w.Header().Set("Content-Type", "application/json")
+	diff := t.topo.peerDiff(h.Topology)
+	if to := r.Header.Get(HeaderTo); to != strconv.Itoa(t.self) {
+		diff = append(diff, fmt.Sprintf("node %d sent its hello for node %s to %s, which is node %d", h.Node, to, t.peers[t.self], t.self))
+	}
+	if h.Topology.NodeID != h.Node {
+		diff = append(diff, fmt.Sprintf("hello from node %d carries the topology of node %d", h.Node, h.Topology.NodeID))
+	}
+	if len(diff) > 0 {
+		t.failTopology(fmt.Errorf("%w: peer handshake: node %d (%s) does not agree with node %d on the crawl's topology: %s",
+			ErrConfig, h.Node, r.RemoteAddr, t.self, strings.Join(diff, "; ")))
+		w.WriteHeader(http.StatusPreconditionFailed)
+		json.NewEncoder(w).Encode(reply)
+		return
+	}
+	json.NewEncoder(w).Encode(reply)
+}
+
+// greet is the handshake's asking side: it sends this node's Hello to
+// peer i and checks the answer. A topology that differs, or an answer
+// from another node than i, stops the crawl (errTopology); a peer that
+// knows an epoch of this node at least as new as its own moves this
+// node's epoch past it. Other errors (the peer is down) are returned to
+// be retried.
+func (t *httpTransport) greet(i int) error {
+	if t.greeted[i].Load() {
+		return nil
+	}
+	// One handshake with a peer at a time: a second one, answered after
+	// the first let batches through, would read them as another copy's.
+	t.greetMu[i].Lock()
+	defer t.greetMu[i].Unlock()
+	if t.greeted[i].Load() {
+		return nil
+	}
+	body, _ := json.Marshal(Hello{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topo})
+	req, err := http.NewRequest(http.MethodPost, "http://"+t.peers[i]+PathHello, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderTo, strconv.Itoa(i))
+	req.Header.Set(HeaderTopology, t.topoHash)
+	resp, err := t.hbClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPreconditionFailed {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("recorder: hello to node %d (%s): %s: %s", i, t.peers[i], resp.Status, strings.TrimSpace(string(msg)))
+	}
+	var h Hello
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h); err != nil {
+		return fmt.Errorf("recorder: hello to node %d (%s): bad answer: %v", i, t.peers[i], err)
+	}
+	diff := t.topo.peerDiff(h.Topology)
+	if h.Node != i {
+		diff = append(diff, fmt.Sprintf("%s is node %d's address here, but answers as node %d", t.peers[i], i, h.Node))
+	}
+	if resp.StatusCode == http.StatusPreconditionFailed && len(diff) == 0 {
+		diff = append(diff, "it refused this node's hello")
+	}
+	if len(diff) > 0 {
+		err := fmt.Errorf("%w: peer handshake: node %d (%s) does not agree with node %d on the crawl's topology: %s",
+			ErrConfig, i, t.peers[i], t.self, strings.Join(diff, "; "))
+		t.failTopology(err)
+		return errTopology
+	}
+	if h.Epoch > 0 && h.Epoch <= maxEpoch {
+		t.observe(i, h.Epoch)
+	}
+	// A peer that heard of a later epoch of this node, or processed
+	// batches of this epoch that this node never sent it, knows another
+	// copy of it: move past, and renumber what is queued for the peer.
+	mine := t.epoch.Load()
+	if h.Known > mine || (h.Seen >= mine && h.Seen <= maxEpoch) {
+		view := max(h.Known, h.Seen)
+		t.moveEpochPast(view, fmt.Sprintf("node %d knows epoch %d and processed batches of epoch %d of this node", i, h.Known, h.Seen))
+		t.restamp(i, view)
+	}
+	t.greeted[i].Store(true)
+	return nil
+}
+
+// errTopology is greet's answer when the peer's topology differs.
+var errTopology = errors.New("recorder: topology mismatch")
+
+// moveEpochPast makes this node a new incarnation, numbered view+1, when a
+// peer's view of it (view) is not behind its own epoch: a node restored
+// from an older copy of its state directory, or named in a forged batch
+// claiming a later epoch, would otherwise have its batches refused as
+// stale (409) for ever. The new epoch is saved before it is used.
+func (t *httpTransport) moveEpochPast(view uint64, why string) {
+	if view > maxEpoch {
+		return
+	}
+	t.epochMu.Lock()
+	defer t.epochMu.Unlock()
+	old := t.epoch.Load()
+	if view < old {
+		return
+	}
+	next := view + 1
+	if t.stateDir != "" {
+		if err := setEpoch(t.stateDir, next); err != nil {
+			t.logf("moving past epoch %d: %v", view, err)
+			return
+		}
+	}
+	t.epoch.Store(next)
+	t.peerMu.Lock()
+	t.known[t.self] = next
+	t.peerMu.Unlock()
+	t.events.setEpoch(next)
+	t.events.write(event{Event: EventEpoch, PeerEpoch: view, Reason: why})
+	t.logf("epoch %d is behind its peers' view (%s): now epoch %d", old, why, next)
+}
+
+// restamp gives new ids, in this node's current epoch, to the batches
+// queued for peer i that this incarnation made in an epoch i may have
+// seen used by another copy of this node (at most known): i would take
+// them for that copy's batches and drop them. Called at the handshake,
+// before anything is sent to i.
+func (t *httpTransport) restamp(i int, known uint64) {
+	q := t.queues[i]
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, it := range q.items {
+		if it.epoch < t.firstEpoch || it.epoch > known {
+			continue
+		}
+		b := it.b
+		if b == nil {
+			f, err := os.Open(it.path)
+			if err == nil {
+				b, err = DecodeBatch(f)
+				f.Close()
+			}
+			if err != nil {
+				t.logf("outbox %s: %v", it.path, err)
+				continue
+			}
+		}
+		t.stampLocked(q, b)
+		old := it.path
+		it.epoch, it.seq = b.Epoch, b.Seq
+		p := filepath.Join(t.outbox, outboxName(i, b.Epoch, b.Seq))
+		if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
+			t.logf("outbox: %v (batch kept in memory only)", err)
+			if it.b == nil {
+				q.mem += len(b.URLs)
+			}
+			it.b, p = b, ""
+		}
+		if old != "" {
+			os.Remove(old) // its name holds the id given up
+		}
+		it.path = p
+		n++
+	}
+	if n > 0 {
+		t.logf("%d batches for node %d renumbered in epoch %d (node %d knew epoch %d of this node)", n, i, t.epoch.Load(), i, known)
+	}
+}
+
+// stampLocked gives b the next id of q's sequence in the current epoch
+// (a new epoch starts at 1). The transport numbers a node's batches, so
+// that a node that moves its epoch (moveEpochPast) starts the new one at
+// 1, as receivers' batch logs expect.
+func (t *httpTransport) stampLocked(q *peerQueue, b *Batch) {
+	e := t.epoch.Load()
+	if q.epoch != e {
+		q.epoch, q.seq = e, 0
+	}
+	q.seq++
+	b.From, b.Epoch, b.Seq = t.self, e, q.seq
 }
 
 // observe records that peer answered in incarnation epoch and returns the
@@ -432,7 +821,7 @@ func (t *httpTransport) status() NodeStatus {
 		fin = true
 	default:
 	}
-	s := NodeStatus{Node: t.self, Epoch: t.epoch, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
+	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
 		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending()}
 	if d := t.recv.durable.Load(); d != nil {
 		s.Durable = *d
@@ -464,6 +853,9 @@ func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}
+	if !t.checkPeerHeaders(w, r, false) {
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(t.status())
 }
@@ -477,6 +869,9 @@ func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
 		return
 	}
+	if !t.checkPeerHeaders(w, r, true) {
+		return
+	}
 	t.finOnce.Do(func() { close(t.finished) })
 	w.WriteHeader(http.StatusOK)
 }
@@ -486,6 +881,10 @@ func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 func (t *httpTransport) Send(dest int, b *Batch) {
 	t.tr.add(1)
 	q := t.queues[dest]
+	q.mu.Lock()
+	defer t.wake(q)
+	defer q.mu.Unlock()
+	t.stampLocked(q, b)
 	it := &outItem{b: b, epoch: b.Epoch, seq: b.Seq}
 	p := filepath.Join(t.outbox, outboxName(dest, b.Epoch, b.Seq))
 	if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
@@ -493,15 +892,12 @@ func (t *httpTransport) Send(dest int, b *Batch) {
 	} else {
 		it.path = p
 	}
-	q.mu.Lock()
 	if it.path != "" && q.mem+len(b.URLs) > spillURLs {
 		it.b = nil
 	} else {
 		q.mem += len(b.URLs)
 	}
 	q.items = append(q.items, it)
-	q.mu.Unlock()
-	t.wake(q)
 }
 
 // take removes and returns every batch held for dest (declared dead):
@@ -578,7 +974,6 @@ func (t *httpTransport) isDead(i int) bool {
 
 func (t *httpTransport) sender(dest int, q *peerQueue) {
 	defer t.wg.Done()
-	url := "http://" + t.peers[dest] + PathBatch
 	backoff := 50 * time.Millisecond
 	for {
 		q.mu.Lock()
@@ -595,6 +990,20 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 				continue
 			}
 		}
+		// The handshake comes before any batch.
+		if err := t.greet(dest); err != nil {
+			if errors.Is(err, errTopology) {
+				<-t.stop // the crawl is failing
+				return
+			}
+			select {
+			case <-t.stop:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
 		var body []byte
 		var err error
 		if it.b != nil {
@@ -604,7 +1013,7 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 		}
 		var ack BatchAck
 		if err == nil {
-			ack, err = t.post(url, body)
+			ack, err = t.post(dest, body)
 		}
 		if err != nil {
 			select {
@@ -654,30 +1063,43 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 	}
 }
 
-func (t *httpTransport) request(c *http.Client, method, url string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+func (t *httpTransport) request(c *http.Client, method string, dest int, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(method, "http://"+t.peers[dest]+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+t.token)
+	req.Header.Set(HeaderTopology, t.topoHash)
+	req.Header.Set(HeaderTo, strconv.Itoa(dest))
 	if body != nil {
 		req.Header.Set("Content-Type", BatchContentType)
-		req.Header.Set(HeaderEpoch, strconv.FormatUint(t.epoch, 10))
+		req.Header.Set(HeaderEpoch, strconv.FormatUint(t.epoch.Load(), 10))
 	}
 	return c.Do(req)
 }
 
-func (t *httpTransport) post(url string, body []byte) (BatchAck, error) {
+func (t *httpTransport) post(dest int, body []byte) (BatchAck, error) {
 	var ack BatchAck
-	resp, err := t.request(t.client, http.MethodPost, url, body)
+	url := "http://" + t.peers[dest] + PathBatch
+	resp, err := t.request(t.client, http.MethodPost, dest, PathBatch, body)
 	if err != nil {
 		return ack, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		if resp.StatusCode != http.StatusServiceUnavailable {
-			t.logf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+		text := strings.TrimSpace(string(msg))
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+		case http.StatusPreconditionFailed, http.StatusMisdirectedRequest:
+			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a batch: %s: %s", ErrConfig, dest, t.peers[dest], resp.Status, text))
+		case http.StatusConflict:
+			// The peer knows a later epoch of this node: move past it.
+			if cur, err := strconv.ParseUint(resp.Header.Get(HeaderEpochCurrent), 10, 64); err == nil {
+				t.moveEpochPast(cur, fmt.Sprintf("node %d answered %s", dest, text))
+			}
+		default:
+			t.logf("%s: %s: %s", url, resp.Status, text)
 		}
 		return ack, fmt.Errorf("recorder: %s: %s", url, resp.Status)
 	}
@@ -691,18 +1113,26 @@ func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 	if i == t.self {
 		return t.status(), nil
 	}
-	resp, err := t.request(c, http.MethodGet, "http://"+t.peers[i]+PathStatus, nil)
+	resp, err := t.request(c, http.MethodGet, i, PathStatus, nil)
 	if err != nil {
 		return NodeStatus{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		if resp.StatusCode == http.StatusPreconditionFailed || resp.StatusCode == http.StatusMisdirectedRequest {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a status poll: %s: %s", ErrConfig, i, t.peers[i], resp.Status, strings.TrimSpace(string(msg))))
+		}
 		return NodeStatus{}, errors.New(resp.Status)
 	}
 	var s NodeStatus
 	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s)
-	if err == nil && (s.Node != i || s.Epoch == 0) {
+	if err == nil && (s.Node != i || s.Epoch == 0 || s.Epoch > maxEpoch) {
 		err = fmt.Errorf("recorder: %s answers as node %d epoch %d", t.peers[i], s.Node, s.Epoch)
+	}
+	if err == nil && s.Topology != t.topoHash {
+		t.failTopology(fmt.Errorf("%w: node %d (%s) has topology %q, this node %q", ErrConfig, i, t.peers[i], s.Topology, t.topoHash))
+		err = errTopology
 	}
 	return s, err
 }
@@ -724,8 +1154,19 @@ func (t *httpTransport) detect() {
 			if i == t.self {
 				continue
 			}
-			if s, err := t.peerStatus(t.hbClient, i); err == nil {
+			err := t.greet(i)
+			if errors.Is(err, errTopology) {
+				continue
+			}
+			var s NodeStatus
+			if err == nil {
+				s, err = t.peerStatus(t.hbClient, i)
+			}
+			if err == nil {
 				t.observe(i, s.Epoch)
+				if t.self < len(s.Peers) && s.Peers[t.self] > t.epoch.Load() {
+					t.moveEpochPast(s.Peers[t.self], fmt.Sprintf("node %d knows epoch %d of this node", i, s.Peers[t.self]))
+				}
 				t.forgetDurable(i, s.Durable)
 				continue
 			}
@@ -802,7 +1243,7 @@ func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 				t.decided.Store(true)
 				for i := range t.peers {
 					if i != t.self && !t.isDead(i) {
-						if resp, err := t.request(t.hbClient, http.MethodPost, "http://"+t.peers[i]+PathFinish, nil); err == nil {
+						if resp, err := t.request(t.hbClient, http.MethodPost, i, PathFinish, nil); err == nil {
 							resp.Body.Close()
 						}
 					}
@@ -858,6 +1299,16 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 // stay in the outbox for --resume.
 func (t *httpTransport) drain(d time.Duration) int {
 	t.refusing.Store(true)
+	if t.mismatch.Load() {
+		// Stopping on a topology mismatch: greet once every peer not
+		// greeted yet, so that a peer this node disagrees with learns
+		// it now rather than waiting for ever for a node that is gone.
+		for i := range t.peers {
+			if i != t.self && !t.greeted[i].Load() {
+				t.greet(i)
+			}
+		}
+	}
 	deadline := time.Now().Add(d)
 	for {
 		n := 0

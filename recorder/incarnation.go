@@ -37,9 +37,14 @@ func bumpEpoch(dir string) (uint64, error) {
 		return 0, fmt.Errorf("recorder: %w", err)
 	}
 	next := last + 1
-	err = tracefile.WriteFileDurable(filepath.Join(dir, epochFile), func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%d\n", next)
+	return next, setEpoch(dir, next)
+}
+
+// setEpoch writes epoch to dir/epoch atomically and durably: the node's
+// incarnation from now on (a later start is epoch+1).
+func setEpoch(dir string, epoch uint64) error {
+	return tracefile.WriteFileDurable(filepath.Join(dir, epochFile), func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%d\n", epoch)
 		return err
 	})
-	return next, err
 }

@@ -34,8 +34,13 @@ type splitMsg struct {
 	reply   chan bool // remote: true when the batch was new, false when already processed
 	forward []string
 	view    []bool // live[i]: node i is alive (fail-over)
-	task    uint64 // the page's in-flight URL, finished once logged
-	bytes   int64  // taken from the splitter's byte budget
+	// redo: URLs this node's log had routed to node redoPeer, now dead,
+	// to route again (redo.go); redoDone ends that scan.
+	redo     []string
+	redoPeer int
+	redoDone *redoResult
+	task     uint64 // the page's in-flight URL, finished once logged
+	bytes    int64  // taken from the splitter's byte budget
 }
 
 // splitStats are the splitter's counters, owned by its goroutine and read
@@ -81,6 +86,7 @@ type splitter struct {
 	cache     *due.Clock
 	front     *frontier
 	out       []*Batch
+	outBytes  []int    // URL bytes in out[dest]
 	seqs      []uint64 // last seq per destination
 	inflight  atomic.Int64
 	rerouted  int64
@@ -103,6 +109,9 @@ type splitter struct {
 	// number of URLs the DUE held then.
 	dueLimit    int
 	dueSwitched int64
+	// redoRouted counts, per dead peer, the URLs its redo scan routed
+	// again so far.
+	redoRouted map[int]int64
 }
 
 func (s *splitter) fail(err error) {
@@ -273,6 +282,12 @@ func (s *splitter) process(m *splitMsg) {
 	if m.view != nil {
 		s.changeView(m.view)
 	}
+	if m.redo != nil {
+		s.redone(m.redoPeer, m.redo)
+	}
+	if m.redoDone != nil {
+		s.redoFinished(m.redoDone)
+	}
 }
 
 // route hands URLs already logged to their current owner: admitted here or
@@ -309,7 +324,13 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	b.URLs = append(b.URLs, u)
 	b.Kinds = append(b.Kinds, kind)
 	b.Source = append(b.Source, source)
-	if len(b.URLs) >= s.batchSize {
+	if s.outBytes == nil {
+		s.outBytes = make([]int, len(s.out))
+	}
+	// A batch is closed at SplitterBatch URLs or batchSoftBytes of them,
+	// whichever comes first: receivers refuse bodies past maxBatchBytes.
+	s.outBytes[dest] += len(u) + wireURLOverhead
+	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= batchSoftBytes {
 		s.flushPeer(dest)
 	}
 }
@@ -357,6 +378,9 @@ func (s *splitter) flushPeer(dest int) {
 		return
 	}
 	s.out[dest] = nil
+	if s.outBytes != nil {
+		s.outBytes[dest] = 0
+	}
 	s.seqs[dest]++
 	b.Epoch, b.Seq = s.epoch, s.seqs[dest]
 	s.stats.BatchesSent++
@@ -494,6 +518,9 @@ func (s *splitter) changeView(live []bool) {
 		if b := s.out[d]; b != nil {
 			urls = append(urls, b.URLs...)
 			s.out[d] = nil
+			if s.outBytes != nil {
+				s.outBytes[d] = 0
+			}
 		}
 		if qt, ok := s.transport.(queueTaker); ok {
 			bs, unacked := qt.take(d)
@@ -505,6 +532,11 @@ func (s *splitter) changeView(live []bool) {
 		}
 	}
 	s.route(urls, false)
+	// The senders' outboxes no longer hold what d admitted and did not
+	// fetch: route again every URL this node's log routed to it.
+	for _, d := range left {
+		s.startRedo(d)
+	}
 	for _, u := range s.seeds {
 		if old.Node(u) != s.node && next.Node(u) == s.node {
 			s.admit(u)

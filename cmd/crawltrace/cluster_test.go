@@ -309,6 +309,14 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+recorder.PathBatch, bytes.NewReader(body))
 	req.Header.Set("Content-Type", recorder.BatchContentType)
 	req.Header.Set("Authorization", auth)
+	// A peer's request carries the crawl's topology hash and the node it
+	// is meant for; the node answers its hash in its status.
+	st, err := (&cluster{peers: []string{addr}}).status(0)
+	if err != nil {
+		t.Errorf("status of %s: %v", addr, err)
+	}
+	req.Header.Set(recorder.HeaderTopology, st.Topology)
+	req.Header.Set(recorder.HeaderTo, strconv.Itoa(st.Node))
 	if epoch != "" {
 		req.Header.Set(recorder.HeaderEpoch, epoch)
 	}

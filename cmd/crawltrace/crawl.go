@@ -54,8 +54,21 @@ and host). A damaged checkpoint (every file is checksummed) is refused,
 naming the file; resuming a finished crawl prints so and exits 0 unless a
 larger --max-pages gives it more to do. See docs/crash-safety.md.
 
-In a crawl over --peers, every batch for a peer is kept in
-DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
+A resume may change the limits (--max-pages, --duration), fetching and
+politeness (--workers, --max-conns, --min-delay, --max-delay,
+--delay-factor, --timeout, --resolve), --memory, --queue-bytes,
+--checkpoint-every, --progress, and over --peers --listen, --token,
+--peer-timeout and --idle-grace. It may not change the crawl's topology,
+saved in DIR/node-NNN/state/topology.json when the crawl starts:
+` + strings.Join(recorder.TopologyFlags(), ", ") + ` (the peers' count and order)
+and the fingerprint scheme. A resume that
+changes one is refused (exit 2), naming the flag and its saved value.
+
+In a crawl over --peers (which needs --crawl-id, the same on every node),
+each node first exchanges its topology with every peer (the handshake,
+docs/peers.md); a peer that differs in any of the flags above, or answers
+as another node, stops the crawl on both sides with exit status 2. Every
+batch for a peer is kept in DIR/node-NNN/state/outbox/ until acknowledged, and resent until it is; a
 node restarted with --resume (a new incarnation) resends what it holds and
 the crawl goes on. A peer silent for --peer-timeout is declared dead; with
 --partitioner consistent its hosts go to the live nodes by the ring

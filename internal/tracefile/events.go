@@ -20,6 +20,14 @@ const (
 	EventPeerBack = "peer-back" // a peer declared dead answered again (Peer, PeerEpoch)
 	EventReassign = "reassign"  // the live set changed and hosts moved on the ring
 	EventStop     = "stop"      // the node stopped (Reason, OutboxLeft)
+	// EventEpoch: the node found a peer's view of its epoch (PeerEpoch)
+	// not behind its own and moved past it (Epoch is the new one; Reason
+	// says who knew what).
+	EventEpoch = "epoch"
+	// EventRedo: after the fail-over of Peer, the node routed again the
+	// URLs its own URL log had routed to it, for the hosts that moved
+	// (URLsRerouted).
+	EventRedo = "redo"
 )
 
 // Event is one line of a node's event log. Fields not set for an event

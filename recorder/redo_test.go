@@ -1,0 +1,125 @@
+package recorder
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+)
+
+// captureTransport records the batches sent, by destination.
+type captureTransport struct {
+	mu   sync.Mutex
+	sent map[int][]string
+}
+
+func (c *captureTransport) Send(dest int, b *Batch) {
+	c.mu.Lock()
+	c.sent[dest] = append(c.sent[dest], b.URLs...)
+	c.mu.Unlock()
+}
+
+func (c *captureTransport) Close() error { return nil }
+
+// TestRedoRoutesDeadNodesURLs (issue 21, case 4): node 0 of three logs
+// URLs, some for node 1 (sent, and as far as node 0 knows delivered for
+// good). Node 1 is declared dead: node 0 streams its own URL log and
+// routes every URL it had logged for node 1 to its owner on the ring
+// without node 1: admitted into its own DUE and frontier, or batched for
+// node 2. The reference is the ring itself.
+func TestRedoRoutesDeadNodesURLs(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	ring := partition.NewConsistent([]int{0, 1, 2}, 0)
+	after := ring.Without(1)
+	tr := newTracker()
+	ct := &captureTransport{sent: map[int][]string{}}
+	nd := &node{cfg: &cfg}
+	s := &splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: newBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
+		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
+		batchSize: 7, flushTick: time.Hour, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), transport: ct, nd: nd,
+		redirs: &redirectChains{}}
+	s.owner.Store(ring)
+	ev, err := openEventLog(t.TempDir(), 0, 1, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.close()
+	s.events = ev
+	uw, err := tracefile.CreateURLWriter(tracefile.NodeDir(cfg.OutDir, 0), tracefile.Meta{CrawlID: "t", Nodes: 3, Partitioner: "consistent"}, cfg.Writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.urlw = uw
+	go s.run()
+	var urls []splitURL
+	var toOne []string
+	for h := range 40 {
+		for p := range 5 {
+			u := fmt.Sprintf("http://h%04d.test/%d.html", h, p)
+			urls = append(urls, splitURL{URL: u, Kind: tracefile.URLLink})
+			if ring.Node(u) == 1 {
+				toOne = append(toOne, u)
+			}
+		}
+	}
+	if len(toOne) < 20 {
+		t.Fatalf("only %d URLs for node 1", len(toOne))
+	}
+	s.send(&splitMsg{urls: urls, source: 1})
+	waitFor(t, "the URLs for node 1 to be sent", func() bool {
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+		return len(ct.sent[1]) == len(toOne)
+	})
+	ct.mu.Lock()
+	ct.sent = map[int][]string{}
+	ct.mu.Unlock()
+	s.send(&splitMsg{view: []bool{true, false, true}})
+	// The redo scan runs in the background and ends with its event.
+	var redo *tracefile.Event
+	waitFor(t, "the redo event", func() bool {
+		evs, _ := tracefile.ReadEvents(ev.f.Name())
+		for _, e := range evs {
+			if e.Event == EventRedo {
+				redo = &e
+			}
+		}
+		return redo != nil
+	})
+	if redo.Peer == nil || *redo.Peer != 1 || redo.URLsRerouted != int64(len(toOne)) || redo.Reason != "" {
+		t.Errorf("redo event %+v, want peer 1 and %d URLs", *redo, len(toOne))
+	}
+	close(s.stop)
+	<-s.done
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	got := map[string]bool{}
+	for _, u := range ct.sent[2] {
+		got[u] = true
+	}
+	for _, u := range toOne {
+		switch after.Node(u) {
+		case 2:
+			if !got[u] {
+				t.Errorf("%s (node 2's now) not sent to node 2", u)
+			}
+		case 0:
+			if s.due.Add(xxhash.Sum64String(u)) {
+				t.Errorf("%s (node 0's now) not admitted by node 0", u)
+			}
+		default:
+			t.Fatalf("%s owned by %d without node 1", u, after.Node(u))
+		}
+	}
+	for _, u := range ct.sent[2] {
+		if ring.Node(u) != 1 {
+			t.Errorf("%s, node %d's, routed again", u, ring.Node(u))
+		}
+	}
+}
