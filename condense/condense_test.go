@@ -533,3 +533,35 @@ func TestSegmentTruncatedWhileRead(t *testing.T) {
 		t.Fatalf("segment truncated while read: %v", err)
 	}
 }
+
+// TestShardedNodeAllCut: a node whose every segment was cut before its
+// schema is an error in the map tasks that read it, as it is unsharded,
+// not a node missing silently from the merged report.
+func TestShardedNodeAllCut(t *testing.T) {
+	in := t.TempDir()
+	makeCrawl(t, in, 2, 3000, 500, 6)
+	segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 1), tracefile.PrefixURLs)
+	for _, p := range segs {
+		if err := os.Truncate(p, 10); err != nil { // inside the schema
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Input: in, Output: t.TempDir(), Bits: 17}); !errors.Is(err, tracefile.ErrBadInput) {
+		t.Fatalf("unsharded: %v", err)
+	}
+	out := t.TempDir()
+	failed := 0
+	for i := range 2 {
+		_, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: 2})
+		if err == nil {
+			continue // node 1's segments lie in the other task's range
+		}
+		failed++
+		if !errors.Is(err, tracefile.ErrBadInput) || !strings.Contains(err.Error(), "node-001") || !strings.Contains(err.Error(), "cut") {
+			t.Errorf("map task %d of 2: %v, want node-001's segments named as cut", i, err)
+		}
+	}
+	if failed == 0 {
+		t.Error("both map tasks succeeded: node 1 would be missing from the merged report")
+	}
+}

@@ -236,7 +236,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 	for _, n := range nodes {
 		s := m.sinks[n]
 		if !s.haveMeta {
-			if r.cfg.Shards > 1 {
+			if r.cfg.Shards > 1 && nodeHasSchema(r.cfg.Input, n) {
 				// This map task's part of the node held no readable
 				// segment start; another task reads the rest.
 				continue
@@ -639,4 +639,26 @@ func (m *mapper) appendChunk(s *nodeSink, c *chunk) error {
 		f.Close()
 	}
 	return nil
+}
+
+// nodeHasSchema reports whether any URL segment of node n holds its
+// schema: a map task whose range held none of the node's batches leaves
+// the node to the others only then, so a node whose every segment was cut
+// before its schema is an error sharded as unsharded.
+func nodeHasSchema(input string, n int) bool {
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(input, n), tracefile.PrefixURLs)
+	if err != nil {
+		return true // the readers report it
+	}
+	for _, p := range paths {
+		seg, err := tracefile.OpenSegment(p, tracefile.KindURLs)
+		if err == nil {
+			seg.Close()
+			return true
+		}
+		if !tracefile.IsCutSchema(err) {
+			return true // another error: the readers report it
+		}
+	}
+	return false
 }
