@@ -237,10 +237,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
 		cfg.CrawlID, created, savedCfg = sc.Config.CrawlID, sc.Created, &sc.Config
-		// The checkpoints are proved before anything is written.
-		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
-			return nil, err
-		}
 	} else if crawlIn(cfg.OutDir, local, tcp) {
 		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
 	}
@@ -269,7 +265,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := checkTopology(&cfg, local, topo, savedCfg); err != nil {
 		return nil, err
 	}
-	if resumeFrom != nil {
+	if cfg.Resume {
+		// The checkpoints are proved before anything is written, once
+		// the topology is known to be the saved one.
+		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
+			return nil, err
+		}
 		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
 			return &Result{Finished: why}, nil
 		}
