@@ -44,7 +44,8 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 		}, "--peers: here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &cluster{dir: t.TempDir(), peers: freePorts(t, 3), web: web, extra: []string{"--min-delay", "50ms"}}
+			// The crawl directory holds only the crawl; the logs go beside it.
+			c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 3), web: web, extra: []string{"--min-delay", "50ms"}}
 			c.procs = make([]*proc, 3)
 			for i := range 3 {
 				args := c.args(i)
@@ -53,7 +54,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 						args[j+1] = strings.Join(tc.peers(c, i), ",")
 					}
 				}
-				c.procs[i] = startProc(t, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", i)), args...)
+				c.procs[i] = startProc(t, filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("node-%d.log", i)), args...)
 			}
 			refused := 0
 			for i, p := range c.procs {
