@@ -82,6 +82,11 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone {
 			t.Errorf("node %d stopped: %s", i, s.StopReason)
 		}
+		// Only a crawl all of whose nodes ended it is finished for good: a
+		// survivor of a lost node would have to resume if it came back.
+		if done := readCheckpointMeta(t, c.dir, i).CrawlDone; done != (pause > 0) {
+			t.Errorf("node %d: final checkpoint records crawl_done %v with node 1 %s", i, done, map[bool]string{true: "restarted", false: "lost"}[pause > 0])
+		}
 	}
 	return r
 }
