@@ -11,10 +11,14 @@ import (
 
 // failoverResult is one fail-over trial.
 type failoverResult struct {
-	missing  []string // pages of the reference crawl no node fetched
-	twice    int      // pages fetched more than once, over all nodes
-	rerouted int64    // URLs the survivors' redo events routed again
-	redos    int      // redo events
+	missing []string // pages of the reference crawl no node fetched
+	twice   int      // pages in the trace more than once, over all nodes
+	// cut: page rows node 1 had logged after its last checkpoint, cut
+	// off its log by its resume (kept in state/discarded/) and fetched
+	// again: fetched twice, though in the trace once
+	cut      int64
+	rerouted int64 // URLs the survivors' redo events routed again
+	redos    int   // redo events
 	// early: node 1 had stopped on its own (the crawl was over) before
 	// the kill, so the trial lost no node.
 	early bool
@@ -77,6 +81,9 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 				r.rerouted += e.URLsRerouted
 			}
 		}
+	}
+	if pause > 0 {
+		r.cut = readStats(t, c.dir, 1).DiscardedPages
 	}
 	for _, i := range nodes {
 		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone {

@@ -46,8 +46,8 @@ func failoverTrials(t *testing.T, pause func(k int) time.Duration) {
 		if p > 0 {
 			what = "restarted " + p.String() + " later"
 		}
-		t.Logf("trial %d: node 1 killed at %s (finished before: %v), %s; all done at %s: %d of %d reference pages lost, %d pages fetched more than once; %d redo events routed %d URLs again",
-			k+1, kill, r.early, what, r.took.Round(100*time.Millisecond), len(r.missing), len(want), r.twice, r.redos, r.rerouted)
+		t.Logf("trial %d: node 1 killed at %s (finished before: %v), %s; all done at %s: %d of %d reference pages lost, %d pages in the trace more than once, %d page rows cut off by the resume and fetched again; %d redo events routed %d URLs again",
+			k+1, kill, r.early, what, r.took.Round(100*time.Millisecond), len(r.missing), len(want), r.twice, r.cut, r.redos, r.rerouted)
 		for i, u := range r.missing {
 			if i < 3 {
 				t.Errorf("trial %d: never fetched: %s", k+1, u)
