@@ -44,7 +44,6 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 		}, "--peers: here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The crawl directory holds only the crawl; the logs go beside it.
 			c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 3), web: web, extra: []string{"--min-delay", "50ms"}}
 			c.procs = make([]*proc, 3)
 			for i := range 3 {
