@@ -35,7 +35,10 @@ import (
 // with the checksum's own 16 digits written as zeros. "stop" and
 // "fetch_attempts" are set by the checkpoint of a clean stop: the reason
 // the crawl stopped and the fetches it had made (resuming a finished crawl
-// does nothing, see finishedCrawl).
+// does nothing, see finishedCrawl). "crawl_done" is set by the final
+// checkpoint of a node of a TCP crawl that stopped because the whole crawl
+// was over: every node idle and drained, none declared dead, nothing left
+// in its outbox.
 //
 // Loading proves a checkpoint before using it (verifyCheckpoint): the
 // checksum of checkpoint.json, then each part's size and xxhash64, for
@@ -95,16 +98,20 @@ const (
 
 // checkpointMeta is checkpoint.json.
 type checkpointMeta struct {
-	Format     string          `json:"format"`
-	Version    int             `json:"version"`
-	CrawlID    string          `json:"crawl_id"`
-	Node       int             `json:"node"`
-	Generation uint64          `json:"generation"`
-	Time       time.Time       `json:"time"`
-	Stop       string          `json:"stop,omitempty"`
-	Attempts   int64           `json:"fetch_attempts,omitempty"`
-	Parts      []checkpointRef `json:"parts"`
-	Checksum   string          `json:"checksum"` // last: see encodeCheckpointMeta
+	Format     string    `json:"format"`
+	Version    int       `json:"version"`
+	CrawlID    string    `json:"crawl_id"`
+	Node       int       `json:"node"`
+	Generation uint64    `json:"generation"`
+	Time       time.Time `json:"time"`
+	Stop       string    `json:"stop,omitempty"`
+	Attempts   int64     `json:"fetch_attempts,omitempty"`
+	// CrawlDone: set by the final checkpoint of a TCP node that stopped
+	// on a complete termination decision with nothing left for its peers
+	// (see finishedCrawl).
+	CrawlDone bool            `json:"crawl_done,omitempty"`
+	Parts     []checkpointRef `json:"parts"`
+	Checksum  string          `json:"checksum"` // last: see encodeCheckpointMeta
 }
 
 type checkpointRef struct {
@@ -156,6 +163,7 @@ func (n *node) writeCheckpoint(gen uint64, stop string) error {
 		Node: n.id, Generation: gen, Time: time.Now().UTC(), Stop: stop}
 	if stop != "" {
 		meta.Attempts = n.st.attempts.Load()
+		meta.CrawlDone = n.c.crawlDone
 	}
 	for _, p := range n.parts {
 		path := filepath.Join(tmp, p.checkpointName())

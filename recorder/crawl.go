@@ -79,10 +79,14 @@ type crawl struct {
 	exhausted   atomic.Bool
 	stopWorkers func()
 	reason      string
-	errMu       sync.Mutex
-	err         error
-	keys        *politenessKeys // politeness.go
-	redirs      redirectChains  // redirect.go
+	// crawlDone: a TCP node stopped on a complete termination decision
+	// with nothing left for peers; its final checkpoint records that the
+	// whole crawl is finished (finishedCrawl).
+	crawlDone bool
+	errMu     sync.Mutex
+	err       error
+	keys      *politenessKeys // politeness.go
+	redirs    redirectChains  // redirect.go
 }
 
 func (c *crawl) stop(reason string) {
@@ -467,6 +471,7 @@ wait:
 			time.Sleep(5 * time.Millisecond)
 		}
 		outboxLeft = ht.drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
+		c.crawlDone = c.reason == StopDone && ht.complete.Load() && outboxLeft == 0 && c.failed() == nil
 		ht.shutdownServer()
 	}
 	transport.Close()

@@ -100,6 +100,13 @@ type NodeStatus struct {
 	Sent     uint64 `json:"sent"`     // batches acknowledged by peers, this incarnation
 	Received uint64 `json:"received"` // distinct batches processed, this incarnation
 	Finished bool   `json:"finished"` // the node decided the crawl is over
+	// Drained: nothing left at all, not even URLs held back by a used
+	// page share (Idle is also true for those).
+	Drained bool `json:"drained,omitempty"`
+	// Complete: the crawl is over for every node of it, none declared
+	// dead and none holding URLs back; set with Finished (see
+	// watchTermination).
+	Complete bool `json:"complete,omitempty"`
 	// Peers is this node's view: the incarnation it last heard from each
 	// node (0: none yet), itself included; Dead lists the nodes its
 	// failure detector declared dead.
@@ -177,6 +184,7 @@ type httpTransport struct {
 	poll        time.Duration
 	grace       time.Duration
 	decided     atomic.Bool
+	complete    atomic.Bool // the decision covered the whole crawl (see watchTermination)
 	refusing    atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
 	idleFn      func() bool
 	events      *eventLog
@@ -271,7 +279,7 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 		mem:      newByteBudget(endpointMemory(cfg)),
 		client:   &http.Client{Timeout: 10 * time.Second},
 		hbClient: &http.Client{Timeout: max(hb, time.Second)},
-		outbox:   filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), "outbox"), stop: make(chan struct{}),
+		outbox:   filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName), stop: make(chan struct{}),
 		finished: make(chan struct{}), events: events,
 		grace: cfg.IdleGrace, poll: max(cfg.IdleGrace/4, 20*time.Millisecond),
 		timeout: timeout, hb: hb, failover: recv.ring != nil,
@@ -822,7 +830,9 @@ func (t *httpTransport) status() NodeStatus {
 	default:
 	}
 	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
-		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending()}
+		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending(),
+		Drained: t.tr.idle()}
+	s.Complete = s.Finished && t.complete.Load()
 	if d := t.recv.durable.Load(); d != nil {
 		s.Durable = *d
 	}
@@ -872,7 +882,10 @@ func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 	if !t.checkPeerHeaders(w, r, true) {
 		return
 	}
-	t.finOnce.Do(func() { close(t.finished) })
+	t.finOnce.Do(func() {
+		t.complete.Store(r.URL.Query().Get("complete") == "1")
+		close(t.finished)
+	})
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -1209,6 +1222,13 @@ func (t *httpTransport) detect() {
 // node that concludes the crawl is over tells the others (PathFinish) and
 // reports Finished in its status until it exits; a node hearing either
 // stops too.
+//
+// The decision is complete (t.complete, Complete in the status,
+// "?complete=1" on the finish message) when both snapshots found no node
+// declared dead and every node drained: the whole crawl, not only the
+// live part of it, had nothing left, and no page share held URLs back.
+// Only then does a node record in its final checkpoint that the crawl is
+// finished (see finishedCrawl and docs/crash-safety.md).
 func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
@@ -1240,10 +1260,18 @@ func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 				continue
 			}
 			if time.Since(since) >= t.grace {
+				// Both snapshots are equal, so both found the same dead
+				// set and the same drained flags.
+				whole := strings.HasSuffix(snap, "dead[]") && !strings.Contains(snap, ":busy;")
+				t.complete.Store(whole)
 				t.decided.Store(true)
+				path := PathFinish
+				if whole {
+					path += "?complete=1"
+				}
 				for i := range t.peers {
 					if i != t.self && !t.isDead(i) {
-						if resp, err := t.request(t.hbClient, http.MethodPost, i, PathFinish, nil); err == nil {
+						if resp, err := t.request(t.hbClient, http.MethodPost, i, path, nil); err == nil {
 							resp.Body.Close()
 						}
 					}
@@ -1271,13 +1299,18 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 			return "", false, false
 		}
 		if s.Finished && i != t.self {
+			t.complete.Store(s.Complete)
 			return "", true, true
 		}
 		if !s.Idle || !slices.Equal(s.Dead, me.Dead) || len(s.Peers) != len(t.peers) {
 			return "", false, false
 		}
 		all[i] = s
-		fmt.Fprintf(&sb, "%d:%d:%d:%d;", i, s.Epoch, s.Sent, s.Received)
+		drained := "drained"
+		if !s.Drained {
+			drained = "busy" // idle on a used page share
+		}
+		fmt.Fprintf(&sb, "%d:%d:%d:%d:%s;", i, s.Epoch, s.Sent, s.Received, drained)
 	}
 	for _, s := range all {
 		if s.Epoch == 0 {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -118,16 +119,33 @@ func (n *node) discardAll() error {
 	return nil
 }
 
-// finishedCrawl reports why an in-process crawl resumed from set has
-// nothing left to do, or "" when it has: its last checkpoint is that of a
-// clean stop on an empty frontier, or on a used page budget that cfg does
-// not raise. A crawl stopped by --duration (a limit of each run) or by a
-// signal has more to do. The nodes of a TCP crawl resume as usual: what a
-// node has left depends on its peers, and the crawl ends when all are
-// idle.
+// finishedCrawl reports why a crawl resumed from set has nothing left to
+// do, or "" when it has.
+//
+// In one process: its last checkpoint is that of a clean stop on an empty
+// frontier, or on a used page budget that cfg does not raise. A crawl
+// stopped by --duration (a limit of each run) or by a signal has more to
+// do.
+//
+// A node of a TCP crawl cannot judge from its own frontier: its peers may
+// still send it URLs. It is finished when its last checkpoint is the final
+// one of a stop on a complete termination decision ("crawl_done": every
+// node of the crawl idle and drained, none declared dead, this node's
+// outbox emptied) and its outbox holds no batch (an outbox changed since
+// would be another crawl's doing; it is resumed as usual). A larger
+// --max-pages or --duration does not change that: the crawl had nothing
+// left anywhere. See docs/crash-safety.md for why no node records this
+// while a peer still has work.
 func finishedCrawl(cfg *Config, set *checkpointSet, tcp bool) string {
-	if set == nil || tcp {
+	if set == nil {
 		return ""
+	}
+	if tcp {
+		m, ok := set.meta[cfg.NodeID]
+		if !ok || m.Stop != StopDone || !m.CrawlDone || outboxHolds(filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName)) {
+			return ""
+		}
+		return fmt.Sprintf("node %d: every node of the crawl was idle with nothing left to fetch or send; the crawl is finished", cfg.NodeID)
 	}
 	var stop string
 	var attempts int64
@@ -147,4 +165,26 @@ func finishedCrawl(cfg *Config, set *checkpointSet, tcp bool) string {
 		return fmt.Sprintf("the budget of %d pages (--max-pages) was used; give a larger --max-pages to continue the crawl", cfg.MaxPages)
 	}
 	return ""
+}
+
+// outboxDirName is a TCP node's outbox, state/outbox/.
+const outboxDirName = "outbox"
+
+// outboxHolds reports whether the outbox directory dir holds a batch not
+// acknowledged (any entry but an acknowledged batch; a directory that
+// cannot be read counts as holding one).
+func outboxHolds(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".acked") {
+			return true
+		}
+	}
+	return false
 }

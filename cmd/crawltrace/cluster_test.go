@@ -433,6 +433,9 @@ func clusterRestart(t *testing.T, extra []string) {
 		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone || s.OutboxLeft != 0 {
 			t.Errorf("node %d: stop %s, outbox left %d", i, s.StopReason, s.OutboxLeft)
 		}
+		if !readCheckpointMeta(t, c.dir, i).CrawlDone {
+			t.Errorf("node %d: the final checkpoint does not record that the crawl is finished", i)
+		}
 	}
 	if st.Epoch != 2 {
 		t.Errorf("restarted node 1 has epoch %d, want 2", st.Epoch)
@@ -457,6 +460,11 @@ func TestClusterMaxPages(t *testing.T) {
 		s := readStats(t, c.dir, i)
 		if s.StopReason != recorder.StopMaxPages || s.OutboxLeft != 0 {
 			t.Errorf("node %d: stop %s, outbox left %d", i, s.StopReason, s.OutboxLeft)
+		}
+		// A crawl stopped by its budget is not finished: a larger
+		// --max-pages continues it.
+		if readCheckpointMeta(t, c.dir, i).CrawlDone {
+			t.Errorf("node %d: the final checkpoint of a max-pages stop records that the crawl is finished", i)
 		}
 		fetched += s.FetchAttempts
 		sent += s.BatchesSent

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -236,4 +240,105 @@ func TestClusterNodeLock(t *testing.T) {
 			t.Fatalf("node %d: %v\n%s", i, err, tail(string(b), 2000))
 		}
 	}
+}
+
+// A finished crawl over --peers (issue 21, case 7): every node's final
+// checkpoint records that the whole crawl was over, so crawl --resume of
+// each node says so on one line and exits 0 at once, a larger --max-pages
+// or --duration notwithstanding, and leaves its directory as it was: no
+// epoch bump, no new segment, no rewritten configuration (every file and
+// directory keeps its bytes and modification time; the lock files, which
+// name the process holding the directory, are left out). Before, each
+// resume bumped its epoch and added empty segments.
+func TestResumeFinishedClusterCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts crawl processes")
+	}
+	web := startClusterWeb(t, 8, 20)
+	c := newCluster(t, web, 3, "--min-delay", "0")
+	c.waitNodes(t, 90*time.Second)
+	type entry struct {
+		mode  os.FileMode
+		mtime time.Time
+		sum   string
+	}
+	list := func() map[string]entry {
+		m := map[string]entry{}
+		err := filepath.WalkDir(c.dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.Name() == outdir.LockName {
+				return err
+			}
+			st, err := d.Info()
+			if err != nil {
+				return err
+			}
+			e := entry{mode: st.Mode(), mtime: st.ModTime()}
+			if !d.IsDir() {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				e.sum = fmt.Sprintf("%x", sha256.Sum256(b))
+			}
+			m[p] = e
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	before := list()
+	for i := range 3 {
+		if m := readCheckpointMeta(t, c.dir, i); !m.CrawlDone || m.Stop != recorder.StopDone {
+			t.Errorf("node %d: final checkpoint stop %q, crawl_done %v; want done, true", i, m.Stop, m.CrawlDone)
+		}
+	}
+	for i, more := range [][]string{{"--resume"}, {"--resume", "--max-pages", "1000000"}, {"--resume", "--duration", "1h"}} {
+		log := filepath.Join(t.TempDir(), "resume.log")
+		// The node's own command line, less the seeds (a resume takes
+		// them from the saved crawl).
+		args := c.args(i, more...)
+		if j := slices.Index(args, "--seeds"); j >= 0 {
+			args = slices.Delete(args, j, j+2)
+		}
+		code := exitStatus(t, startProc(t, log, args...).wait(t, fmt.Sprintf("resume of node %d", i), 30*time.Second))
+		b, _ := os.ReadFile(log)
+		out := strings.TrimSpace(string(b))
+		if code != 0 || strings.Count(out, "\n") != 0 || !strings.Contains(out, "nothing to do") || !strings.Contains(out, "finished") {
+			t.Errorf("crawl %s of node %d of a finished crawl: exit %d, output %q; want 0 and one line saying it is finished", strings.Join(more, " "), i, code, out)
+		}
+	}
+	after := list()
+	for p, e := range after {
+		if b, ok := before[p]; !ok {
+			t.Errorf("the resumes created %s", p)
+		} else if b.mode != e.mode || !b.mtime.Equal(e.mtime) || b.sum != e.sum {
+			t.Errorf("the resumes changed %s", p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			t.Errorf("the resumes removed %s", p)
+		}
+	}
+}
+
+// checkpointMeta is the part of a node's checkpoint.json the tests read.
+type checkpointMeta struct {
+	Stop      string `json:"stop"`
+	CrawlDone bool   `json:"crawl_done"`
+}
+
+func readCheckpointMeta(t testing.TB, dir string, node int) checkpointMeta {
+	t.Helper()
+	var m checkpointMeta
+	b, err := os.ReadFile(filepath.Join(tracefile.NodeDir(dir, node), "state", "checkpoint", "checkpoint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -52,7 +52,8 @@ directory that already holds a crawl is refused without --resume. A
 directory another process is writing is refused (exit 2, naming its pid
 and host). A damaged checkpoint (every file is checksummed) is refused,
 naming the file; resuming a finished crawl prints so and exits 0 unless a
-larger --max-pages gives it more to do. See docs/crash-safety.md.
+larger --max-pages gives it more to do (a node of a --peers crawl: once
+every node of the crawl was over). See docs/crash-safety.md.
 
 A resume may change the limits (--max-pages, --duration), fetching and
 politeness (--workers, --max-conns, --min-delay, --max-delay,

@@ -9,22 +9,33 @@ import (
 	"github.com/crawltrace/crawltrace/recorder"
 )
 
-// failoverResult is one permanent-loss trial.
+// failoverResult is one fail-over trial.
 type failoverResult struct {
-	missing  []string // pages of the reference crawl no node fetched
-	rerouted int64    // URLs the survivors' redo events routed again
-	redos    int      // redo events
+	missing []string // pages of the reference crawl no node fetched
+	twice   int      // pages in the trace more than once, over all nodes
+	// cut: page rows node 1 had logged after its last checkpoint, cut
+	// off its log by its resume (kept in state/discarded/) and fetched
+	// again: fetched twice, though in the trace once
+	cut      int64
+	rerouted int64 // URLs the survivors' redo events routed again
+	redos    int   // redo events
 	// early: node 1 had stopped on its own (the crawl was over) before
 	// the kill, so the trial lost no node.
 	early bool
-	took  time.Duration // from the start to the survivors' exit
+	took  time.Duration // from the start to the last node's exit
 }
 
 // failoverTrial runs 3 TCP nodes with the consistent partitioner and
 // checkpoints every 500 ms (so senders delete from their outboxes what
-// node 1's checkpoints cover), kills node 1 for good after killAfter,
-// lets nodes 0 and 2 finish, and compares the pages fetched with want.
-func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfter time.Duration) failoverResult {
+// node 1's checkpoints cover), kills node 1 (SIGKILL) after killAfter, and
+// compares the pages fetched with want once the nodes have finished.
+//
+// With pause 0 node 1 is lost for good (a permanent-loss trial): nodes 0
+// and 2 must finish without it. Otherwise it is restarted with --resume
+// pause after the kill (a restart trial; a pause longer than
+// --peer-timeout, 2 s, lets its peers declare it dead and route its URLs
+// again first), and all three must finish.
+func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfter, pause time.Duration) failoverResult {
 	t.Helper()
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s",
 		"--checkpoint-every", "500ms")
@@ -38,17 +49,28 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 	}
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[1].done
-	c.waitNodes(t, 120*time.Second, 0, 2)
+	nodes := []int{0, 2}
+	if pause > 0 {
+		time.Sleep(pause)
+		c.procs[1] = c.start(t, 1, "--resume")
+		nodes = []int{0, 1, 2}
+	}
+	c.waitNodes(t, 120*time.Second, nodes...)
 	r.took = time.Since(start)
-	got := map[string]bool{}
+	got := map[string]int{}
 	for i := range 3 {
 		for _, u := range pagesOf(t, c.dir, i) {
-			got[u] = true
+			got[u]++
 		}
 	}
 	for u := range want {
-		if !got[u] {
+		if got[u] == 0 {
 			r.missing = append(r.missing, u)
+		}
+	}
+	for _, n := range got {
+		if n > 1 {
+			r.twice++
 		}
 	}
 	sort.Strings(r.missing)
@@ -59,8 +81,18 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 				r.rerouted += e.URLsRerouted
 			}
 		}
+	}
+	if pause > 0 {
+		r.cut = readStats(t, c.dir, 1).DiscardedPages
+	}
+	for _, i := range nodes {
 		if s := readStats(t, c.dir, i); s.StopReason != recorder.StopDone {
 			t.Errorf("node %d stopped: %s", i, s.StopReason)
+		}
+		// Only a crawl all of whose nodes ended it is finished for good: a
+		// survivor of a lost node would have to resume if it came back.
+		if done := readCheckpointMeta(t, c.dir, i).CrawlDone; done != (pause > 0) {
+			t.Errorf("node %d: final checkpoint records crawl_done %v with node 1 %s", i, done, map[bool]string{true: "restarted", false: "lost"}[pause > 0])
 		}
 	}
 	return r
@@ -80,7 +112,7 @@ func TestClusterFailoverNoLoss(t *testing.T) {
 	}
 	web := startClusterWeb(t, 40, 60)
 	want := controlPages(t, web)
-	r := failoverTrial(t, web, want, 8500*time.Millisecond)
+	r := failoverTrial(t, web, want, 8500*time.Millisecond, 0)
 	if r.early {
 		t.Fatal("node 1 had finished before the kill")
 	}
