@@ -417,11 +417,28 @@ func TestTable(t *testing.T) {
 			if u == 5000 {
 				k *= 1 << 40 // keys that agree in their low bits
 			}
-			switch r.intn(3) {
+			switch r.intn(4) {
 			case 0:
 				v := r.intn(1000)
 				tb.put(k, v)
 				m[k] = v
+			case 3:
+				// find, then putAt the free slot it gave when there is
+				// room (as a full cache's table has), else put.
+				v, free, ok := tb.find(k)
+				mv, mok := m[k]
+				if ok != mok || (ok && v != mv) {
+					t.Fatalf("u=%d op %d: find(%d) = %d,%v, map says %d,%v", u, i, k, v, ok, mv, mok)
+				}
+				if !ok {
+					nv := r.intn(1000)
+					if tb.len()+1 < len(tb.slots) {
+						tb.putAt(free, k, nv)
+					} else {
+						tb.put(k, nv)
+					}
+					m[k] = nv
+				}
 			case 1:
 				_, inMap := m[k]
 				if got := tb.del(k); got != inMap {

@@ -45,11 +45,14 @@ func NewRandom(size int, seed uint64) *Random {
 
 // Access implements [Policy].
 func (c *Random) Access(key uint64) bool {
-	if _, ok := c.lookup(key); ok {
+	_, free, ok := c.find(key)
+	if ok {
 		return true
 	}
-	if !c.fill(key) {
-		c.replace(c.rng.intn(c.size), key)
+	if c.n < c.size {
+		c.fill(key)
+	} else {
+		c.replaceAt(c.rng.intn(c.size), key, free)
 	}
 	return false
 }

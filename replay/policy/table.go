@@ -77,6 +77,32 @@ func (t *table) get(k uint64) (int, bool) {
 	}
 }
 
+// find returns the value stored for k; when k is absent it returns
+// instead the free slot where k belongs, for putAt.
+func (t *table) find(k uint64) (v int, free uint64, ok bool) {
+	i := t.home(k)
+	for {
+		s := &t.slots[i]
+		if s.v == 0 {
+			return 0, i, false
+		}
+		if s.key == k {
+			return int(s.v - 1), 0, true
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// putAt stores v (>= 0) for an absent key k in slot free, as find returned
+// it with no put or del since. It never resizes: the table must have room
+// for one more key than it holds, as a table sized for a full cache has
+// (tableSlots leaves half the slots free), so a miss can insert its key
+// before the victim's is deleted.
+func (t *table) putAt(free uint64, k uint64, v int) {
+	t.slots[free] = tslot{key: k, v: uint64(v) + 1}
+	t.n++
+}
+
 // put stores v (>= 0) for k, replacing any previous value.
 func (t *table) put(k uint64, v int) {
 	if 2*(t.n+1) > len(t.slots) {
