@@ -78,7 +78,8 @@ type Config struct {
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int
-	// Plots draws the figures into OutDir (unsliced runs only).
+	// Plots draws the figures into OutDir (unsliced runs of two sizes or
+	// more: the figures are curves over cache size).
 	Plots bool
 	// Progress, when not nil, receives a progress line rewritten in place
 	// (meant for a terminal).
