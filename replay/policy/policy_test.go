@@ -261,6 +261,26 @@ func TestNextUse(t *testing.T) {
 	if len(NextUse(nil)) != 0 {
 		t.Error("NextUse(nil) not empty")
 	}
+	// Against a forward scan, on a trace with more keys than the table's
+	// first size, so it grows.
+	r := splitmix{9}
+	long := make([]uint64, 30000)
+	for i := range long {
+		long[i] = r.next() % 12000
+	}
+	nu := NextUse(long)
+	for i, k := range long {
+		j := i + 1
+		for j < len(long) && long[j] != k {
+			j++
+		}
+		if j == len(long) {
+			j = -1
+		}
+		if nu[i] != int64(j) {
+			t.Fatalf("NextUse[%d] = %d, forward scan says %d", i, nu[i], j)
+		}
+	}
 	// Given NextUse must agree with computed.
 	trace := randomTrace(1, 2000, 40, 2, true)
 	a := hitSeq(mustNew(t, "min", 8, Options{Trace: trace}), trace)
@@ -417,7 +437,15 @@ func TestTable(t *testing.T) {
 			if u == 5000 {
 				k *= 1 << 40 // keys that agree in their low bits
 			}
-			switch r.intn(4) {
+			switch r.intn(5) {
+			case 4:
+				v := r.intn(1000)
+				old, ok := tb.swap(k, v)
+				mv, mok := m[k]
+				if ok != mok || (ok && old != mv) {
+					t.Fatalf("u=%d op %d: swap(%d) = %d,%v, map says %d,%v", u, i, k, old, ok, mv, mok)
+				}
+				m[k] = v
 			case 0:
 				v := r.intn(1000)
 				tb.put(k, v)

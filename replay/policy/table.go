@@ -1,6 +1,9 @@
 package policy
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // table is an open-addressing hash table from uint64 keys to non-negative
 // int values: linear probing, Fibonacci hashing of the key (so small
@@ -58,6 +61,12 @@ func (t *table) init(nslots int) {
 }
 
 func (t *table) home(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> t.shift }
+
+// prefetch asks for k's home slot ahead of a lookup (see [prefetch]):
+// prefetching the slots of keys a few requests ahead overlaps their cache
+// misses with the work on the current request, which a lookup's dependent
+// loads cannot do.
+func (t *table) prefetch(k uint64) { prefetch(unsafe.Pointer(&t.slots[t.home(k)])) }
 
 // len reports the number of keys held.
 func (t *table) len() int { return t.n }
@@ -119,6 +128,28 @@ func (t *table) put(k uint64, v int) {
 		if s.key == k {
 			s.v = uint64(v) + 1
 			return
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// swap stores v (>= 0) for k and returns the value it replaced, if any: a
+// get and a put in one probe.
+func (t *table) swap(k uint64, v int) (old int, ok bool) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.resize(2 * len(t.slots))
+	}
+	i := t.home(k)
+	for {
+		s := &t.slots[i]
+		if s.v == 0 {
+			s.key, s.v = k, uint64(v)+1
+			t.n++
+			return 0, false
+		}
+		if s.key == k {
+			old, s.v = int(s.v-1), uint64(v)+1
+			return old, true
 		}
 		i = (i + 1) & t.mask
 	}
