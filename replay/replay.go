@@ -567,7 +567,13 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 		defer func() { mem.Keys, mem.Bytes = p.Len(), int64(policy.Bytes(p)) }()
 	}
 	var t int64
+	batch, _ := p.(policy.Batcher)
 	feed := func(keys []uint64) {
+		if batch != nil && t >= cfg.Warmup {
+			hits += int64(batch.AccessBatch(keys))
+			t += int64(len(keys))
+			return
+		}
 		for _, k := range keys {
 			if p.Access(k) && t >= cfg.Warmup {
 				hits++

@@ -559,3 +559,44 @@ func FuzzReferenceModels(f *testing.F) {
 		}
 	})
 }
+
+// AccessBatch is Access on each key: the same hits, batch by batch, and
+// the same state after (the next batch agrees too), at sizes whose tables
+// are below and above prefetchSlots.
+func TestAccessBatch(t *testing.T) {
+	r := splitmix{5}
+	trace := make([]uint64, 300000)
+	for i := range trace {
+		// Zipf-like: small keys often, large keys rarely.
+		trace[i] = r.next() % (1 + r.next()%120000)
+	}
+	var batchers []string
+	for _, name := range Names() {
+		for _, size := range []int{7, 1000, 40000} {
+			a := mustNew(t, name, size, Options{Seed: 3, Trace: trace})
+			b := mustNew(t, name, size, Options{Seed: 3, Trace: trace})
+			batch, ok := b.(Batcher)
+			if !ok {
+				continue
+			}
+			if size == 7 {
+				batchers = append(batchers, name)
+			}
+			for lo := 0; lo < len(trace); lo += 70001 {
+				keys := trace[lo:min(lo+70001, len(trace))]
+				want := 0
+				for _, k := range keys {
+					if a.Access(k) {
+						want++
+					}
+				}
+				if got := batch.AccessBatch(keys); got != want {
+					t.Fatalf("%s size %d, batch at %d: AccessBatch hits %d, Access %d", name, size, lo, got, want)
+				}
+			}
+		}
+	}
+	if want := []string{"lru", "clock", "random", "fifo", "sieve", "s3fifo", "arc"}; len(batchers) != len(want) {
+		t.Errorf("Batchers %v, want %v", batchers, want)
+	}
+}
