@@ -28,10 +28,19 @@ type tslot struct {
 }
 
 // tableSlots is the number of slots a table sized for capacity keys gets:
-// the smallest power of two holding twice the capacity, at least 8.
+// the smallest power of two holding twice the capacity, at least 8, or
+// four times a capacity up to tableStart. Those small tables (256 KiB at
+// most) stay in a core's caches, where what a lookup or deletion costs is
+// its probe count and its mispredicted branches: at load 1/4 instead of
+// 1/2 a miss probes 1.4 slots instead of 2.5 on average, and a deletion
+// shifts fewer keys back.
 func tableSlots(capacity int) int {
+	load := 2
+	if capacity <= tableStart {
+		load = 4
+	}
 	n := 8
-	for n < 2*capacity {
+	for n < load*capacity {
 		n <<= 1
 	}
 	return n
