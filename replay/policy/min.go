@@ -126,8 +126,12 @@ const (
 	heapAhead  = 4
 )
 
-// prefetchAhead runs the three prefetch stages for the requests after pos.
+// prefetchAhead runs the three prefetch stages for the requests after pos,
+// once the table is larger than the caches (before, the stages only cost).
 func (c *MIN) prefetchAhead() {
+	if len(c.t.slots) < prefetchSlots {
+		return
+	}
 	n := len(c.trace)
 	if a := c.pos + touchAhead; a < n {
 		c.t.prefetch(c.trace[a])
