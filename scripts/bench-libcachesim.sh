@@ -19,7 +19,8 @@
 # crawltrace, of the minima and of the medians) and both miss ratios.
 #
 # Each program reads its own format: crawltrace the condensed trace (8 bytes
-# a request), cachesim the oracleGeneral file (24 bytes a request).
+# a request), cachesim the oracleGeneral file (24 bytes a request), unless
+# CT_FORMAT=oracleGeneral.
 # crawltrace runs `replay --workers 1` (one simulation thread), cachesim
 # `--num-thread 1 --ignore-obj-size 1`.
 #
@@ -31,6 +32,8 @@
 #   POLICIES   crawltrace policies (default lru,clock,random,sieve,s3fifo,arc,min)
 #   SIZES      cache sizes (default 1024,65536,1048576)
 #   REQUESTS, KEYS  trace shape (default 20000000 and 2000000)
+#   CT_FORMAT  the file crawltrace reads: condensed (default) or
+#              oracleGeneral (the very file cachesim reads)
 #   TABLE_ONLY=1    print the table of the last run in BENCH_DIR again
 #              (with the same POLICIES and SIZES), running nothing
 #
@@ -53,6 +56,11 @@ policies=${POLICIES:-lru,clock,random,sieve,s3fifo,arc,min}
 sizes=${SIZES:-1024,65536,1048576}
 requests=${REQUESTS:-20000000}
 keys=${KEYS:-2000000}
+ctformat=${CT_FORMAT:-condensed}
+case $ctformat in
+condensed | oracleGeneral) ;;
+*) echo "$0: CT_FORMAT must be condensed or oracleGeneral, not $ctformat" >&2; exit 2 ;;
+esac
 timebin=/usr/bin/time
 [[ -x $timebin ]] || { echo "$0: needs GNU time at $timebin (apt-get install time)" >&2; exit 2; }
 mkdir -p "$work"
@@ -99,11 +107,13 @@ cd "$work"
 printf 'round\tpolicy\tsize\tprogram\tcpu_s\tmiss_ratio\n' >"$raw"
 tf=$work/time.out
 out=$work/replay-out
+cttrace=$trace
+[[ $ctformat == oracleGeneral ]] && cttrace=$og
 start="$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
 	for p in "${pols[@]}"; do
 		for s in "${szs[@]}"; do
-			"$timebin" -f '%U %S' -o "$tf" "$ct" replay "$trace" --policies "$p" --sizes "$s" \
+			"$timebin" -f '%U %S' -o "$tf" "$ct" replay "$cttrace" --format "$ctformat" --policies "$p" --sizes "$s" \
 				--workers 1 -o "$out" --force --progress never >/dev/null
 			cpu=$(awk '{printf "%.2f", $1 + $2}' "$tf")
 			mr=$(awk -F, -v p="$p" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$out/results.csv")
@@ -124,6 +134,7 @@ done
 {
 echo "# from $start to $(date -u '+%H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# crawltrace $(cd "$repo" && git rev-parse --short HEAD)$(cd "$repo" && git diff --quiet HEAD -- . ':!docs' || echo '+uncommitted changes'), libCacheSim $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "$src")"
+echo "# crawltrace reads the $ctformat trace, cachesim the oracleGeneral one"
 echo "# CPU seconds (user+sys), min / median of $rounds interleaved rounds; ratio = cachesim / crawltrace, of the minima / of the medians"
 } >"$info"
 fi # TABLE_ONLY
