@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,14 +17,13 @@ const OracleRecordSize = 24
 // The file size must be a multiple of 24; anything else is reported as a
 // truncated file at the offset of the partial record.
 type oracleSource struct {
-	path string
-	f    *os.File
-	br   *bufio.Reader
-	size int64
-	off  int64
-	buf  []uint64
-	rec  [OracleRecordSize]byte
-	err  error
+	path  string
+	f     *os.File
+	size  int64
+	off   int64
+	buf   []uint64
+	chunk []byte // the records of one batch, read in one call
+	err   error
 }
 
 func openOracle(path string) (Source, error) {
@@ -47,31 +45,35 @@ func openOracle(path string) (Source, error) {
 		return nil, corruptf("%s: truncated oracleGeneral trace: %d bytes is not a multiple of %d (partial record at offset %d)",
 			path, st.Size(), OracleRecordSize, st.Size()-rem)
 	}
-	return &oracleSource{path: path, f: f, br: bufio.NewReaderSize(f, 1<<20), size: st.Size(), buf: make([]uint64, 0, batchSize)}, nil
+	n := min(int64(batchSize), st.Size()/OracleRecordSize)
+	return &oracleSource{path: path, f: f, size: st.Size(), buf: make([]uint64, 0, batchSize), chunk: make([]byte, n*OracleRecordSize)}, nil
 }
 
+// Next reads the next batch of records in one read and decodes them.
 func (o *oracleSource) Next() bool {
 	o.buf = o.buf[:0]
-	if o.err != nil {
+	if o.err != nil || o.off >= o.size {
 		return false
 	}
-	for len(o.buf) < cap(o.buf) && o.off < o.size {
-		if _, err := io.ReadFull(o.br, o.rec[:]); err != nil {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				o.err = corruptf("%s: truncated oracleGeneral record at offset %d", o.path, o.off)
-			} else {
-				o.err = fmt.Errorf("replay: read %s: %w", o.path, err)
-			}
-			break
+	b := o.chunk[:min(int64(len(o.chunk)), o.size-o.off)]
+	if got, err := io.ReadFull(o.f, b); err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			o.err = corruptf("%s: truncated oracleGeneral record at offset %d", o.path, o.off+int64(got/OracleRecordSize*OracleRecordSize))
+		} else {
+			o.err = fmt.Errorf("replay: read %s: %w", o.path, err)
 		}
-		if next := int64(binary.LittleEndian.Uint64(o.rec[16:])); next < -1 {
-			o.err = corruptf("%s: bad next-request position %d in record at offset %d", o.path, next, o.off)
-			break
-		}
-		o.buf = append(o.buf, binary.LittleEndian.Uint64(o.rec[4:12]))
-		o.off += OracleRecordSize
+		return false
 	}
-	return len(o.buf) > 0 && o.err == nil
+	for i := 0; i+OracleRecordSize <= len(b); i += OracleRecordSize {
+		r := b[i : i+OracleRecordSize]
+		if next := int64(binary.LittleEndian.Uint64(r[16:])); next < -1 {
+			o.err = corruptf("%s: bad next-request position %d in record at offset %d", o.path, next, o.off+int64(i))
+			return false
+		}
+		o.buf = append(o.buf, binary.LittleEndian.Uint64(r[4:12]))
+	}
+	o.off += int64(len(b))
+	return true
 }
 
 func (o *oracleSource) Keys() []uint64 { return o.buf }
@@ -83,7 +85,6 @@ func (o *oracleSource) Reset() error {
 	if _, err := o.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("replay: %s: %w", o.path, err)
 	}
-	o.br.Reset(o.f)
 	o.off, o.err, o.buf = 0, nil, o.buf[:0]
 	return nil
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	_ "image/png"
 	"os"
@@ -141,5 +142,38 @@ func TestTicks(t *testing.T) {
 	}
 	if got := strings.Join(labels, " "); got != "0.0 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0" {
 		t.Errorf("rate labels: %s", got)
+	}
+}
+
+// The figures are curves over cache size: a run at one size writes the
+// tables and no figure; the same run at two sizes draws them.
+func TestOneSizeDrawsNoFigures(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, tracefile.CondensedName(0, tracefile.SubtraceFull))
+	var keys []uint64
+	for i := range 3000 {
+		keys = append(keys, uint64(i*i%701))
+	}
+	writeCondensed(t, p, tracefile.Meta{CrawlID: "crawl-y", Node: 0, Nodes: 1, Partitioner: "host", Subtrace: tracefile.SubtraceFull}, keys)
+	for _, sizes := range [][]int{{64}, {16, 64}} {
+		cfg := DefaultConfig()
+		cfg.Traces = []string{p}
+		cfg.Policies = []string{"random", "min"}
+		cfg.Sizes = sizes
+		cfg.OutDir = filepath.Join(dir, fmt.Sprint(len(sizes)))
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		figs, _ := filepath.Glob(filepath.Join(cfg.OutDir, "*.png"))
+		svgs, _ := filepath.Glob(filepath.Join(cfg.OutDir, "*.svg"))
+		if want := 2 * (len(sizes) - 1); len(figs) != want || len(svgs) != want {
+			t.Errorf("sizes %v: %d PNG and %d SVG figures, want %d of each: %v", sizes, len(figs), len(svgs), want, res.Files)
+		}
+		for _, f := range []string{"results.csv", "results.arrow", "memory.csv"} {
+			if _, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil {
+				t.Errorf("sizes %v: %v", sizes, err)
+			}
+		}
 	}
 }

@@ -78,7 +78,8 @@ type Config struct {
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int
-	// Plots draws the figures into OutDir (unsliced runs only).
+	// Plots draws the figures into OutDir (unsliced runs of two sizes or
+	// more: the figures are curves over cache size).
 	Plots bool
 	// Progress, when not nil, receives a progress line rewritten in place
 	// (meant for a terminal).
@@ -566,7 +567,13 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 		defer func() { mem.Keys, mem.Bytes = p.Len(), int64(policy.Bytes(p)) }()
 	}
 	var t int64
+	batch, _ := p.(policy.Batcher)
 	feed := func(keys []uint64) {
+		if batch != nil && t >= cfg.Warmup {
+			hits += int64(batch.AccessBatch(keys))
+			t += int64(len(keys))
+			return
+		}
 		for _, k := range keys {
 			if p.Access(k) && t >= cfg.Warmup {
 				hits++

@@ -474,3 +474,32 @@ func TestCSVRoundTrip(t *testing.T) {
 		t.Errorf("bad CSV: %v", err)
 	}
 }
+
+// The oracleGeneral reader over several batches (the last one partial)
+// gives every key in order, and a bad record in a later batch is reported
+// at its own offset.
+func TestOracleGeneralBatches(t *testing.T) {
+	dir := t.TempDir()
+	keys := make([]uint64, 2*batchSize+1234)
+	for i := range keys {
+		keys[i] = uint64(i*7919) % 50000
+	}
+	var b bytes.Buffer
+	if err := WriteOracleGeneral(&b, keys); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "t.og")
+	os.WriteFile(p, b.Bytes(), 0o644)
+	got, err := readFileCtx(context.Background(), p, FormatOracleGeneral)
+	if err != nil || !slices.Equal(got, keys) {
+		t.Fatalf("read %d keys (err %v), want the %d written", len(got), err, len(keys))
+	}
+	bad := batchSize + 17
+	data := slices.Clone(b.Bytes())
+	copy(data[bad*OracleRecordSize+16:], []byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	os.WriteFile(p, data, 0o644)
+	_, err = readFileCtx(context.Background(), p, FormatOracleGeneral)
+	if want := fmt.Sprintf("in record at offset %d", bad*OracleRecordSize); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("bad record %d: error %v, want one naming %q", bad, err, want)
+	}
+}

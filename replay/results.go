@@ -318,7 +318,9 @@ var taskFileRE = regexp.MustCompile(`^results-task-(\d+)-of-(\d+)\.csv$`)
 
 // writeOutputs writes the result files of a complete (unsliced or merged)
 // run into dir: results.csv, results.arrow, memory.csv and, with plots, the
-// figures.
+// figures. The figures are curves over cache size: a run at one size draws
+// none (it would pay the rendering, a large share of a short run, for one
+// point per policy).
 func (res *Results) writeOutputs(dir string, plots bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -349,7 +351,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 		}
 		res.Files = append(res.Files, p)
 	}
-	if plots {
+	if plots && len(sizes) > 1 {
 		written, err := WritePlots(dir, res.Rows, res.Traces)
 		res.Files = append(res.Files, written...)
 		if err != nil {

@@ -23,7 +23,8 @@ func newReplayCmd() *cobra.Command {
 		Short: "Replay traces through cache policies at many cache sizes",
 		Long: `replay runs every trace through every policy at every cache size and writes
 DIR/results.csv, DIR/results.arrow, DIR/memory.csv and the figures
-(missrate-*, relative-*, full-vs-cross-*). A directory argument stands for the
+(missrate-*, relative-*, full-vs-cross-*; curves over cache size, so not for
+a run at one size). A directory argument stands for the
 *.arrow condensed traces in it. infinite computes all sizes in one pass; lru and
 min do too from 4 sizes on, and run once per size (faster) below that
 (--algorithm overrides the choice); min and static hold the trace in memory.

@@ -27,11 +27,13 @@ func NewCLOCK(size int) *CLOCK {
 
 // Access implements [Policy].
 func (c *CLOCK) Access(key uint64) bool {
-	if i, ok := c.lookup(key); ok {
+	i, free, ok := c.find(key)
+	if ok {
 		c.marks[i] = true
 		return true
 	}
-	if c.fill(key) {
+	if c.n < c.size {
+		c.fill(key)
 		c.marks = grow(c.marks, c.n, c.size)
 		return false
 	}
@@ -40,7 +42,7 @@ func (c *CLOCK) Access(key uint64) bool {
 		c.marks[h] = false
 		h = c.next(h)
 	}
-	c.replace(h, key)
+	c.replaceAt(h, key, free)
 	c.hand = c.next(h)
 	return false
 }

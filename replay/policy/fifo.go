@@ -18,11 +18,14 @@ func NewFIFO(size int) *FIFO {
 
 // Access implements [Policy].
 func (c *FIFO) Access(key uint64) bool {
-	if _, ok := c.lookup(key); ok {
+	_, free, ok := c.find(key)
+	if ok {
 		return true
 	}
-	if !c.fill(key) {
-		c.replace(c.hand, key)
+	if c.n < c.size {
+		c.fill(key)
+	} else {
+		c.replaceAt(c.hand, key, free)
 		c.hand = c.next(c.hand)
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // MIN is Belady's clairvoyant policy as the paper runs it: on a miss with a
@@ -13,7 +14,10 @@ import (
 // every cached key's ("a miss adds the item"). It needs the whole trace up
 // front: next-use times come from [NextUse] (a backward pass with a hash
 // table from key to last seen position) unless Options.NextUse supplies
-// them, and cached keys sit in a binary max-heap keyed by next-use time.
+// them, and cached keys sit in a 4-ary max-heap keyed by next-use time
+// (a hit moves its key's next use later, a sift up: 4 children a node halve
+// the levels it climbs against a binary heap; keys never requested again
+// tie, and which of them goes does not change any hit).
 //
 // Access must be called with Trace[0], Trace[1], ... in order; a call with
 // any other key, or past the end of the trace, is a programming error and
@@ -28,6 +32,7 @@ type MIN struct {
 	nodes []minNode  // node i holds a cached key and its heap position
 	heap  []minEntry // max-heap on next; heap[:n] is live
 	limit int        // nodes and heap grow with the keys held, up to this
+	ahead [8]int32   // nodes of the keys nodeAhead..heapAhead requests ahead, -1 for none
 }
 
 type minNode struct {
@@ -96,15 +101,58 @@ func NextUseCancel(trace []uint64, cancel <-chan struct{}) ([]int64, error) {
 		if i%CheckEvery == 0 && Canceled(cancel) {
 			return nil, context.Canceled
 		}
-		k := trace[i]
-		if j, ok := t.get(k); ok {
+		if i >= touchAhead {
+			t.prefetch(trace[i-touchAhead])
+		}
+		if j, ok := t.swap(trace[i], i); ok {
 			next[i] = int64(j)
 		} else {
 			next[i] = -1
 		}
-		t.put(k, i)
 	}
 	return next, nil
+}
+
+// MIN knows the requests to come, and prefetches what they will touch
+// (see [table.prefetch]) in three stages, each using what the one before
+// brought in: touchAhead requests ahead (NextUse too) the key's table slot,
+// nodeAhead ahead its node, heapAhead ahead its heap entry and that
+// entry's parent. The stages look keys up as the cache is now; a key
+// evicted or moved by then only makes a prefetch useless, never a result
+// wrong.
+const (
+	touchAhead = 12
+	nodeAhead  = 8
+	heapAhead  = 4
+)
+
+// prefetchAhead runs the three prefetch stages for the requests after pos,
+// once the table is larger than the caches (before, the stages only cost).
+func (c *MIN) prefetchAhead() {
+	if len(c.t.slots) < prefetchSlots {
+		return
+	}
+	n := len(c.trace)
+	if a := c.pos + touchAhead; a < n {
+		c.t.prefetch(c.trace[a])
+	}
+	if a := c.pos + nodeAhead; a < n {
+		v, _, ok := c.t.find(c.trace[a])
+		if ok {
+			prefetch(unsafe.Pointer(&c.nodes[v]))
+		} else {
+			v = -1
+		}
+		c.ahead[a%len(c.ahead)] = int32(v)
+	}
+	if a := c.pos + heapAhead; a < n {
+		if v := c.ahead[a%len(c.ahead)]; v >= 0 && int(v) < len(c.nodes) {
+			if h := int(c.nodes[v].hpos); h < len(c.heap) {
+				prefetch(unsafe.Pointer(&c.heap[h]))
+				prefetch(unsafe.Pointer(&c.heap[(h-1)/minArity]))
+			}
+		}
+	}
 }
 
 // Access implements [Policy]. key must be the trace's next request.
@@ -120,7 +168,9 @@ func (c *MIN) Access(key uint64) bool {
 		nu = math.MaxInt64
 	}
 	c.pos++
-	if v, ok := c.t.get(key); ok {
+	c.prefetchAhead()
+	v, free, ok := c.t.find(key)
+	if ok {
 		h := c.nodes[v].hpos
 		c.heap[h].next = nu // next use only moves later: sift up
 		c.up(int(h))
@@ -139,20 +189,25 @@ func (c *MIN) Access(key uint64) bool {
 		return false
 	}
 	// Evict the root (farthest next use) and reuse its node and heap slot.
+	// The key goes in at the free table slot find gave before the victim's
+	// key is deleted (the table has room for one more key than the cache).
 	i := c.heap[0].node
+	c.t.putAt(free, key, int(i))
 	c.t.del(c.nodes[i].key)
 	c.nodes[i].key = key
 	c.heap[0].next = nu
 	c.down(0)
-	c.t.put(key, int(i))
 	return false
 }
+
+// minArity is the number of children of a heap node.
+const minArity = 4
 
 func (c *MIN) up(j int) {
 	h := c.heap
 	e := h[j]
 	for j > 0 {
-		p := (j - 1) / 2
+		p := (j - 1) / minArity
 		if h[p].next >= e.next {
 			break
 		}
@@ -168,12 +223,15 @@ func (c *MIN) down(j int) {
 	h := c.heap[:c.n]
 	e := h[j]
 	for {
-		l := 2*j + 1
+		l := minArity*j + 1
 		if l >= len(h) {
 			break
 		}
-		if r := l + 1; r < len(h) && h[r].next > h[l].next {
-			l = r
+		// The child with the farthest next use.
+		for r, end := l+1, min(l+minArity, len(h)); r < end; r++ {
+			if h[r].next > h[l].next {
+				l = r
+			}
 		}
 		if h[l].next <= e.next {
 			break

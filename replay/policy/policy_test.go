@@ -261,6 +261,26 @@ func TestNextUse(t *testing.T) {
 	if len(NextUse(nil)) != 0 {
 		t.Error("NextUse(nil) not empty")
 	}
+	// Against a forward scan, on a trace with more keys than the table's
+	// first size, so it grows.
+	r := splitmix{9}
+	long := make([]uint64, 30000)
+	for i := range long {
+		long[i] = r.next() % 12000
+	}
+	nu := NextUse(long)
+	for i, k := range long {
+		j := i + 1
+		for j < len(long) && long[j] != k {
+			j++
+		}
+		if j == len(long) {
+			j = -1
+		}
+		if nu[i] != int64(j) {
+			t.Fatalf("NextUse[%d] = %d, forward scan says %d", i, nu[i], j)
+		}
+	}
 	// Given NextUse must agree with computed.
 	trace := randomTrace(1, 2000, 40, 2, true)
 	a := hitSeq(mustNew(t, "min", 8, Options{Trace: trace}), trace)
@@ -417,11 +437,36 @@ func TestTable(t *testing.T) {
 			if u == 5000 {
 				k *= 1 << 40 // keys that agree in their low bits
 			}
-			switch r.intn(3) {
+			switch r.intn(5) {
+			case 4:
+				v := r.intn(1000)
+				old, ok := tb.swap(k, v)
+				mv, mok := m[k]
+				if ok != mok || (ok && old != mv) {
+					t.Fatalf("u=%d op %d: swap(%d) = %d,%v, map says %d,%v", u, i, k, old, ok, mv, mok)
+				}
+				m[k] = v
 			case 0:
 				v := r.intn(1000)
 				tb.put(k, v)
 				m[k] = v
+			case 3:
+				// find, then putAt the free slot it gave when there is
+				// room (as a full cache's table has), else put.
+				v, free, ok := tb.find(k)
+				mv, mok := m[k]
+				if ok != mok || (ok && v != mv) {
+					t.Fatalf("u=%d op %d: find(%d) = %d,%v, map says %d,%v", u, i, k, v, ok, mv, mok)
+				}
+				if !ok {
+					nv := r.intn(1000)
+					if tb.len()+1 < len(tb.slots) {
+						tb.putAt(free, k, nv)
+					} else {
+						tb.put(k, nv)
+					}
+					m[k] = nv
+				}
 			case 1:
 				_, inMap := m[k]
 				if got := tb.del(k); got != inMap {
@@ -513,4 +558,45 @@ func FuzzReferenceModels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// AccessBatch is Access on each key: the same hits, batch by batch, and
+// the same state after (the next batch agrees too), at sizes whose tables
+// are below and above prefetchSlots.
+func TestAccessBatch(t *testing.T) {
+	r := splitmix{5}
+	trace := make([]uint64, 300000)
+	for i := range trace {
+		// Zipf-like: small keys often, large keys rarely.
+		trace[i] = r.next() % (1 + r.next()%120000)
+	}
+	var batchers []string
+	for _, name := range Names() {
+		for _, size := range []int{7, 1000, 40000} {
+			a := mustNew(t, name, size, Options{Seed: 3, Trace: trace})
+			b := mustNew(t, name, size, Options{Seed: 3, Trace: trace})
+			batch, ok := b.(Batcher)
+			if !ok {
+				continue
+			}
+			if size == 7 {
+				batchers = append(batchers, name)
+			}
+			for lo := 0; lo < len(trace); lo += 70001 {
+				keys := trace[lo:min(lo+70001, len(trace))]
+				want := 0
+				for _, k := range keys {
+					if a.Access(k) {
+						want++
+					}
+				}
+				if got := batch.AccessBatch(keys); got != want {
+					t.Fatalf("%s size %d, batch at %d: AccessBatch hits %d, Access %d", name, size, lo, got, want)
+				}
+			}
+		}
+	}
+	if want := []string{"lru", "clock", "random", "fifo", "sieve", "s3fifo", "arc"}; len(batchers) != len(want) {
+		t.Errorf("Batchers %v, want %v", batchers, want)
+	}
 }

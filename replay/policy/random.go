@@ -1,5 +1,7 @@
 package policy
 
+import "unsafe"
+
 // Random is the paper's RANDOM: on a miss with a full cache it evicts a
 // uniformly random cached key and puts the new key in its place. Keys live
 // in an array (slot order = insertion order until the cache fills) and the
@@ -32,6 +34,12 @@ package policy
 type Random struct {
 	slots
 	rng splitmix
+	// The victims of the next two evictions, drawn ahead (once the cache
+	// is full) in the order they are used, so the draws are those of
+	// drawing each at its eviction; knowing them early lets a large cache
+	// prefetch the victim's slot and table slot.
+	victims [2]int
+	drawn   bool
 }
 
 var _ Policy = (*Random)(nil)
@@ -45,11 +53,26 @@ func NewRandom(size int, seed uint64) *Random {
 
 // Access implements [Policy].
 func (c *Random) Access(key uint64) bool {
-	if _, ok := c.lookup(key); ok {
+	_, free, ok := c.find(key)
+	if ok {
 		return true
 	}
-	if !c.fill(key) {
-		c.replace(c.rng.intn(c.size), key)
+	if c.n < c.size {
+		c.fill(key)
+		return false
+	}
+	if !c.drawn {
+		c.victims = [2]int{c.rng.intn(c.size), c.rng.intn(c.size)}
+		c.drawn = true
+	}
+	v := c.victims[0]
+	c.victims[0], c.victims[1] = c.victims[1], c.rng.intn(c.size)
+	c.replaceAt(v, key, free)
+	if len(c.t.slots) >= prefetchSlots {
+		// The next victim's key was prefetched at the last eviction; its
+		// table slot now, and the key of the one after.
+		c.t.prefetch(c.keys[c.victims[0]])
+		prefetch(unsafe.Pointer(&c.keys[c.victims[1]]))
 	}
 	return false
 }

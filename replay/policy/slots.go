@@ -15,9 +15,6 @@ func newSlots(size int) slots {
 	return slots{size: size, t: newTable(size), keys: make([]uint64, 0, startCap(size))}
 }
 
-// lookup returns the slot of key.
-func (s *slots) lookup(key uint64) (int, bool) { return s.t.get(key) }
-
 // fill puts key in the next free slot and reports whether there was one.
 func (s *slots) fill(key uint64) bool {
 	if s.n >= s.size {
@@ -30,11 +27,18 @@ func (s *slots) fill(key uint64) bool {
 	return true
 }
 
-// replace evicts the key in slot i and puts key there.
-func (s *slots) replace(i int, key uint64) {
+// find returns the slot of key, or, when key is absent, where it belongs
+// in the table (for replaceAt).
+func (s *slots) find(key uint64) (slot int, free uint64, ok bool) { return s.t.find(key) }
+
+// replaceAt evicts the key in slot i and puts key there. key is one that
+// find just reported absent at free: it goes into that table slot before
+// the victim's key is deleted (the deletion may shift it), which saves
+// put's probe.
+func (s *slots) replaceAt(i int, key uint64, free uint64) {
+	s.t.putAt(free, key, i)
 	s.t.del(s.keys[i])
 	s.keys[i] = key
-	s.t.put(key, i)
 }
 
 // next is the slot after i on the ring.
