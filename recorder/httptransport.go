@@ -415,13 +415,21 @@ func (t *httpTransport) refuse(w http.ResponseWriter, r *http.Request, code int,
 	http.Error(w, msg, code)
 }
 
-func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
+// admitPost refuses a request without the crawl's token, or not a POST.
+func (t *httpTransport) admitPost(w http.ResponseWriter, r *http.Request) bool {
 	if !t.authorized(r) {
 		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
-		return
+		return false
 	}
 	if r.Method != http.MethodPost {
 		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
+		return false
+	}
+	return true
+}
+
+func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
+	if !t.admitPost(w, r) {
 		return
 	}
 	if !t.checkPeerHeaders(w, r, true) {
@@ -546,12 +554,7 @@ func (t *httpTransport) failTopology(err error) {
 // Hello, 200 when the asking node's topology agrees and 412 (and the crawl
 // stops) when it does not.
 func (t *httpTransport) handleHello(w http.ResponseWriter, r *http.Request) {
-	if !t.authorized(r) {
-		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
-		return
-	}
-	if r.Method != http.MethodPost {
-		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
+	if !t.admitPost(w, r) {
 		return
 	}
 	var h Hello
@@ -871,12 +874,7 @@ func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
-	if !t.authorized(r) {
-		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
-		return
-	}
-	if r.Method != http.MethodPost {
-		t.refuse(w, r, http.StatusMethodNotAllowed, "POST only")
+	if !t.admitPost(w, r) {
 		return
 	}
 	if !t.checkPeerHeaders(w, r, true) {

@@ -122,25 +122,7 @@ func (t *table) putAt(free uint64, k uint64, v int) {
 }
 
 // put stores v (>= 0) for k, replacing any previous value.
-func (t *table) put(k uint64, v int) {
-	if 2*(t.n+1) > len(t.slots) {
-		t.resize(2 * len(t.slots))
-	}
-	i := t.home(k)
-	for {
-		s := &t.slots[i]
-		if s.v == 0 {
-			s.key, s.v = k, uint64(v)+1
-			t.n++
-			return
-		}
-		if s.key == k {
-			s.v = uint64(v) + 1
-			return
-		}
-		i = (i + 1) & t.mask
-	}
-}
+func (t *table) put(k uint64, v int) { t.swap(k, v) }
 
 // swap stores v (>= 0) for k and returns the value it replaced, if any: a
 // get and a put in one probe.
