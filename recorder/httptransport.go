@@ -214,6 +214,26 @@ type peerQueue struct {
 }
 
 // outItem is one batch in the outbox.
+// itemBatch is it's batch, read back from its outbox file when only
+// there; nil (logged) when the file cannot be read.
+func (t *httpTransport) itemBatch(it *outItem) *Batch {
+	if it.b != nil || it.path == "" {
+		return it.b
+	}
+	f, err := os.Open(it.path)
+	if err != nil {
+		t.logf("outbox %s: %v", it.path, err)
+		return nil
+	}
+	defer f.Close()
+	b, err := DecodeBatch(f)
+	if err != nil {
+		t.logf("outbox %s: %v", it.path, err)
+		return nil
+	}
+	return b
+}
+
 type outItem struct {
 	b       *Batch // nil when only on disk
 	path    string // outbox file ("" when it could not be written)
@@ -704,17 +724,9 @@ func (t *httpTransport) restamp(i int, known uint64) {
 		if it.epoch < t.firstEpoch || it.epoch > known {
 			continue
 		}
-		b := it.b
+		b := t.itemBatch(it)
 		if b == nil {
-			f, err := os.Open(it.path)
-			if err == nil {
-				b, err = DecodeBatch(f)
-				f.Close()
-			}
-			if err != nil {
-				t.logf("outbox %s: %v", it.path, err)
-				continue
-			}
+			continue
 		}
 		t.stampLocked(q, b)
 		old := it.path
@@ -922,18 +934,7 @@ func (t *httpTransport) take(dest int) ([]*Batch, int) {
 	q.mu.Unlock()
 	var out []*Batch
 	for _, it := range append(items, acked...) {
-		b := it.b
-		if b == nil && it.path != "" {
-			f, err := os.Open(it.path)
-			if err == nil {
-				b, err = DecodeBatch(f)
-				f.Close()
-			}
-			if err != nil {
-				t.logf("outbox %s: %v", it.path, err)
-				continue
-			}
-		}
+		b := t.itemBatch(it)
 		if b != nil {
 			out = append(out, b)
 		}
