@@ -28,9 +28,6 @@ type urlQueue struct {
 
 func (q *urlQueue) len() int { return len(q.items) - q.head + q.spilled + len(q.tail) }
 
-// inMemory is the number of URLs held in memory.
-func (q *urlQueue) inMemory() int { return len(q.items) - q.head + len(q.tail) }
-
 func (q *urlQueue) push(x qurl) {
 	if len(q.chunks) > 0 {
 		q.tail = append(q.tail, x)

@@ -517,15 +517,6 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	return []Row{fixedRow(name, u.policy, u.size, reqs, hits)}, nil
 }
 
-func cmpErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 // fixedRow summarizes runs of one policy and size: mean and sample standard
 // deviation over the per-seed hit counts.
 func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {

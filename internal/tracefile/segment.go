@@ -482,7 +482,6 @@ type SegmentReader struct {
 	size int64
 	scan frameScan
 	done bool
-	err  error
 	// NextURLs' own frame reader: whether it is used, where the next
 	// message starts, and its reused buffers.
 	raw, rawInit     bool
