@@ -14,6 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
@@ -86,7 +87,7 @@ type crawl struct {
 	errMu     sync.Mutex
 	err       error
 	keys      *politenessKeys // politeness.go
-	redirs    redirectChains  // redirect.go
+	redirs    fetch.Redirects // recorder/fetch
 }
 
 func (c *crawl) stop(reason string) {

@@ -56,7 +56,7 @@
 //	    IANA special-purpose registries do not mark globally reachable
 //	    (loopback, private, link-local, CGN, benchmarking, documentation,
 //	    reserved, multicast...) and IPv6 forms embedding such an IPv4
-//	    address (NAT64, 6to4, Teredo, IPv4-compatible; see ssrf.go),
+//	    address (NAT64, 6to4, Teredo, IPv4-compatible; see fetch/ssrf.go),
 //	    checked on the address actually dialled (so a public name resolving to 127.0.0.1 is
 //	    refused too); AllowPrivate lifts this. Resolve maps host names
 //	    (for every port, or per port) to dial addresses, like curl --resolve.

@@ -1,6 +1,10 @@
 package recorder
 
-import "time"
+import (
+	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/fetch"
+)
 
 // Constants of Cao, Jiang and Singh's performance estimate of a server.
 const (
@@ -36,25 +40,25 @@ type connSample struct {
 // session (the server closed the old one without saying, often an idle
 // timeout during a politeness delay). Ending there keeps a session to one
 // connection, so sessions do not hold connection slots forever.
-func (s *connSample) observe(r *fetchResult) (end bool) {
-	if !r.gotConn {
+func (s *connSample) observe(r *fetch.Conn) (end bool) {
+	if !r.GotConn {
 		return false
 	}
-	if r.reused {
+	if r.Reused {
 		s.reused++
-		s.reusedSum += r.took
+		s.reusedSum += r.Took
 		s.served++
 	} else {
 		end = s.firsts+s.reused > 0
-		if r.dialed {
+		if r.Dialed {
 			s.dials++
-			s.dialSum += r.dial
+			s.dialSum += r.Dial
 		}
 		s.firsts++
-		s.firstSum += r.took
+		s.firstSum += r.Took
 		s.served = 1
 	}
-	if r.closed {
+	if r.Closed {
 		s.closed = true
 		end = true
 	}

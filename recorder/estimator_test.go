@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
@@ -17,10 +19,10 @@ const ms = time.Millisecond
 func TestConnSampleObserve(t *testing.T) {
 	var s connSample
 	ends := []bool{
-		s.observe(&fetchResult{gotConn: true, dialed: true, dial: 2 * ms, took: 30 * ms}),
-		s.observe(&fetchResult{gotConn: true, reused: true, took: 10 * ms}),
-		s.observe(&fetchResult{gotConn: true, reused: true, took: 14 * ms, closed: true}),
-		s.observe(&fetchResult{}), // no connection (a refused dial): ignored
+		s.observe(&fetch.Conn{GotConn: true, Dialed: true, Dial: 2 * ms, Took: 30 * ms}),
+		s.observe(&fetch.Conn{GotConn: true, Reused: true, Took: 10 * ms}),
+		s.observe(&fetch.Conn{GotConn: true, Reused: true, Took: 14 * ms, Closed: true}),
+		s.observe(&fetch.Conn{}), // no connection (a refused dial): ignored
 	}
 	if !slices.Equal(ends, []bool{false, false, true, false}) {
 		t.Errorf("session ends %v, want only after Connection: close", ends)
@@ -31,7 +33,7 @@ func TestConnSampleObserve(t *testing.T) {
 	}
 	// A new connection in the middle of a session restarts the count and
 	// ends the session.
-	if !s.observe(&fetchResult{gotConn: true, took: 5 * ms}) {
+	if !s.observe(&fetch.Conn{GotConn: true, Took: 5 * ms}) {
 		t.Error("a new connection mid-session does not end it")
 	}
 	if s.served != 1 || s.firsts != 2 || s.dials != 1 {

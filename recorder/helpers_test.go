@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -162,5 +161,3 @@ func linkPage(links ...string) http.HandlerFunc {
 func partitionNew(name string, n int) (partition.Partitioner, error) {
 	return partition.New(name, n, 0)
 }
-
-func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

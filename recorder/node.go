@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -67,7 +68,7 @@ type nodeStats struct {
 	links, unique                           []uint32
 	timeline                                []fetchPoint
 
-	// politeness and caps (robots_fetch.go, redirect.go, fetch.go)
+	// politeness and caps (robots_fetch.go, recorder/fetch)
 	robotsRedirects, robotsRefetches, robotsRetries atomic.Int64
 	redirectsCut, notHTML, encodingErrors           atomic.Int64
 
@@ -146,11 +147,11 @@ func (n *node) sessionClient(h *hostState) *http.Client {
 // observe records a request's connection facts in h's session and
 // reports whether the session should end (the connection is gone or the
 // fetch failed).
-func observe(h *hostState, r *fetchResult) (end bool) {
-	if h.sess != nil && h.sess.sample.observe(r) {
+func observe(h *hostState, r *fetch.Result) (end bool) {
+	if h.sess != nil && h.sess.sample.observe(&r.Conn) {
 		return true
 	}
-	return r.err != nil
+	return r.Err != nil
 }
 
 func (n *node) nextPageID() uint64 {
@@ -181,14 +182,14 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
 			// Fail-over moved the host: its owner fetches it.
 			n.front.release(h, false, 0)
-			n.c.redirs.forget(t.url)
+			n.c.redirs.Forget(t.url)
 			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
 			n.c.tr.add(-1)
 			continue
 		}
 		if !t.rules.allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
-			n.c.redirs.forget(t.url)
+			n.c.redirs.Forget(t.url)
 			n.front.finish(t.id)
 			n.front.release(h, false, 0)
 			n.c.tr.add(-1)
@@ -206,22 +207,22 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 	}
 }
 
-func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetchResult, body int) *tracefile.PageRecord {
-	p := &tracefile.PageRecord{ID: n.nextPageID(), Time: start.UnixNano(), URL: u, Status: int32(r.status),
-		ContentType: r.contentType, Bytes: int64(body), Truncated: r.truncated, DurationNS: int64(r.dur),
+func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetch.Result, body int) *tracefile.PageRecord {
+	p := &tracefile.PageRecord{ID: n.nextPageID(), Time: start.UnixNano(), URL: u, Status: int32(r.Status),
+		ContentType: r.ContentType, Bytes: int64(body), Truncated: r.Truncated, DurationNS: int64(r.Dur),
 		Worker: w, Quality: q}
-	if r.err != nil {
-		p.Error = r.err.Error()
+	if r.Err != nil {
+		p.Error = r.Err.Error()
 	}
 	return p
 }
 
 func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
 	u, q, h := t.url, t.q, t.host
-	hops := n.c.redirs.take(u)
+	hops := n.c.redirs.Take(u)
 	start := n.cfg.Now()
-	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
-	n.front.releaseFetch(h, r.dur, observe(h, &r))
+	r := fetch.Get(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
+	n.front.releaseFetch(h, r.Dur, observe(h, &r))
 	end := n.cfg.Now()
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
 	n.st.mu.Lock()
@@ -229,29 +230,29 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 	n.st.mu.Unlock()
 	n.st.attempts.Add(1)
 	n.st.bytes.Add(int64(buf.Len()))
-	if r.truncated {
+	if r.Truncated {
 		n.st.truncated.Add(1)
 	}
-	if r.err != nil {
+	if r.Err != nil {
 		n.st.fetchErrors.Add(1)
-		if errors.Is(r.err, errEncoding) {
+		if errors.Is(r.Err, fetch.ErrEncoding) {
 			n.st.encodingErrors.Add(1)
 		}
 	}
-	if r.skipped {
+	if r.Skipped {
 		n.st.notHTML.Add(1)
 	}
-	n.st.status(&n.st.byStatus, r.status)
+	n.st.status(&n.st.byStatus, r.Status)
 	var urls []splitURL
-	if r.err == nil && isRedirect(r.status) && r.location != "" {
+	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
-			if loc, err := urlnorm.Resolve(base, r.location); err == nil {
+			if loc, err := urlnorm.Resolve(base, r.Location); err == nil {
 				p.Redirect = loc
 				n.st.redirects.Add(1)
 				if hops >= n.cfg.MaxRedirects {
 					n.st.redirectsCut.Add(1)
 				} else if ok, reason := n.filter.Allow(loc); ok {
-					n.c.redirs.put(loc, hops+1)
+					n.c.redirs.Put(loc, hops+1)
 					urls = append(urls, splitURL{URL: loc, Kind: tracefile.URLRedirect})
 				} else {
 					n.filtered(reason)
@@ -261,11 +262,11 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 			}
 		}
 	}
-	if r.status == http.StatusOK && extract.IsHTML(r.contentType, buf.Bytes()) {
+	if r.Status == http.StatusOK && extract.IsHTML(r.ContentType, buf.Bytes()) {
 		n.st.html.Add(1)
 		{
 			taken := 0
-			st, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.contentType, func(l extract.Link) {
+			st, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.ContentType, func(l extract.Link) {
 				if ok, reason := n.filter.Allow(l.URL); ok {
 					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
 						n.st.linksDropped.Add(1)
@@ -298,7 +299,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 		}
 	}
 	id := t.id
-	if r.err != nil && ctx.Err() != nil {
+	if r.Err != nil && ctx.Err() != nil {
 		// Aborted by the stop: the URL stays in flight, so the final
 		// checkpoint queues it again for a resumed crawl.
 		id = 0

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
@@ -72,7 +73,7 @@ func TestOutboxBase(t *testing.T) {
 // table filled up with them, and past its bound --max-redirects was off).
 func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
 	part, _ := partition.New("host", 2, 0)
-	var chains redirectChains
+	var chains fetch.Redirects
 	s := &splitter{node: 0, part: part, tr: newTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
 		out: make([]*Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
 	var local, remote string
@@ -85,17 +86,17 @@ func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
 		}
 	}
 	for _, u := range []string{local, remote} {
-		chains.put(u, 1)
+		chains.Put(u, 1)
 	}
 	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}, {URL: remote, Kind: tracefile.URLRedirect}}})
-	if len(chains.hops) != 1 || chains.hops[local] != 1 {
-		t.Fatalf("after routing: %v; want only the queued local target", chains.hops)
+	if n, hops := chains.Len(), chains.Take(local); n != 1 || hops != 1 {
+		t.Fatalf("after routing: %d targets, %d hops to the local one; want only the queued local target, 1 hop", n, hops)
 	}
 	// The same target again, known to the DUE now: forgotten.
-	chains.put(local, 2)
+	chains.Put(local, 2)
 	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}}})
-	if len(chains.hops) != 0 {
-		t.Fatalf("a target the DUE knew is still remembered: %v", chains.hops)
+	if n := chains.Len(); n != 0 {
+		t.Fatalf("a target the DUE knew is still remembered: %d targets", n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -143,7 +144,7 @@ func (k *politenessKeys) withoutDNS(host string) (key, name string) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return "ip:" + a.Unmap().String(), ""
 	}
-	if to, ok := resolveHost(k.resolve, host); ok {
+	if to, ok := fetch.ResolveHost(k.resolve, host); ok {
 		h, _, err := net.SplitHostPort(to)
 		if err != nil {
 			h = strings.TrimSuffix(strings.TrimPrefix(to, "["), "]")

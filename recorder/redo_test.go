@@ -9,6 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -43,7 +44,7 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	s := &splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: newBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
 		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
 		batchSize: 7, flushTick: time.Hour, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), transport: ct, nd: nd,
-		redirs: &redirectChains{}}
+		redirs: &fetch.Redirects{}}
 	s.owner.Store(ring)
 	ev, err := openEventLog(t.TempDir(), 0, 1, time.Now)
 	if err != nil {

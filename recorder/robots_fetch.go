@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
@@ -75,15 +76,15 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 		q = n.cfg.Quality[u]
 	}
 	start := n.cfg.Now()
-	r := fetch(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf, false)
+	r := fetch.Get(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf, false)
 	end := observe(h, &r)
 	n.st.robotsFetches.Add(1)
-	n.st.status(&n.st.robotsByStatus, r.status)
+	n.st.status(&n.st.robotsByStatus, r.Status)
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
 	loc := ""
-	if r.err == nil && isRedirect(r.status) && r.location != "" {
+	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
-			if l, err := urlnorm.Resolve(base, r.location); err == nil &&
+			if l, err := urlnorm.Resolve(base, r.Location); err == nil &&
 				(strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")) {
 				loc = l
 				p.Redirect = l
@@ -92,7 +93,7 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 	}
 	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
 	switch {
-	case r.err != nil && ctx.Err() != nil:
+	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs
 		// are saved with the frontier.
 		n.front.robotsDone(owner, origin, nil)
@@ -100,18 +101,18 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 		n.st.robotsRedirects.Add(1)
 		n.front.addHop(n.front.keyFor(loc), &robotsHop{owner: owner, origin: origin, url: loc, n: nhop + 1})
 	default:
-		status := r.status
-		if loc != "" || isRedirect(r.status) || (r.status >= 300 && r.status < 400) {
+		status := r.Status
+		if loc != "" || fetch.IsRedirect(r.Status) || (r.Status >= 300 && r.Status < 400) {
 			// Too many redirects, or one without a usable Location: the
 			// file is unavailable (RFC 9309 2.3.1.2).
 			status = 404
 		}
-		rules := newRobotsRules(status, buf.String(), r.err, n.agent)
+		rules := newRobotsRules(status, buf.String(), r.Err, n.agent)
 		n.front.robotsDone(owner, origin, func(prev *robotsRules) *robotsRules {
-			return n.robotsOutcome(origin, prev, rules, r.err)
+			return n.robotsOutcome(origin, prev, rules, r.Err)
 		})
 	}
-	n.front.releaseFetch(h, r.dur, end)
+	n.front.releaseFetch(h, r.Dur, end)
 }
 
 // robotsOutcome dates new rules of origin, fetched now, given the

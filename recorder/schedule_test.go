@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
@@ -196,7 +197,7 @@ func TestScheduleSessionLearns(t *testing.T) {
 	s.add("http://a/2", 0, t0)
 	h, _, _ := s.pick(t0, nil)
 	h.robots = newRobotsRules(404, "", nil, "x")
-	h.sess.sample.observe(&fetchResult{gotConn: true, dialed: true, dial: ms, took: 20 * ms, closed: true})
+	h.sess.sample.observe(&fetch.Conn{GotConn: true, Dialed: true, Dial: ms, Took: 20 * ms, Closed: true})
 	s.popURL(h)
 	s.release(h, t0, true, 0, true)
 	if h.est.rpc != 1 || !near(h.est.resp, 0.020) || !near(s.def.resp, 0.020) {

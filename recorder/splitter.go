@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -63,7 +64,7 @@ type splitter struct {
 	// redirs is the crawl's redirect-hop counts: a redirect target this
 	// node will not fetch (another node's, or known to the DUE) is
 	// forgotten here, so only queued targets are remembered.
-	redirs *redirectChains
+	redirs *fetch.Redirects
 	part   partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
@@ -225,12 +226,12 @@ func (s *splitter) process(m *splitMsg) {
 			if dest == s.node {
 				s.stats.Local++
 				if !s.admit(u.URL) && u.Kind == tracefile.URLRedirect {
-					s.redirs.forget(u.URL)
+					s.redirs.Forget(u.URL)
 				}
 				continue
 			}
 			if u.Kind == tracefile.URLRedirect {
-				s.redirs.forget(u.URL) // its owner counts hops from zero
+				s.redirs.Forget(u.URL) // its owner counts hops from zero
 			}
 			s.stats.Cross++
 			if s.cache != nil {

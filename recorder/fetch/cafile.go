@@ -1,4 +1,4 @@
-package recorder
+package fetch
 
 import (
 	"crypto/tls"
@@ -8,18 +8,19 @@ import (
 	"os"
 )
 
-// clientTLS is the fetch client's TLS configuration: the test hook's,
+// ClientTLS is the fetch client's TLS configuration for the crawl's
+// CAFile (caFile) and test hook (base, not modified): base's,
 // with the certificates of CAFile added to its roots (the system's when
 // it has none). Nil when neither is set (Go's defaults). A CAFile that
 // cannot be read, holds no PEM certificate or a block that is not a valid
-// certificate is an [ErrConfig] naming it.
-func (c *Config) clientTLS() (*tls.Config, error) {
-	if c.CAFile == "" {
-		return c.tlsConfig, nil
+// certificate is an error naming it, in one line.
+func ClientTLS(caFile string, base *tls.Config) (*tls.Config, error) {
+	if caFile == "" {
+		return base, nil
 	}
-	b, err := os.ReadFile(c.CAFile)
+	b, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("%w: CA file: %v", ErrConfig, err)
+		return nil, fmt.Errorf("CA file: %v", err)
 	}
 	var certs []*x509.Certificate
 	for rest := b; ; {
@@ -33,16 +34,16 @@ func (c *Config) clientTLS() (*tls.Config, error) {
 		}
 		cert, err := x509.ParseCertificate(blk.Bytes)
 		if err != nil {
-			return nil, fmt.Errorf("%w: CA file %s: certificate %d: %v", ErrConfig, c.CAFile, len(certs)+1, err)
+			return nil, fmt.Errorf("CA file %s: certificate %d: %v", caFile, len(certs)+1, err)
 		}
 		certs = append(certs, cert)
 	}
 	if len(certs) == 0 {
-		return nil, fmt.Errorf("%w: CA file %s: no PEM certificate in it", ErrConfig, c.CAFile)
+		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", caFile)
 	}
 	t := &tls.Config{}
-	if c.tlsConfig != nil {
-		t = c.tlsConfig.Clone()
+	if base != nil {
+		t = base.Clone()
 	}
 	if t.RootCAs == nil {
 		// The system roots, when they can be loaded; the file's

@@ -1,4 +1,4 @@
-package recorder
+package fetch
 
 import (
 	"io"
@@ -12,10 +12,11 @@ import (
 // decoded here, under the body cap.
 const acceptEncoding = "gzip, deflate, br"
 
-// errEncoding marks a body whose Content-Encoding could not be decoded
-// (unknown coding, or a corrupt stream); [Stats.EncodingErrors] counts
-// them.
-var errEncoding = extract.ErrEncoding
+// ErrEncoding marks (wrapped in [Result.Err]) a body whose
+// Content-Encoding could not be decoded (unknown coding, or a corrupt
+// stream); the recorder's statistics count them. It is extract's, shared
+// with the WARC importer.
+var ErrEncoding = extract.ErrEncoding
 
 // decodeBody and decodeErr are extract's, shared with the WARC importer.
 var (

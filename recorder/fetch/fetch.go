@@ -1,4 +1,4 @@
-package recorder
+package fetch
 
 import (
 	"bytes"
@@ -18,14 +18,15 @@ import (
 )
 
 // ErrPrivateAddress is returned (wrapped) by a dial to an address the
-// crawler refuses without [Config.AllowPrivate].
+// crawler refuses without [ClientConfig.AllowPrivate]. Its text names the
+// recorder, as the page log has always recorded it.
 var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
 
-// newHTTPClient builds the fetch client: keep-alive, timeouts, redirects
-// not followed, --resolve applied (else, in ip mode, the address of the
-// host's politeness key dialled) and private addresses refused at dial
-// time, on the address actually dialled.
-func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
+// NewClient builds the fetch client: keep-alive, timeouts, redirects
+// not followed, Resolve applied (else DialAddr) and private addresses
+// refused at dial time, on the address actually dialled. It is safe for
+// concurrent use, as every [http.Client] is.
+func NewClient(cfg ClientConfig) *http.Client {
 	dialer := &net.Dialer{Timeout: min(cfg.Timeout, 10*time.Second), KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		dialer.Control = func(network, address string, _ syscall.RawConn) error {
@@ -37,13 +38,14 @@ func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
 		}
 	}
 	resolve := cfg.Resolve
-	hook := cfg.dialHook
+	dialAddr := cfg.DialAddr
+	hook := cfg.DialHook
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if to := resolveAddr(resolve, addr); to != addr {
 				addr = to
-			} else {
-				addr = keys.dialAddr(addr)
+			} else if dialAddr != nil {
+				addr = dialAddr(addr)
 			}
 			if hook != nil {
 				hook(addr)
@@ -57,7 +59,7 @@ func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
 		ResponseHeaderTimeout: cfg.Timeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
-		TLSClientConfig:       cfg.tlsConfig,
+		TLSClientConfig:       cfg.TLS,
 	}
 	return &http.Client{
 		Transport: tr,
@@ -69,7 +71,7 @@ func newHTTPClient(cfg *Config, keys *politenessKeys) *http.Client {
 }
 
 // resolveAddr applies a --resolve map to a dial address host:port: the
-// first entry of "host:port", "*:port", "host", "*" ([Config.Resolve]).
+// first entry of "host:port", "*:port", "host", "*".
 func resolveAddr(m map[string]string, addr string) string {
 	if len(m) == 0 {
 		return addr
@@ -94,12 +96,13 @@ func resolveAddr(m map[string]string, addr string) string {
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(to, "["), "]"), port)
 }
 
-// resolveHost is the --resolve entry that stands for host as a whole,
-// for an ip-mode politeness key (one per host name, whatever the port):
-// its "host" entry, else its "host:PORT" entry of the lowest port, else
-// "*", else the "*:PORT" entry of the lowest port. ok is false when no
-// entry applies.
-func resolveHost(m map[string]string, host string) (addr string, ok bool) {
+// ResolveHost is the entry of a --resolve map m that stands for host as
+// a whole, for an ip-mode politeness key (one per host name, whatever
+// the port): its "host" entry, else its "host:PORT" entry of the lowest
+// port, else "*", else the "*:PORT" entry of the lowest port. ok is false
+// when no entry applies. The map's keys are "host", "host:PORT", "*" and
+// "*:PORT", host in lower case; its values are "IP" or "IP:PORT".
+func ResolveHost(m map[string]string, host string) (addr string, ok bool) {
 	host = strings.ToLower(host)
 	if addr, ok = m[host]; ok {
 		return addr, true
@@ -128,40 +131,49 @@ func lowestPort(m map[string]string, host string) (addr string, ok bool) {
 	return addr, ok
 }
 
-// fetchResult is the outcome of one request.
-type fetchResult struct {
-	status      int
-	contentType string
-	location    string
-	truncated   bool
-	skipped     bool // the body was not read: not HTML (page fetches only)
-	dur         time.Duration
-	err         error
-
-	// What the connection did (net/http/httptrace): gotConn reports that
-	// a connection was obtained, reused that it had served a request
-	// before, dialed that it was dialled for this request, taking dial
-	// (ConnectStart to ConnectDone); took runs from GotConn to the end of
-	// the body; closed reports that the server announced it closes the
-	// connection after this response (Connection: close, HTTP/1.0).
-	gotConn, reused, dialed, closed bool
-	dial, took                      time.Duration
+// Result is the outcome of one request.
+type Result struct {
+	Status      int           // the response's status code; 0 without a response
+	ContentType string        // its Content-Type header
+	Location    string        // its Location header
+	Truncated   bool          // the body was cut at the limit
+	Skipped     bool          // the body was not read: not HTML (page fetches only)
+	Dur         time.Duration // from the start of the request to the end of its body
+	Err         error         // no response, or a body that could not be read or decoded
+	Conn        Conn          // what the connection did
 }
 
-// fetch GETs u into buf (reset first), reading at most limit bytes of the
-// decoded body (gzip, deflate and br are decoded here, see body.go, so
-// the cap applies to the decoded size). For a page (page set) whose
-// Content-Type is declared and not HTML, the body is not read at all.
-func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetchResult {
+// Conn is what the connection of a request did (net/http/httptrace), as
+// a server's performance estimate reads it.
+type Conn struct {
+	// GotConn reports that a connection was obtained, Reused that it had
+	// served a request before, Dialed that it was dialled for this
+	// request, taking Dial (ConnectStart to ConnectDone); Closed reports
+	// that the connection is gone after this response: the server
+	// announced it closes it (Connection: close, HTTP/1.0), or the body
+	// was not read to its end.
+	GotConn, Reused, Dialed, Closed bool
+	// Dial is the time from ConnectStart to ConnectDone of a dialled
+	// connection; Took runs from GotConn to the end of the body.
+	Dial, Took time.Duration
+}
+
+// Get GETs u with client c and User-Agent ua into buf (reset first),
+// reading at most limit bytes of the decoded body (gzip, deflate and br
+// are decoded here, see body.go, so the cap applies to the decoded size).
+// For a page (page set) whose Content-Type is declared and not HTML, the
+// body is not read at all. Requests may run at once, each with its own
+// buf.
+func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) Result {
 	buf.Reset()
 	start := time.Now()
-	var r fetchResult
+	var r Result
 	// The dial callbacks may run on the transport's dialing goroutine, even
 	// after Do returns (a dial the request did not wait for), so the
 	// connection facts go through mu.
 	var mu sync.Mutex
 	var connAt, dialAt time.Time
-	var tc fetchResult
+	var tc Conn
 	trace := &httptrace.ClientTrace{
 		ConnectStart: func(string, string) {
 			mu.Lock()
@@ -172,16 +184,16 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 		},
 		ConnectDone: func(_, _ string, err error) {
 			mu.Lock()
-			if err == nil && !dialAt.IsZero() && !tc.gotConn {
-				tc.dialed, tc.dial = true, time.Since(dialAt)
+			if err == nil && !dialAt.IsZero() && !tc.GotConn {
+				tc.Dialed, tc.Dial = true, time.Since(dialAt)
 			}
 			mu.Unlock()
 		},
 		GotConn: func(info httptrace.GotConnInfo) {
 			mu.Lock()
-			tc.gotConn, tc.reused, connAt = true, info.Reused, time.Now()
+			tc.GotConn, tc.Reused, connAt = true, info.Reused, time.Now()
 			if info.Reused {
-				tc.dialed, tc.dial = false, 0
+				tc.Dialed, tc.Dial = false, 0
 			}
 			mu.Unlock()
 		},
@@ -189,8 +201,8 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	ctx = httptrace.WithClientTrace(ctx, trace)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		r.err = err
-		r.dur = time.Since(start)
+		r.Err = err
+		r.Dur = time.Since(start)
 		return r
 	}
 	req.Header.Set("User-Agent", ua)
@@ -198,48 +210,50 @@ func fetch(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := c.Do(req)
 	if err != nil {
-		r.err = err
-		r.dur = time.Since(start)
+		r.Err = err
+		r.Dur = time.Since(start)
 		return r
 	}
-	r.status = resp.StatusCode
-	r.closed = resp.Close
-	r.contentType = resp.Header.Get("Content-Type")
-	r.location = resp.Header.Get("Location")
+	r.Status = resp.StatusCode
+	r.Conn.Closed = resp.Close
+	r.ContentType = resp.Header.Get("Content-Type")
+	r.Location = resp.Header.Get("Location")
 	if page && skipBody(resp) {
 		// Decided on the headers: no link in a non-HTML body.
-		r.skipped = true
-		r.closed = discardBody(resp) || r.closed
+		r.Skipped = true
+		r.Conn.Closed = discardBody(resp) || r.Conn.Closed
 	} else if body, err := decodeBody(resp.Header, resp.Body); err != nil {
-		r.err = err
-		r.closed = discardBody(resp) || r.closed
+		r.Err = err
+		r.Conn.Closed = discardBody(resp) || r.Conn.Closed
 	} else {
 		n, err := io.Copy(buf, io.LimitReader(body, limit+1))
 		if n > limit {
 			buf.Truncate(int(limit))
-			r.truncated = true
+			r.Truncated = true
 			err = nil
 		}
-		if r.truncated || err != nil {
+		if r.Truncated || err != nil {
 			// The rest of the body is not read: the connection goes.
-			r.closed = true
+			r.Conn.Closed = true
 		}
 		resp.Body.Close()
 		if err != nil {
-			r.err = decodeErr(resp.Header, err)
+			r.Err = decodeErr(resp.Header, err)
 		}
 	}
-	r.dur = time.Since(start)
+	r.Dur = time.Since(start)
 	mu.Lock()
-	r.gotConn, r.reused, r.dialed, r.dial = tc.gotConn, tc.reused, tc.dialed, tc.dial
-	if r.gotConn {
-		r.took = time.Since(connAt)
+	r.Conn.GotConn, r.Conn.Reused, r.Conn.Dialed, r.Conn.Dial = tc.GotConn, tc.Reused, tc.Dialed, tc.Dial
+	if r.Conn.GotConn {
+		r.Conn.Took = time.Since(connAt)
 	}
 	mu.Unlock()
 	return r
 }
 
-func isRedirect(status int) bool {
+// IsRedirect reports whether status is a redirect that names its target
+// in Location: 301, 302, 303, 307 or 308.
+func IsRedirect(status int) bool {
 	switch status {
 	case 301, 302, 303, 307, 308:
 		return true

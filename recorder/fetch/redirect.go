@@ -1,4 +1,4 @@
-package recorder
+package fetch
 
 import "sync"
 
@@ -6,21 +6,21 @@ import "sync"
 // it a new chain is not tracked (each of its hops counts from zero).
 const maxRedirectTargets = 1 << 20
 
-// redirectChains remembers, for each redirect target not yet fetched, how
+// Redirects remembers, for each redirect target not yet fetched, how
 // many redirects led to it from the first URL of its chain, so that a
-// chain (an endless /r0 -> /r1 -> ... included) is cut after
-// Config.MaxRedirects hops. A target is forgotten when it is fetched, and
+// chain (an endless /r0 -> /r1 -> ... included) can be cut after the
+// crawl's --max-redirects hops. A target is forgotten when it is fetched, and
 // when it will not be fetched here: the DUE knew it, robots.txt excludes
 // it, or another node owns it (and starts a new count there). It is safe
 // for concurrent use; the zero value is ready; a nil one forgets nothing.
-type redirectChains struct {
+type Redirects struct {
 	mu   sync.Mutex
 	hops map[string]int
 }
 
-// take returns the redirects that led to u (0 for a URL not reached by a
+// Take returns the redirects that led to u (0 for a URL not reached by a
 // redirect) and forgets u.
-func (c *redirectChains) take(u string) int {
+func (c *Redirects) Take(u string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, ok := c.hops[u]
@@ -30,8 +30,8 @@ func (c *redirectChains) take(u string) int {
 	return n
 }
 
-// forget drops u (a target this node will not fetch).
-func (c *redirectChains) forget(u string) {
+// Forget drops u (a target this node will not fetch).
+func (c *Redirects) Forget(u string) {
 	if c == nil {
 		return
 	}
@@ -40,8 +40,10 @@ func (c *redirectChains) forget(u string) {
 	c.mu.Unlock()
 }
 
-// put records that u is reached after hops redirects.
-func (c *redirectChains) put(u string, hops int) {
+// Put records that u is reached after hops redirects (the most, when it
+// is reached several ways). Past maxRedirectTargets targets, a new one is
+// not recorded.
+func (c *Redirects) Put(u string, hops int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.hops == nil {
@@ -50,4 +52,14 @@ func (c *redirectChains) put(u string, hops int) {
 	if len(c.hops) < maxRedirectTargets || c.hops[u] > 0 {
 		c.hops[u] = max(c.hops[u], hops)
 	}
+}
+
+// Len is the number of targets remembered.
+func (c *Redirects) Len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.hops)
 }

@@ -1,11 +1,11 @@
-package recorder
+package fetch
 
 import (
 	"net/netip"
 )
 
 // The crawler refuses to connect to an address that is not public
-// unicast (unless Config.AllowPrivate), so that a page on the web cannot
+// unicast (unless ClientConfig.AllowPrivate), so that a page on the web cannot
 // make it probe the researcher's own network (server-side request
 // forgery). The check runs on the address actually dialled, after DNS.
 //
