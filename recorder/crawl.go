@@ -17,6 +17,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -86,8 +87,8 @@ type crawl struct {
 	crawlDone bool
 	errMu     sync.Mutex
 	err       error
-	keys      *politenessKeys // politeness.go
-	redirs    fetch.Redirects // recorder/fetch
+	keys      *politeness.Keys
+	redirs    fetch.Redirects
 }
 
 func (c *crawl) stop(reason string) {
@@ -581,8 +582,8 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.meta.Node = id
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
-	n.front.s.keyOf = c.keys.key
-	n.front.delay = n.delayWith
+	n.front.s.keyOf = c.keys.Key
+	n.front.delay = delayOf(cfg).Wait
 	if cfg.PolitenessKey == PolitenessIP {
 		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"math"
 	"sync"
 	"time"
@@ -50,11 +51,11 @@ type frontier struct {
 	// keys, when set, says which URLs' politeness keys are known without
 	// a DNS lookup (ip mode); the others wait in resolving, by host,
 	// while a lookup runs off the caller's goroutine (the splitter's).
-	keys      *politenessKeys
+	keys      *politeness.Keys
 	resolving map[string][]string
 	lookups   chan struct{} // bounds the lookups at once
 	// delay is the politeness rule: the wait after a request that took d
-	// to a server whose robots.txt asks crawlDelay (node.delayWith).
+	// to a server whose robots.txt asks crawlDelay (politeness.Delay).
 	delay func(d, crawlDelay time.Duration) time.Duration
 }
 
@@ -88,7 +89,7 @@ func (f *frontier) add(u string) {
 	var key string
 	if f.keys != nil {
 		var ok bool
-		if key, ok = f.keys.cached(u); !ok {
+		if key, ok = f.keys.Cached(u); !ok {
 			f.resolve(u)
 			return
 		}
@@ -105,7 +106,7 @@ func (f *frontier) add(u string) {
 // resolve holds u until its host's politeness key is looked up; the
 // first URL of a host starts the lookup.
 func (f *frontier) resolve(u string) {
-	host := hostOf(u)
+	host := politeness.Host(u)
 	f.mu.Lock()
 	if f.resolving == nil {
 		f.resolving = map[string][]string{}
@@ -119,7 +120,7 @@ func (f *frontier) resolve(u string) {
 	}
 	go func() {
 		f.lookups <- struct{}{}
-		key := f.keys.key(u)
+		key := f.keys.Key(u)
 		<-f.lookups
 		f.mu.Lock()
 		defer f.mu.Unlock()

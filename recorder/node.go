@@ -158,14 +158,6 @@ func (n *node) nextPageID() uint64 {
 	return uint64(n.id)<<40 | n.pageID.Add(1)
 }
 
-// delayWith is the delay rule for a request that took d to a server
-// whose robots.txt asks crawlDelay.
-func (n *node) delayWith(d, crawlDelay time.Duration) time.Duration {
-	wait := time.Duration(n.cfg.DelayFactor * float64(d))
-	wait = max(wait, n.cfg.MinDelay, crawlDelay)
-	return min(wait, max(n.cfg.MaxDelay, n.cfg.MinDelay))
-}
-
 func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 	ex := extract.NewExtractor()
 	var buf bytes.Buffer

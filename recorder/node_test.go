@@ -166,7 +166,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 		return nil, errors.New("too late")
 	}})
 	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	a.front.keys, a.front.s.keyOf = slow, slow.key
+	a.front.keys, a.front.s.keyOf = slow, slow.Key
 	a.front.add("http://slow.test/1")
 	a.front.add("http://slow.test/2")
 	a.front.add("http://192.0.2.1/x") // an address: keyed at once
@@ -178,7 +178,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
 	}})
 	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	b.front.keys, b.front.s.keyOf = fast, fast.key
+	b.front.keys, b.front.s.keyOf = fast, fast.Key
 	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}

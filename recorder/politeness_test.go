@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/politeness"
 )
 
 // politeServer records request starts and the most requests in flight at
@@ -26,7 +28,7 @@ type politeServer struct {
 }
 
 func (p *politeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	host := hostOf("http://" + r.Host + "/")
+	host := politeness.Host("http://" + r.Host + "/")
 	p.mu.Lock()
 	p.inFlight[host]++
 	p.peak[host] = max(p.peak[host], p.inFlight[host])
@@ -97,30 +99,6 @@ func TestPolitenessPerIP(t *testing.T) {
 		}
 	}
 	p.mu.Unlock()
-
-	keys := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, Resolve: map[string]string{"x.test": "10.0.0.1:80"}})
-	keys.lookup = func(_ context.Context, host string) ([]netip.Addr, error) {
-		switch host {
-		case "y.test", "z.test":
-			return []netip.Addr{netip.MustParseAddr("192.0.2.9"), netip.MustParseAddr("::ffff:192.0.2.7")}, nil
-		}
-		return nil, fmt.Errorf("no such host %s", host)
-	}
-	for u, want := range map[string]string{
-		"http://x.test/":       "ip:10.0.0.1",
-		"https://y.test:8443/": "ip:192.0.2.7",
-		"http://z.test/":       "ip:192.0.2.7",
-		"http://[::1]:8080/":   "ip:::1",
-		"http://nx.test/":      "nx.test",
-		"http://u@X.test/":     "ip:10.0.0.1",
-	} {
-		if got := keys.key(u); got != want {
-			t.Errorf("ip key of %s = %q, want %q", u, got, want)
-		}
-	}
-	if got := (*politenessKeys)(nil).key("https://User@Host.test:8443/p"); got != "host.test" {
-		t.Errorf("host key %q", got)
-	}
 }
 
 // TestRobotsHTTPToHTTPS: http://a.test/robots.txt redirects to https, the

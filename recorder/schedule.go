@@ -4,6 +4,7 @@ import (
 	"container/heap"
 
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -77,7 +78,7 @@ func (s *session) close() {
 // concurrent use; [frontier] locks it.
 type scheduler struct {
 	order   string
-	keyOf   func(url string) string // the politeness key (politeness.go)
+	keyOf   func(url string) string // the politeness key (recorder/politeness)
 	rng     *rand.Rand
 	oracle  map[string]float64
 	hosts   map[string]*hostState
@@ -110,7 +111,7 @@ type scheduler struct {
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
-	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState), keyOf: hostOf,
+	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState), keyOf: politeness.Host,
 		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), def: newDefaultEstimate()}
 	s.waiting.less = func(a, b *hostState) bool {
 		if !a.at.Equal(b.at) {

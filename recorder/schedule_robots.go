@@ -1,6 +1,10 @@
 package recorder
 
-import "time"
+import (
+	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/politeness"
+)
 
 // robots.txt in the schedule. RFC 9309 keeps one robots.txt per origin
 // (scheme, host and port), and its outcome, retries and backoff belong to
@@ -135,7 +139,7 @@ func (s *scheduler) prepare(h *hostState, now time.Time) bool {
 			h.first = append(h.first, x)
 		}
 		x := h.first[0]
-		o := originOf(x.url)
+		o := politeness.Origin(x.url)
 		if h.parkedFor(o) == nil && !h.robots.forOrigin(o).waitingRetry(now) {
 			return true
 		}
@@ -161,7 +165,7 @@ func (s *scheduler) take(h *hostState, now time.Time) task {
 		p.fetching = true
 		return task{host: h, robots: true, url: p.origin}
 	}
-	o := originOf(h.first[0].url)
+	o := politeness.Origin(h.first[0].url)
 	r := h.robots.forOrigin(o)
 	if !r.current(now) {
 		x := h.first[0]
