@@ -59,14 +59,22 @@ type Part interface {
 }
 
 // Meta is checkpoint.json: it names the checkpoint's crawl, node and
-// generation, and lists its parts with their sizes and xxhash64s.
+// generation, and lists its parts with their sizes and xxhash64s. Its
+// fields are written in this order (the checksum depends on it).
 type Meta struct {
-	Format     string    `json:"format"`
-	Version    int       `json:"version"`
-	CrawlID    string    `json:"crawl_id"`
-	Node       int       `json:"node"`
-	Generation uint64    `json:"generation"`
-	Time       time.Time `json:"time"`
+	// Format is [Format]; set by [Write].
+	Format string `json:"format"`
+	// Version is [Version]; set by [Write].
+	Version int `json:"version"`
+	// CrawlID is the id of the crawl the checkpoint belongs to.
+	CrawlID string `json:"crawl_id"`
+	// Node is the id of the node that wrote it.
+	Node int `json:"node"`
+	// Generation counts the crawl's checkpoints from 1; the nodes of a
+	// process take each generation at one cut.
+	Generation uint64 `json:"generation"`
+	// Time is when the checkpoint was taken.
+	Time time.Time `json:"time"`
 	// Stop is set by the checkpoint of a clean stop: why the crawl
 	// stopped.
 	Stop string `json:"stop,omitempty"`
@@ -76,16 +84,22 @@ type Meta struct {
 	// CrawlDone: set by the final checkpoint of a TCP node that stopped
 	// on a complete termination decision with nothing left for its peers.
 	CrawlDone bool `json:"crawl_done,omitempty"`
-	// Parts are the parts saved, in the order they were saved.
-	Parts    []Ref  `json:"parts"`
-	Checksum string `json:"checksum"` // last: see encodeMeta
+	// Parts are the parts saved, in the order they were saved; set by
+	// [Write].
+	Parts []Ref `json:"parts"`
+	// Checksum is the xxhash64 of checkpoint.json with these 16 digits
+	// written as zeros; set when the file is written. It must stay last.
+	Checksum string `json:"checksum"`
 }
 
 // A Ref is one part as checkpoint.json records it.
 type Ref struct {
-	Name  string `json:"name"`
-	Bytes int64  `json:"bytes"`
-	XXH64 string `json:"xxhash64"` // 16 lowercase hex digits
+	// Name is the part's file name ([Part.Name]).
+	Name string `json:"name"`
+	// Bytes is the part's size.
+	Bytes int64 `json:"bytes"`
+	// XXH64 is the xxhash64 of the part's bytes, 16 lowercase hex digits.
+	XXH64 string `json:"xxhash64"`
 }
 
 // maxMetaBytes bounds the checkpoint.json a resume reads.

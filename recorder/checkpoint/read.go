@@ -93,7 +93,7 @@ func verify(dir string, m Meta) error {
 
 // A Set is, for the nodes of one process, the checkpoint every node
 // resumes from: all of one generation, each proved against its
-// checkpoint.json ([Find]).
+// checkpoint.json ([Find]). It is only read once Find returns it.
 type Set struct {
 	// Gen is the checkpoints' generation.
 	Gen uint64

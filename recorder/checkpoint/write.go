@@ -17,7 +17,8 @@ import (
 // replacing whatever was there, and returns its description as written.
 // It sets m's Format, Version and Parts; the caller sets the rest. Every
 // file is synced, then the directory; the checkpoint becomes the node's
-// current one only at [Commit].
+// current one only at [Commit]. Write and Commit may run at the same
+// time for different nodes, not for one node.
 func Write(outDir string, m Meta, parts []Part) (Meta, error) {
 	tmp := filepath.Join(StateDir(outDir, m.Node), TmpName)
 	if err := os.RemoveAll(tmp); err != nil {
