@@ -3,7 +3,6 @@ package recorder
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
@@ -184,13 +184,12 @@ func BenchmarkCheckpoint(b *testing.B) {
 				var size int64
 				for range b.N {
 					size = 0
-					for _, p := range []checkpointPart{frontierPart{nd}, duePart{nd}} {
-						path := filepath.Join(dir, "checkpoint-"+p.checkpointName())
-						sz, _, err := writeSynced(path, func(w io.Writer) error { return p.saveCheckpoint(w) })
-						if err != nil {
-							b.Fatal(err)
-						}
-						size += sz
+					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{nodePart{frontierPart{nd}}, nodePart{duePart{nd}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, r := range m.Parts {
+						size += r.Bytes
 					}
 				}
 				b.ReportMetric(float64(size)/(1<<20), "MiB")

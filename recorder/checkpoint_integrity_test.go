@@ -15,6 +15,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -71,7 +72,7 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 	}
 	defer srv.Close()
 	ckptFile := func(dir string, node int, name string) string {
-		return filepath.Join(stateDir(dir, node), checkpointDirName, name)
+		return filepath.Join(stateDir(dir, node), checkpoint.DirName, name)
 	}
 	flip := func(path string) {
 		b, _ := os.ReadFile(path)
@@ -84,17 +85,17 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 		file   string
 		damage func(path string)
 	}{
-		{"checkpoint.json deleted", 1, checkpointMetaName, func(p string) { os.Remove(p) }},
-		{"checkpoint.json truncated", 1, checkpointMetaName, func(p string) {
+		{"checkpoint.json deleted", 1, checkpoint.MetaName, func(p string) { os.Remove(p) }},
+		{"checkpoint.json truncated", 1, checkpoint.MetaName, func(p string) {
 			st, _ := os.Stat(p)
 			os.Truncate(p, st.Size()/2)
 		}},
-		{"checkpoint.json zeroed", 1, checkpointMetaName, func(p string) {
+		{"checkpoint.json zeroed", 1, checkpoint.MetaName, func(p string) {
 			st, _ := os.Stat(p)
 			os.WriteFile(p, make([]byte, st.Size()), 0o644)
 		}},
-		{"checkpoint.json byte flipped", 2, checkpointMetaName, flip},
-		{"checkpoint.json still valid JSON", 2, checkpointMetaName, func(p string) {
+		{"checkpoint.json byte flipped", 2, checkpoint.MetaName, flip},
+		{"checkpoint.json still valid JSON", 2, checkpoint.MetaName, func(p string) {
 			// A digit of the time changed: only the checksum tells.
 			b, _ := os.ReadFile(p)
 			i := bytes.Index(b, []byte(`"time": "2`)) + len(`"time": "2`)
@@ -108,7 +109,7 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 			other.Nodes, other.MaxPages, other.CrawlID = 3, 60, "other"
 			runCrawl(t, other)
 			os.RemoveAll(p)
-			os.Rename(filepath.Join(stateDir(other.OutDir, 1), checkpointDirName), p)
+			os.Rename(filepath.Join(stateDir(other.OutDir, 1), checkpoint.DirName), p)
 		}},
 		{"due zeroed", 0, "due", func(p string) {
 			st, _ := os.Stat(p)
@@ -120,7 +121,7 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 			cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 			cfg.Nodes, cfg.MaxPages = 3, 60
 			runCrawl(t, cfg)
-			meta := ckptFile(cfg.OutDir, tc.node, checkpointMetaName)
+			meta := ckptFile(cfg.OutDir, tc.node, checkpoint.MetaName)
 			if rec, got := checkpointSum(t, meta); rec != got {
 				t.Fatalf("%s records checksum %s, its bytes give %s", meta, rec, got)
 			}
@@ -163,12 +164,12 @@ func TestResumeWithoutCheckpointSaysSo(t *testing.T) {
 			runCrawl(t, cfg)
 			os.Remove(filepath.Join(cfg.OutDir, tracefile.ManifestName))
 			for id := 0; id < 2; id++ {
-				ck := filepath.Join(stateDir(cfg.OutDir, id), checkpointDirName)
+				ck := filepath.Join(stateDir(cfg.OutDir, id), checkpoint.DirName)
 				switch {
 				case tc == "none":
 					os.RemoveAll(ck)
 				case id == 1:
-					os.Rename(ck, filepath.Join(stateDir(cfg.OutDir, id), checkpointTmpName))
+					os.Rename(ck, filepath.Join(stateDir(cfg.OutDir, id), checkpoint.TmpName))
 				}
 			}
 			urls := int64(len(readURLs(t, cfg.OutDir)))
@@ -237,33 +238,5 @@ func TestResumeFinishedCrawl(t *testing.T) {
 				t.Errorf("resume with --max-pages %d: finished %q, %d fetch attempts, %d resumes; want %d attempts in all", tc.then, res.Finished, res.Stats.FetchAttempts, res.Stats.Resumes, tc.then)
 			}
 		})
-	}
-}
-
-// The checkpoint.json quoted in docs/crash-safety.md, written by an
-// earlier build, still proves itself: its checksum pins the format (the
-// field order, the indentation, xxhash64 over the zeroed checksum), so a
-// change that would make existing checkpoints unreadable fails here.
-func TestCheckpointMetaPinned(t *testing.T) {
-	doc, err := os.ReadFile("../docs/crash-safety.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)```json\n(\\{\n  \"format\": \"crawltrace-checkpoint\".*?\n\\}\n)```").FindSubmatch(doc)
-	if m == nil {
-		t.Fatal("docs/crash-safety.md quotes no checkpoint.json")
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, checkpointMetaName), m[1], 0o644)
-	meta, err := readCheckpointMeta(dir, 0)
-	if err != nil {
-		t.Fatalf("the documented checkpoint.json: %v", err)
-	}
-	if len(meta.Parts) != 5 || meta.Parts[1].Name != "due" || meta.Parts[1].XXH64 != "2898a1e5af9d752a" || meta.Stop != StopDone {
-		t.Errorf("the documented checkpoint.json read as %+v", meta)
-	}
-	// Written again, it is the same bytes.
-	if got := encodeCheckpointMeta(meta); !bytes.Equal(got, m[1]) {
-		t.Errorf("encoded again:\n%s\nwant\n%s", got, m[1])
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // The recorder's own checkpoint parts; the format of each is in
-// checkpoint.go.
+// recorder/checkpoint's package doc.
 
 // segmentsPart saves the positions of the node's log writers and, on
 // load, cuts the logs back to them and opens writers that continue them.

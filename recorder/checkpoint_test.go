@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -89,7 +90,7 @@ func TestResumeMultiNode(t *testing.T) {
 	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpointDirName, checkpointMetaName)
+		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpoint.DirName, checkpoint.MetaName)
 		for {
 			if _, err := os.Stat(ck); err == nil {
 				time.Sleep(300 * time.Millisecond)

@@ -235,7 +235,7 @@ type Config struct {
 	CrawlID string
 
 	// Resume continues the crawl in OutDir from its nodes' last complete
-	// checkpoints (see checkpoint.go): same crawl id, segments numbered
+	// checkpoints (see recorder/checkpoint): same crawl id, segments numbered
 	// and rows sequenced after the ones already there. Without Resume, an
 	// OutDir that already holds a crawl is refused. The caller merges the
 	// saved configuration ([LoadConfig]) with what it changes. In TCP mode

@@ -13,6 +13,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
@@ -114,18 +115,18 @@ func (c *crawl) failed() error {
 }
 
 // resumeNodes, for a resumed crawl, loads every node's state from set,
-// the newest checkpoint all of them have (findCheckpoints), and reports
+// the newest checkpoint all of them have (checkpoint.Find), and reports
 // true; with no checkpoint (the crawl was killed before its
 // first) it says so on cfg.Log, moves the logs aside and opens new ones,
 // and the crawl starts again from its seeds. It also returns the
 // checkpoint generation loaded.
-func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool, gen uint64, err error) {
+func resumeNodes(cfg *Config, set *checkpoint.Set, nodes []*node) (restored bool, gen uint64, err error) {
 	if !cfg.Resume {
 		return false, 0, nil
 	}
 	for _, n := range nodes {
 		if set != nil {
-			err = n.loadCheckpoint(set.dirs[n.id], set.meta[n.id])
+			err = n.loadCheckpoint(set.Dirs[n.id], set.Meta[n.id])
 		} else {
 			err = n.discardAll()
 		}
@@ -147,7 +148,7 @@ func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool,
 			cfg.OutDir, urls, pages, filepath.Join(StateDirName, discardedDirName))
 		return false, 0, nil
 	}
-	return true, set.gen, nil
+	return true, set.Gen, nil
 }
 
 // reserve takes one page from the budget.
@@ -232,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer lock.Unlock()
 	created := start
-	var resumeFrom *checkpointSet
+	var resumeFrom *checkpoint.Set
 	var savedCfg *Config
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
@@ -274,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Resume {
 		// The checkpoints are proved before anything is written, once
 		// the topology is known to be the saved one.
-		if resumeFrom, err = findCheckpoints(cfg.OutDir, cfg.CrawlID, local); err != nil {
+		if resumeFrom, err = checkpoint.Find(cfg.OutDir, cfg.CrawlID, local); err != nil {
 			return nil, err
 		}
 		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {

@@ -161,7 +161,7 @@
 //	OutDir/node-NNN/state/          the node's durable state (see state.go):
 //	    config.json                 the crawl's configuration and crawl id
 //	    topology.json               the crawl's topology, fixed for its life (topology.go)
-//	    checkpoint/                 the last complete checkpoint (checkpoint.go)
+//	    checkpoint/                 the last complete checkpoint (recorder/checkpoint)
 //	    discarded/run-T/            log rows cut by a resume at time T
 //	    epoch, outbox/              incarnation and unacknowledged batches (TCP mode)
 //

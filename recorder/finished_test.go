@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 )
 
 // finishedCrawl over --peers: only a final checkpoint that records a
@@ -14,18 +16,18 @@ import (
 func TestFinishedCrawlTCP(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		meta     checkpointMeta
+		meta     checkpoint.Meta
 		outbox   []string // files in state/outbox/
 		maxPages int64
 		finished bool
 	}{
-		{"crawl done", checkpointMeta{Stop: StopDone, CrawlDone: true}, nil, 0, true},
-		{"crawl done, larger budget", checkpointMeta{Stop: StopDone, CrawlDone: true, Attempts: 10}, nil, 1000, true},
-		{"crawl done, acknowledged batch kept", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
-		{"done without the whole crawl", checkpointMeta{Stop: StopDone}, nil, 0, false},
-		{"periodic checkpoint", checkpointMeta{}, nil, 0, false},
-		{"max pages", checkpointMeta{Stop: StopMaxPages, Attempts: 10}, nil, 10, false},
-		{"batch left in the outbox", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3)}, 0, false},
+		{"crawl done", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, nil, 0, true},
+		{"crawl done, larger budget", checkpoint.Meta{Stop: StopDone, CrawlDone: true, Attempts: 10}, nil, 1000, true},
+		{"crawl done, acknowledged batch kept", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
+		{"done without the whole crawl", checkpoint.Meta{Stop: StopDone}, nil, 0, false},
+		{"periodic checkpoint", checkpoint.Meta{}, nil, 0, false},
+		{"max pages", checkpoint.Meta{Stop: StopMaxPages, Attempts: 10}, nil, 10, false},
+		{"batch left in the outbox", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3)}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -41,7 +43,7 @@ func TestFinishedCrawlTCP(t *testing.T) {
 					}
 				}
 			}
-			set := &checkpointSet{meta: map[int]checkpointMeta{1: tc.meta}}
+			set := &checkpoint.Set{Meta: map[int]checkpoint.Meta{1: tc.meta}}
 			if got := finishedCrawl(cfg, set, true) != ""; got != tc.finished {
 				t.Errorf("finished %v, want %v", got, tc.finished)
 			}

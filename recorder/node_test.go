@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
@@ -113,7 +114,7 @@ func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
 		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 		cfg.MaxPages = 30
 		runCrawl(t, cfg)
-		part := filepath.Join(stateDir(cfg.OutDir, 0), checkpointDirName, "frontier")
+		part := filepath.Join(stateDir(cfg.OutDir, 0), checkpoint.DirName, "frontier")
 		if damage == "missing" {
 			os.Remove(part)
 		} else {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 )
 
 // ConfigFormat names a crawl's saved configuration,
@@ -136,12 +137,12 @@ func (n *node) discardAll() error {
 // --max-pages or --duration does not change that: the crawl had nothing
 // left anywhere. See docs/crash-safety.md for why no node records this
 // while a peer still has work.
-func finishedCrawl(cfg *Config, set *checkpointSet, tcp bool) string {
+func finishedCrawl(cfg *Config, set *checkpoint.Set, tcp bool) string {
 	if set == nil {
 		return ""
 	}
 	if tcp {
-		m, ok := set.meta[cfg.NodeID]
+		m, ok := set.Meta[cfg.NodeID]
 		if !ok || m.Stop != StopDone || !m.CrawlDone || outboxHolds(filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName)) {
 			return ""
 		}
@@ -150,7 +151,7 @@ func finishedCrawl(cfg *Config, set *checkpointSet, tcp bool) string {
 	var stop string
 	var attempts int64
 	first := true
-	for _, m := range set.meta {
+	for _, m := range set.Meta {
 		if first {
 			stop, first = m.Stop, false
 		} else if m.Stop != stop {

@@ -1,10 +1,7 @@
 package recorder
 
 import (
-	"io"
-	"path/filepath"
-
-	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 )
 
 // A node's durable state lives beside its segments, so that a crawl
@@ -21,22 +18,17 @@ import (
 // fsync, rename); a checkpoint is complete only once it is renamed into
 // place, and the previous one is kept until then. A checkpoint records
 // the xxhash64 of every file it holds and of its description, and is
-// proved before it is loaded (checkpoint.go). OutDir/node-NNN/.crawltrace-lock
+// proved before it is loaded (recorder/checkpoint). OutDir/node-NNN/.crawltrace-lock
 // is the node's write lock, held by the one process running it (lockCrawl).
 // docs/crash-safety.md says what holds after a crash.
-const StateDirName = "state"
+const StateDirName = checkpoint.StateDirName
+
+const (
+	discardedDirName = "discarded"   // log rows a resume cut, in the state directory
+	configFileName   = "config.json" // the crawl's saved configuration, in the state directory
+)
 
 // stateDir is node's state directory under outDir.
 func stateDir(outDir string, node int) string {
-	return filepath.Join(tracefile.NodeDir(outDir, node), StateDirName)
-}
-
-// checkpointPart is one piece of a node's state saved in a checkpoint, one
-// file per part named by checkpointName. Parts are saved and loaded at a
-// consistent point: on the splitter's goroutine, with workers holding no
-// page whose URLs the splitter has not seen.
-type checkpointPart interface {
-	checkpointName() string
-	saveCheckpoint(w io.Writer) error
-	loadCheckpoint(r io.Reader) error
+	return checkpoint.StateDir(outDir, node)
 }
