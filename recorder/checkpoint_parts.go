@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
 // The recorder's own checkpoint parts; the format of each is in
@@ -173,7 +174,7 @@ type frontierPart struct{ n *node }
 type savedHost struct {
 	Key    string
 	NextAt int64 // unix ns; 0 when none
-	Robots *robotsState
+	Robots *robots.State
 	Count  int // queued URLs
 }
 
@@ -271,7 +272,7 @@ func (f *frontier) save(enc *gob.Encoder) error {
 			sh.NextAt = h.nextAt.UnixNano()
 		}
 		if h.robots != nil {
-			sh.Robots = h.robots.state()
+			sh.Robots = h.robots.State()
 		}
 		if err := enc.Encode(&sh); err != nil {
 			return err
@@ -327,7 +328,7 @@ func (f *frontier) restoreHost(sh *savedHost) {
 	defer f.mu.Unlock()
 	h := f.s.host(sh.Key)
 	if sh.Robots != nil {
-		h.robots = sh.Robots.rules()
+		h.robots = sh.Robots.Rules()
 	}
 	if sh.NextAt != 0 {
 		h.nextAt = time.Unix(0, sh.NextAt)

@@ -19,6 +19,7 @@ import (
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -578,7 +579,7 @@ const StatsName = "stats.json"
 
 func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
 	cfg := c.cfg
-	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robotsAgent(cfg.UserAgent)}
+	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robots.Agent(cfg.UserAgent)}
 	n.meta = meta
 	n.meta.Node = id
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))

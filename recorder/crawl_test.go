@@ -117,29 +117,6 @@ func TestRobots(t *testing.T) {
 	}
 }
 
-func TestRobotsRules(t *testing.T) {
-	body := "User-agent: crawltrace\nDisallow: /x\nCrawl-delay: 2.5\n\nUser-agent: *\nDisallow: /\nCrawl-delay: 9\n"
-	r := newRobotsRules(200, body, nil, "crawltrace")
-	if r.allowed("crawltrace", "http://a/x/1") || !r.allowed("crawltrace", "http://a/y") {
-		t.Error("specific group not applied")
-	}
-	if r.crawlDelay != 2500*time.Millisecond {
-		t.Errorf("crawl delay %v", r.crawlDelay)
-	}
-	if r := newRobotsRules(200, body, nil, "other"); r.allowed("other", "http://a/y") || r.crawlDelay != 9*time.Second {
-		t.Error("star group not applied")
-	}
-	if !newRobotsRules(404, "", nil, "x").allowed("x", "http://a/") {
-		t.Error("4xx must allow all")
-	}
-	if newRobotsRules(500, "", nil, "x").allowed("x", "http://a/") || newRobotsRules(0, "", errors.New("x"), "x").allowed("x", "http://a/") {
-		t.Error("5xx and errors must disallow all")
-	}
-	if robotsAgent(DefaultUserAgent) != "crawltrace" {
-		t.Errorf("agent %q", robotsAgent(DefaultUserAgent))
-	}
-}
-
 func TestRedirectLogged(t *testing.T) {
 	_, srv := startVhosts(t, map[string]http.HandlerFunc{
 		"a.test": func(w http.ResponseWriter, r *http.Request) {

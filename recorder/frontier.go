@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
@@ -20,7 +21,7 @@ type task struct {
 	q      float64
 	robots bool
 	hop    *robotsHop
-	rules  *robotsRules
+	rules  *robots.Rules
 	id     uint64 // the URL's in-flight number (0 for robots.txt)
 }
 
@@ -268,7 +269,7 @@ func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) 
 		if f.delay == nil {
 			return d
 		}
-		return f.delay(d, h.robots.maxCrawlDelay())
+		return f.delay(d, h.robots.MaxCrawlDelay())
 	}, endSession)
 }
 
@@ -299,12 +300,12 @@ func (f *frontier) freeSlots(n int) {
 // when none); build nil, or returning nil, leaves them as they were (the
 // fetch was cut short). The origin's parked URLs come back unless the
 // rules make them wait for a retry.
-func (f *frontier) robotsDone(owner *hostState, origin string, build func(prev *robotsRules) *robotsRules) {
+func (f *frontier) robotsDone(owner *hostState, origin string, build func(prev *robots.Rules) *robots.Rules) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var rules *robotsRules
+	var rules *robots.Rules
 	if build != nil {
-		rules = build(owner.robots.forOrigin(origin))
+		rules = build(owner.robots.ForOrigin(origin))
 	}
 	if f.s.robotsDone(owner, origin, rules, time.Now()) {
 		f.broadcast()

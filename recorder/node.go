@@ -179,7 +179,7 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.c.tr.add(-1)
 			continue
 		}
-		if !t.rules.allowed(n.agent, t.url) {
+		if !t.rules.Allowed(n.agent, t.url) {
 			n.st.robotsExcluded.Add(1)
 			n.c.redirs.Forget(t.url)
 			n.front.finish(t.id)

@@ -9,6 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
 func TestDUE(t *testing.T) {
@@ -86,7 +87,7 @@ func TestFrontierOrders(t *testing.T) {
 		for range 3 {
 			tk, _ := f.next(t.Context())
 			if tk.robots {
-				f.robotsDone(tk.host, tk.url, func(*robotsRules) *robotsRules { return newRobotsRules(404, "", nil, "x") })
+				f.robotsDone(tk.host, tk.url, func(*robots.Rules) *robots.Rules { return robots.New(404, "", nil, "x") })
 				f.release(tk.host, true, 0)
 				tk, _ = f.next(t.Context())
 			}

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"container/heap"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
@@ -35,7 +36,7 @@ type hostState struct {
 	at      time.Time // when the host is due (its place in the waiting heap)
 	readyAt time.Time // when the host last became due (stall accounting)
 	busy    bool      // a worker holds the host (a request is in flight)
-	robots  *robotsRules
+	robots  *robots.Rules
 	heapIdx int // index in the heap holding the host, -1 when in none
 	seq     uint64
 	ent     uint64  // when the host last entered the server queue (FIFO)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/recorder/politeness"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
 // robots.txt in the schedule. RFC 9309 keeps one robots.txt per origin
@@ -50,18 +51,6 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// current reports whether rules r are in force at now (fetched, and not
-// expired by their TTL or a retry's backoff).
-func (r *robotsRules) current(now time.Time) bool {
-	return r != nil && (r.expires.IsZero() || now.Before(r.expires))
-}
-
-// waitingRetry reports whether r is a failed fetch whose retry is due
-// later than now: the origin's URLs wait instead of being excluded.
-func (r *robotsRules) waitingRetry(now time.Time) bool {
-	return r != nil && r.retrying && now.Before(r.expires)
-}
-
 func (h *hostState) parkedFor(origin string) *parkedOrigin {
 	for _, p := range h.parked {
 		if p.origin == origin {
@@ -75,7 +64,7 @@ func (h *hostState) parkedFor(origin string) *parkedOrigin {
 // no fetch under way, and no rules in force (the retry's time has come).
 func (h *hostState) dueOrigin(now time.Time) *parkedOrigin {
 	for _, p := range h.parked {
-		if !p.fetching && !h.robots.forOrigin(p.origin).current(now) {
+		if !p.fetching && !h.robots.ForOrigin(p.origin).Current(now) {
 			return p
 		}
 	}
@@ -93,8 +82,8 @@ func (h *hostState) parkedDue() (time.Time, bool) {
 			continue
 		}
 		var t time.Time // no rules: at once
-		if r := h.robots.forOrigin(p.origin); r != nil {
-			t = r.expires
+		if r := h.robots.ForOrigin(p.origin); r != nil {
+			t = r.Expires()
 		}
 		if !ok || t.Before(due) {
 			due, ok = t, true
@@ -140,7 +129,7 @@ func (s *scheduler) prepare(h *hostState, now time.Time) bool {
 		}
 		x := h.first[0]
 		o := politeness.Origin(x.url)
-		if h.parkedFor(o) == nil && !h.robots.forOrigin(o).waitingRetry(now) {
+		if h.parkedFor(o) == nil && !h.robots.ForOrigin(o).WaitingRetry(now) {
 			return true
 		}
 		h.first[0] = qurl{}
@@ -166,8 +155,8 @@ func (s *scheduler) take(h *hostState, now time.Time) task {
 		return task{host: h, robots: true, url: p.origin}
 	}
 	o := politeness.Origin(h.first[0].url)
-	r := h.robots.forOrigin(o)
-	if !r.current(now) {
+	r := h.robots.ForOrigin(o)
+	if !r.Current(now) {
 		x := h.first[0]
 		h.first[0] = qurl{}
 		h.first = h.first[1:]
@@ -182,16 +171,16 @@ func (s *scheduler) take(h *hostState, now time.Time) task {
 // URLs, unless the rules make them wait for a retry. A fetch that ended
 // without an outcome (the crawl stopping) passes rules nil: the origin's
 // rules stay as they were. It reports whether workers should look again.
-func (s *scheduler) robotsDone(owner *hostState, origin string, rules *robotsRules, now time.Time) bool {
+func (s *scheduler) robotsDone(owner *hostState, origin string, rules *robots.Rules, now time.Time) bool {
 	if rules != nil {
-		owner.robots = owner.robots.with(rules)
+		owner.robots = owner.robots.With(rules)
 	}
 	p := owner.parkedFor(origin)
 	if p == nil {
 		return false
 	}
 	p.fetching = false
-	if !owner.robots.forOrigin(origin).waitingRetry(now) {
+	if !owner.robots.ForOrigin(origin).WaitingRetry(now) {
 		owner.first = append(owner.first, p.urls...)
 		owner.nParked -= len(p.urls)
 		for i, x := range owner.parked {
@@ -221,7 +210,7 @@ func (s *scheduler) waitingRobots(now time.Time) int {
 	n := 0
 	for h := range s.parkedHosts {
 		for _, p := range h.parked {
-			if h.robots.forOrigin(p.origin).waitingRetry(now) {
+			if h.robots.ForOrigin(p.origin).WaitingRetry(now) {
 				n++
 			}
 		}

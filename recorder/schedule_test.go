@@ -3,6 +3,7 @@ package recorder
 import (
 	"container/heap"
 	"errors"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func constructed(t *testing.T, order string, urls map[string][]float64, est map[
 		}
 	}
 	for name, h := range s.hosts {
-		h.robots = newRobotsRules(404, "", nil, "x")
+		h.robots = robots.New(404, "", nil, "x")
 		h.est = est[name]
 	}
 	// Keys depend on the estimates just set.
@@ -196,7 +197,7 @@ func TestScheduleSessionLearns(t *testing.T) {
 	s.add("http://a/1", 0, t0)
 	s.add("http://a/2", 0, t0)
 	h, _, _ := s.pick(t0, nil)
-	h.robots = newRobotsRules(404, "", nil, "x")
+	h.robots = robots.New(404, "", nil, "x")
 	h.sess.sample.observe(&fetch.Conn{GotConn: true, Dialed: true, Dial: ms, Took: 20 * ms, Closed: true})
 	s.popURL(h)
 	s.release(h, t0, true, 0, true)
@@ -290,4 +291,4 @@ func BenchmarkScheduler(b *testing.B) {
 	}
 }
 
-var robotsAllowAll = newRobotsRules(404, "", nil, "x")
+var robotsAllowAll = robots.New(404, "", nil, "x")

@@ -1,4 +1,11 @@
-package recorder
+// Package robots holds a crawler's robots.txt rules (RFC 9309): an
+// origin's parsed outcome ([Rules], matched with Google's matcher through
+// grobotstxt), the Crawl-delay of the groups that apply to the crawler,
+// the list of a host's origins' rules, their TTL and retry backoff
+// ([Policy]) and their checkpointed form ([State]). Fetching robots.txt
+// is the worker's business; this package only turns a response into
+// rules and answers questions about them.
+package robots
 
 import (
 	"strconv"
@@ -9,24 +16,26 @@ import (
 	"github.com/jimsmart/grobotstxt"
 )
 
-// robotsRules is an origin's parsed robots.txt outcome (RFC 9309):
+// Rules is an origin's parsed robots.txt outcome (RFC 9309):
 //   - 2xx: the body's rules, matched with grobotstxt (Google's matcher);
-//   - 3xx: followed, up to five hops (robots_fetch.go); a longer chain or
-//     one without a Location is treated as unavailable, like 4xx;
+//   - 3xx: followed by the fetcher, up to five hops (robots_fetch.go in
+//     the recorder); a longer chain or one without a Location is treated
+//     as unavailable, like 4xx;
 //   - 4xx: allow everything;
 //   - 5xx or no response: disallow everything. The fetch is retried with
-//     backoff while the origin's URLs wait, parked (robots_fetch.go,
-//     schedule_robots.go); after the last retry the origin stays
-//     disallowed until the rules expire and its URLs are counted as
-//     robots exclusions.
+//     backoff while the origin's URLs wait, parked (the frontier's
+//     schedule_robots.go; see [Policy.Date]); after the last retry the
+//     origin stays disallowed until the rules expire and its URLs are
+//     counted as robots exclusions.
 //
 // The fields below crawlDelay are plain values so that they can be
 // checkpointed: the origin the rules belong to ("" applies to every
 // origin), when they were fetched, when they expire (zero: never), how
 // many fetches in a row failed, whether the origin waits for a retry
 // until expires, and the next origin's rules of the same host. Rules are
-// never changed once stored: new rules replace them (with).
-type robotsRules struct {
+// never changed once stored: new rules replace them ([Rules.With]).
+// Stored rules are safe for concurrent reads.
+type Rules struct {
 	status     int
 	body       string
 	allowAll   bool
@@ -38,11 +47,14 @@ type robotsRules struct {
 	expires   time.Time
 	failures  int
 	retrying  bool
-	next      *robotsRules
+	next      *Rules
 }
 
-func newRobotsRules(status int, body string, fetchErr error, agent string) *robotsRules {
-	r := &robotsRules{status: status}
+// New parses the outcome of a robots.txt fetch: the response status
+// (0: none), the body read and the fetch's error, for the crawler whose
+// robots.txt name is agent ([Agent]).
+func New(status int, body string, fetchErr error, agent string) *Rules {
+	r := &Rules{status: status}
 	switch {
 	case fetchErr != nil || status >= 500 || status == 0:
 		r.denyAll = true
@@ -58,8 +70,8 @@ func newRobotsRules(status int, body string, fetchErr error, agent string) *robo
 	return r
 }
 
-// allowed reports whether agent may fetch u.
-func (r *robotsRules) allowed(agent, u string) bool {
+// Allowed reports whether agent may fetch u. Nil rules allow nothing.
+func (r *Rules) Allowed(agent, u string) bool {
 	switch {
 	case r == nil || r.denyAll:
 		return false
@@ -69,10 +81,10 @@ func (r *robotsRules) allowed(agent, u string) bool {
 	return grobotstxt.AgentAllowed(r.body, agent, u)
 }
 
-// robotsAgent is the product token of a User-Agent string, the name matched
+// Agent is the product token of a User-Agent string, the name matched
 // against robots.txt user-agent lines ("crawltrace" for
 // "crawltrace/0.1 (+https://...)").
-func robotsAgent(ua string) string {
+func Agent(ua string) string {
 	if i := strings.IndexAny(ua, "/ "); i > 0 {
 		return ua[:i]
 	}
