@@ -1,6 +1,9 @@
 package recorder
 
-import "github.com/crawltrace/crawltrace/recorder/robots"
+import (
+	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/robots"
+)
 
 // robotsPolicy is the robots.txt TTL and retry policy of the node's
 // Config.
@@ -11,3 +14,28 @@ func (n *node) robotsPolicy() robots.Policy {
 	}
 	return robots.Policy{TTL: ttl, Retry: n.cfg.RobotsRetry, Retries: n.cfg.RobotsRetries}
 }
+
+// frontierOptions are the options of node n's frontier: its crawl order,
+// a seed of its own, the politeness key and delay rule of the crawl and,
+// in ip mode, DNS lookups off the splitter's goroutine.
+func (n *node) frontierOptions() frontier.Options {
+	o := frontier.Options{Order: n.cfg.Order, Seed: n.cfg.Seed ^ uint64(n.id)*0x9e3779b97f4a7c15,
+		KeyOf: n.c.keys.Key, Delay: delayOf(n.cfg).Wait}
+	if n.cfg.PolitenessKey == PolitenessIP {
+		o.Keys = n.c.keys
+	}
+	return o
+}
+
+// newFrontier is a frontier of order keyed by host name, with no delay
+// rule: a request's delay is its duration.
+func newFrontier(order string, seed uint64) *frontier.Frontier {
+	return frontier.New(frontier.Options{Order: order, Seed: seed})
+}
+
+// The crawl orders are the frontier's: a mismatch is a duplicate map key,
+// which does not compile.
+var _ = map[bool]struct{}{false: {},
+	OrderBFS == frontier.OrderBFS && OrderDFS == frontier.OrderDFS && OrderRandom == frontier.OrderRandom &&
+		OrderPerformance == frontier.OrderPerformance && OrderQuality == frontier.OrderQuality &&
+		OrderCapability == frontier.OrderCapability: {}}

@@ -18,7 +18,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
-	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -66,7 +66,7 @@ func BenchmarkFrontierQueued(b *testing.B) {
 					base := heapInuse()
 					f := newFrontier(OrderBFS, 1)
 					if kind == "disk" {
-						store, err := frontierdisk.Open(filepath.Join(b.TempDir(), "frontier"))
+						store, err := frontier.Open(filepath.Join(b.TempDir(), "frontier"))
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -75,20 +75,20 @@ func BenchmarkFrontierQueued(b *testing.B) {
 						// workers: queues spill past half the budget,
 						// and the heap's soft limit is the budget plus
 						// MemoryAllowance less 64 MiB.
-						f.spillTo(store, 256<<20)
+						f.SpillTo(store, 256<<20)
 						cfg := Config{Memory: 512 << 20}
 						defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.Memory + MemoryAllowance(&cfg) - 64<<20))
 					}
 					start := time.Now()
 					for i := range n {
-						f.add(benchURL(i))
+						f.Add(benchURL(i))
 					}
 					el := time.Since(start)
-					if err := f.err(); err != nil {
+					if err := f.Err(); err != nil {
 						b.Fatal(err)
 					}
 					heap := heapInuse() - base
-					fs, _ := f.spillStats()
+					fs, _ := f.SpillStats()
 					b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/URL")
 					b.ReportMetric(float64(procmem.PeakRSS())/(1<<20), "peak-RSS-MiB")
@@ -160,13 +160,13 @@ func BenchmarkCheckpoint(b *testing.B) {
 		for _, n := range benchSizes(1_000_000) {
 			b.Run(fmt.Sprintf("due=%s/%d", kind, n), func(b *testing.B) {
 				dir := b.TempDir()
-				store, err := frontierdisk.Open(filepath.Join(dir, "frontier"))
+				store, err := frontier.Open(filepath.Join(dir, "frontier"))
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer store.Close()
 				f := newFrontier(OrderBFS, 1)
-				f.spillTo(store, 256<<20)
+				f.SpillTo(store, 256<<20)
 				var set due.Set = due.NewMemory(n)
 				if kind == DUEDisk {
 					if set, err = due.NewDisk(due.DiskConfig{Dir: filepath.Join(dir, "due")}); err != nil {
@@ -177,7 +177,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 				for i := range n {
 					u := benchURL(i)
 					set.Add(xxhash.Sum64String(u))
-					f.add(u)
+					f.Add(u)
 				}
 				nd := &node{front: f, split: &splitter{due: set, tr: newTracker()}}
 				b.ResetTimer()

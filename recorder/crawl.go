@@ -16,7 +16,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
-	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
@@ -458,7 +458,7 @@ wait:
 	<-ckpt.done
 	cancelStop()
 	for _, n := range nodes {
-		n.front.close()
+		n.front.Close()
 	}
 	for _, n := range nodes {
 		n.wg.Wait()
@@ -583,12 +583,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.meta = meta
 	n.meta.Node = id
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
-	n.front = newFrontier(cfg.Order, cfg.Seed^uint64(id)*0x9e3779b97f4a7c15)
-	n.front.s.keyOf = c.keys.Key
-	n.front.delay = delayOf(cfg).Wait
-	if cfg.PolitenessKey == PolitenessIP {
-		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
-	}
+	n.front = frontier.New(n.frontierOptions())
 	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
 		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
@@ -602,13 +597,13 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	if qb := cfg.queueBytes(); qb > 0 {
 		s.budget = newByteBudget(qb)
 	}
-	if cfg.Memory > 0 && spillable(cfg.Order) {
-		store, err := frontierdisk.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
+	if cfg.Memory > 0 && frontier.Spillable(cfg.Order) {
+		store, err := frontier.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
 		if err != nil {
 			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
 		}
 		n.store = store
-		n.front.spillTo(store, cfg.Memory/2)
+		n.front.SpillTo(store, cfg.Memory/2)
 	}
 	if cfg.DUE == DUEDisk {
 		d, err := newDiskDUE(cfg, id)

@@ -27,7 +27,7 @@
 //	    performance, dfs) keep a bounded head and tail in memory and spill
 //	    their middle to disk (recorder/frontier, Mercator's back-end queues
 //	    after BUbiNG's virtualizer) once the URLs queued in memory pass
-//	    Memory/2; see schedule_spill.go for the memory bound.
+//	    Memory/2; see frontier/schedule_spill.go for the memory bound.
 //	  - Politeness: a host leaves the heap while a worker holds it, so a host
 //	    never has two requests in flight; its next request waits
 //	    max(MinDelay, DelayFactor x duration of the previous fetch,
@@ -44,7 +44,7 @@
 //	    fetched again after RobotsRetry (doubling), up to RobotsRetries
 //	    times (once for an unreachable origin), before they are excluded
 //	    until the TTL; the host's other origins go on meanwhile
-//	    (schedule_robots.go). Exclusion applies at fetch time; excluded
+//	    (frontier/schedule_robots.go). Exclusion applies at fetch time; excluded
 //	    URLs were logged at the splitter like any other.
 //	  - Fetch: net/http with keep-alive and timeouts. A page whose declared
 //	    Content-Type is not HTML is logged without reading its body. Bodies

@@ -128,7 +128,7 @@ func TestBatchEndpoint(t *testing.T) {
 	if got := ht.known[1]; got != 2 {
 		t.Errorf("known epoch of node 1: %d, want 2", got)
 	}
-	if q, _ := s.front.sizes(); q != 5 {
+	if q, _ := s.front.Sizes(); q != 5 {
 		t.Errorf("frontier holds %d URLs, want 5", q)
 	}
 }

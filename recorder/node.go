@@ -14,7 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
-	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -28,8 +28,8 @@ type node struct {
 	id     int
 	cfg    *Config
 	c      *crawl
-	front  *frontier
-	conns  *connSlots // this node's connection cap
+	front  *frontier.Frontier
+	conns  *frontier.ConnSlots // this node's connection cap
 	split  *splitter
 	client *http.Client
 	filter *urlfilter.Filter
@@ -51,7 +51,7 @@ type node struct {
 	resume     resumeCounters
 	discardDir string
 	// store holds the frontier's spilled queues (nil: no spilling).
-	store *frontierdisk.Store
+	store *frontier.Store
 	// hops spaces robots.txt redirect hops to other servers.
 }
 
@@ -108,8 +108,8 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 	if m <= 0 {
 		m = DefaultConfig().MaxConns
 	}
-	n.conns = newConnSlots(m)
-	n.front.configure(n.cfg.Quality, n.conns)
+	n.conns = frontier.NewConnSlots(m)
+	n.front.Configure(n.cfg.Quality, n.conns)
 	n.started = n.cfg.Now()
 	n.running.Store(int64(n.cfg.Workers))
 	for w := 0; w < n.cfg.Workers; w++ {
@@ -118,7 +118,7 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 			defer n.wg.Done()
 			n.worker(stopCtx, fetchCtx, uint16(w))
 			if n.running.Add(-1) == 0 {
-				n.front.closeSessions()
+				n.front.CloseSessions()
 			}
 		}(w)
 	}
@@ -128,27 +128,27 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 // on first use: a transport of its own, so the session's requests share
 // one persistent connection (MaxConnsPerHost 1) that closing the session
 // closes. The worker holding h calls it.
-func (n *node) sessionClient(h *hostState) *http.Client {
-	if h.sess == nil {
-		return n.client
-	}
-	if h.sess.client == nil {
+func (n *node) sessionClient(h *frontier.Host) *http.Client {
+	c := h.Client(func() *http.Client {
 		base, ok := n.client.Transport.(*http.Transport)
 		if !ok {
-			return n.client
+			return nil
 		}
 		tr := base.Clone()
 		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 1, 1, 1
-		h.sess.client = &http.Client{Transport: tr, Timeout: n.client.Timeout, CheckRedirect: n.client.CheckRedirect}
+		return &http.Client{Transport: tr, Timeout: n.client.Timeout, CheckRedirect: n.client.CheckRedirect}
+	})
+	if c == nil {
+		return n.client
 	}
-	return h.sess.client
+	return c
 }
 
 // observe records a request's connection facts in h's session and
 // reports whether the session should end (the connection is gone or the
 // fetch failed).
-func observe(h *hostState, r *fetch.Result) (end bool) {
-	if h.sess != nil && h.sess.sample.observe(&r.Conn) {
+func observe(h *frontier.Host, r *fetch.Result) (end bool) {
+	if h.Observe(&r.Conn) {
 		return true
 	}
 	return r.Err != nil
@@ -162,35 +162,35 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 	ex := extract.NewExtractor()
 	var buf bytes.Buffer
 	for {
-		t, ok := n.front.next(stopCtx)
+		t, ok := n.front.Next(stopCtx)
 		if !ok {
 			return
 		}
-		h := t.host
-		if t.robots || t.hop != nil {
-			n.robotsStep(fetchCtx, h, t.url, t.hop, w, &buf)
+		h := t.Host
+		if t.Robots || t.Hop != nil {
+			n.robotsStep(fetchCtx, h, t.URL, t.Hop, w, &buf)
 			continue
 		}
-		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
+		if r := n.split.owner.Load(); r != nil && r.Node(t.URL) != n.id {
 			// Fail-over moved the host: its owner fetches it.
-			n.front.release(h, false, 0)
-			n.c.redirs.Forget(t.url)
-			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
+			n.front.Release(h, false, 0)
+			n.c.redirs.Forget(t.URL)
+			n.split.send(&splitMsg{forward: []string{t.URL}, task: t.ID})
 			n.c.tr.add(-1)
 			continue
 		}
-		if !t.rules.Allowed(n.agent, t.url) {
+		if !t.Rules.Allowed(n.agent, t.URL) {
 			n.st.robotsExcluded.Add(1)
-			n.c.redirs.Forget(t.url)
-			n.front.finish(t.id)
-			n.front.release(h, false, 0)
+			n.c.redirs.Forget(t.URL)
+			n.front.Finish(t.ID)
+			n.front.Release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
 		if !n.c.reserve() {
 			// Not fetched: the URL stays in flight, so the final
 			// checkpoint queues it again for a resumed crawl.
-			n.front.release(h, false, 0)
+			n.front.Release(h, false, 0)
 			n.c.tr.add(-1)
 			continue
 		}
@@ -209,12 +209,12 @@ func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetc
 	return p
 }
 
-func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
-	u, q, h := t.url, t.q, t.host
+func (n *node) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+	u, q, h := t.URL, t.Q, t.Host
 	hops := n.c.redirs.Take(u)
 	start := n.cfg.Now()
 	r := fetch.Get(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
-	n.front.releaseFetch(h, r.Dur, observe(h, &r))
+	n.front.ReleaseFetch(h, r.Dur, observe(h, &r))
 	end := n.cfg.Now()
 	p := n.pageRecord(u, q, w, start, r, buf.Len())
 	n.st.mu.Lock()
@@ -290,7 +290,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 			n.st.mu.Unlock()
 		}
 	}
-	id := t.id
+	id := t.ID
 	if r.Err != nil && ctx.Err() != nil {
 		// Aborted by the stop: the URL stays in flight, so the final
 		// checkpoint queues it again for a resumed crawl.

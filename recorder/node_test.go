@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -126,75 +125,5 @@ func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), part) {
 			t.Fatalf("resume with the frontier part %s: %v", damage, err)
 		}
-	}
-}
-
-// A frontier checkpoint loads every URL back on the server it was saved
-// under without computing a politeness key again (in ip mode that is a
-// DNS lookup per host, under the frontier's lock).
-func TestFrontierRestoreKeepsKeys(t *testing.T) {
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	a.front.s.keyOf = func(u string) string { return "ip:192.0.2.1" } // both hosts on one address
-	for _, u := range []string{"http://a.test/1", "http://b.test/2", "http://a.test/3"} {
-		a.front.add(u)
-	}
-	var buf bytes.Buffer
-	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
-		t.Fatal(err)
-	}
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	lookups := 0
-	b.front.s.keyOf = func(u string) string { lookups++; return "ip:198.51.100.7" } // DNS changed since
-	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if lookups != 0 {
-		t.Errorf("loading the frontier computed %d politeness keys", lookups)
-	}
-	h := b.front.s.hosts["ip:192.0.2.1"]
-	if h == nil || h.queued() != 3 || len(b.front.s.hosts) != 1 {
-		t.Errorf("servers after load %v, want the 3 URLs on ip:192.0.2.1", b.front.s.hosts)
-	}
-}
-
-// URLs waiting for their server's DNS lookup at a checkpoint (ip mode)
-// are saved, and queued again when the checkpoint loads.
-func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	slow := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
-		<-release
-		return nil, errors.New("too late")
-	}})
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	a.front.keys, a.front.s.keyOf = slow, slow.Key
-	a.front.add("http://slow.test/1")
-	a.front.add("http://slow.test/2")
-	a.front.add("http://192.0.2.1/x") // an address: keyed at once
-	var buf bytes.Buffer
-	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
-		t.Fatal(err)
-	}
-	fast := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
-		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
-	}})
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
-	b.front.keys, b.front.s.keyOf = fast, fast.Key
-	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.front.mu.Lock()
-		h, x := b.front.s.hosts["ip:192.0.2.5"], b.front.s.hosts["ip:192.0.2.1"]
-		done := h != nil && h.queued() == 2 && x != nil && x.queued() == 1
-		b.front.mu.Unlock()
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after loading, servers %v: want slow.test's 2 URLs on ip:192.0.2.5 and 1 on ip:192.0.2.1", b.front.s.hosts)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -53,7 +53,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 	out[0], out[1] = bytes.Clone(b.Bytes()), bytes.Clone(b.Bytes())
 	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
 	for _, u := range []string{"http://h0021.test/private/18.html", "http://h0021.test/a", "http://b.test/x?y=1", "http://c.test/"} {
-		a.front.add(u)
+		a.front.Add(u)
 	}
 	b.Reset()
 	if err := (frontierPart{a}).saveCheckpoint(&b); err != nil {

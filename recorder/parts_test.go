@@ -6,10 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/crawltrace/crawltrace/recorder/due"
-	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
 func TestDUE(t *testing.T) {
@@ -69,34 +66,4 @@ func TestBatchWire(t *testing.T) {
 	if _, err := DecodeBatch(bytes.NewReader([]byte("not arrow"))); err == nil {
 		t.Error("garbage decoded")
 	}
-}
-
-func TestFrontierOrders(t *testing.T) {
-	for _, tc := range []struct {
-		order string
-		want  []string
-	}{
-		{OrderBFS, []string{"http://a/1", "http://a/2", "http://a/3"}},
-		{OrderDFS, []string{"http://a/3", "http://a/2", "http://a/1"}},
-	} {
-		f := newFrontier(tc.order, 1)
-		for _, u := range []string{"http://a/1", "http://a/2", "http://a/3"} {
-			f.add(u)
-		}
-		var got []string
-		for range 3 {
-			tk, _ := f.next(t.Context())
-			if tk.robots {
-				f.robotsDone(tk.host, tk.url, func(*robots.Rules) *robots.Rules { return robots.New(404, "", nil, "x") })
-				f.release(tk.host, true, 0)
-				tk, _ = f.next(t.Context())
-			}
-			got = append(got, tk.url)
-			f.release(tk.host, true, 0)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v", tc.order, got)
-		}
-	}
-	_ = xxhash.Sum64String
 }

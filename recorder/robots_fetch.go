@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/robots"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -28,10 +29,10 @@ const robotsMaxRedirects = 5
 // other outcome becomes the origin's rules (robotsOutcome). Either way h
 // is released after its own delay, so a failing origin holds back only
 // its own URLs.
-func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop *robotsHop, w uint16, buf *bytes.Buffer) {
+func (n *node) robotsStep(ctx context.Context, h *frontier.Host, origin string, hop *frontier.Hop, w uint16, buf *bytes.Buffer) {
 	owner, u, nhop := h, origin+"/robots.txt", 0
 	if hop != nil {
-		owner, origin, u, nhop = hop.owner, hop.origin, hop.url, hop.n
+		owner, origin, u, nhop = hop.Owner, hop.Origin, hop.URL, hop.N
 	}
 	q := math.NaN()
 	if n.cfg.Quality != nil {
@@ -58,10 +59,10 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs
 		// are saved with the frontier.
-		n.front.robotsDone(owner, origin, nil)
+		n.front.RobotsDone(owner, origin, nil)
 	case loc != "" && nhop < robotsMaxRedirects:
 		n.st.robotsRedirects.Add(1)
-		n.front.addHop(n.front.keyFor(loc), &robotsHop{owner: owner, origin: origin, url: loc, n: nhop + 1})
+		n.front.AddHop(n.front.KeyFor(loc), &frontier.Hop{Owner: owner, Origin: origin, URL: loc, N: nhop + 1})
 	default:
 		status := r.Status
 		if loc != "" || fetch.IsRedirect(r.Status) || (r.Status >= 300 && r.Status < 400) {
@@ -70,11 +71,11 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 			status = 404
 		}
 		rules := robots.New(status, buf.String(), r.Err, n.agent)
-		n.front.robotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
+		n.front.RobotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
 			return n.robotsOutcome(origin, prev, rules, r.Err)
 		})
 	}
-	n.front.releaseFetch(h, r.Dur, end)
+	n.front.ReleaseFetch(h, r.Dur, end)
 }
 
 // robotsOutcome dates new rules of origin, fetched now, given the

@@ -12,6 +12,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -85,7 +86,7 @@ type splitter struct {
 	pagew     *tracefile.PageWriter
 	due       due.Set
 	cache     *due.Clock
-	front     *frontier
+	front     *frontier.Frontier
 	out       []*Batch
 	outBytes  []int    // URL bytes in out[dest]
 	seqs      []uint64 // last seq per destination
@@ -245,7 +246,7 @@ func (s *splitter) process(m *splitMsg) {
 		}
 	}
 	if m.task != 0 {
-		s.front.finish(m.task)
+		s.front.Finish(m.task)
 	}
 	if b := m.remote; b != nil {
 		isNew := !s.log.seen(b.From, b.Epoch, b.Seq)
@@ -264,7 +265,7 @@ func (s *splitter) process(m *splitMsg) {
 					// it and gave it away.
 					s.due.Add(xxhash.Sum64String(u))
 					s.tr.add(1)
-					s.front.add(u)
+					s.front.Add(u)
 					continue
 				}
 				s.admit(u)
@@ -301,7 +302,7 @@ func (s *splitter) route(urls []string, popped bool) {
 		if dest == s.node || dest < 0 {
 			if popped {
 				s.tr.add(1)
-				s.front.add(u)
+				s.front.Add(u)
 			} else {
 				s.admit(u)
 			}
@@ -345,7 +346,7 @@ func (s *splitter) admit(u string) bool {
 			s.dueToDisk()
 		}
 		s.tr.add(1)
-		s.front.add(u)
+		s.front.Add(u)
 		return true
 	}
 	return false
@@ -399,7 +400,7 @@ func (s *splitter) flushDue() {
 	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
 		s.fail(e.Err())
 	}
-	if err := s.front.err(); err != nil {
+	if err := s.front.Err(); err != nil {
 		s.fail(err)
 	}
 	now := time.Now()

@@ -175,8 +175,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	s.Order = c.cfg.Order
 	for _, n := range nodes {
 		if n.conns != nil {
-			s.MaxConns = n.conns.max
-			s.PeakConns = max(s.PeakConns, n.conns.peakOpen())
+			s.MaxConns = n.conns.Max()
+			s.PeakConns = max(s.PeakConns, n.conns.PeakOpen())
 		}
 	}
 	for _, n := range nodes {
@@ -201,7 +201,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.NonUTF8Pages += st.nonUTF8.Load()
 		s.CharsetUnknownPages += st.charsetUnknown.Load()
 		s.LinksDropped += st.linksDropped.Load()
-		fs, mem := n.front.spillStats()
+		fs, mem := n.front.SpillStats()
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
 		s.FrontierMemBytes += mem
@@ -241,8 +241,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.BatchesReceived += sp.ReceivedBatches
 		s.URLsReceived += sp.Received
 		s.DUEUnique += int64(n.split.due.Len())
-		s.Sessions += n.front.sessionsOpened()
-		if d, host := n.front.stall(); d.Seconds() > s.MaxStallSeconds {
+		s.Sessions += n.front.SessionsOpened()
+		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}
 		dueBytes += int64(n.split.due.Bytes())
@@ -372,10 +372,10 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 		for _, n := range nodes {
 			pages += n.st.attempts.Load()
 			excl += n.st.robotsExcluded.Load()
-			q, h := n.front.sizes()
+			q, h := n.front.Sizes()
 			queued += q
 			hosts += h
-			retrying += n.front.robotsWaiting()
+			retrying += n.front.RobotsWaiting()
 		}
 		line := fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl)
 		if retrying > 0 {

@@ -1,12 +1,12 @@
-// Package frontier is the disk part of the crawler's frontier, Mercator's
-// back-end queues spilled to disk as BUbiNG's workbench virtualizer does:
-// each server's queue of URLs keeps a bounded head and tail in memory and
-// its middle on disk, as chunks of URLs in a [Store].
+package frontier
+
+// The disk store: Mercator's back-end queues spilled to disk as BUbiNG's
+// workbench virtualizer does. Each server's queue of URLs keeps a bounded
+// head and tail in memory and its middle on disk, as chunks of URLs in a
+// [Store] (schedule_spill.go).
 //
-// # Format
-//
-// A Store is a directory of log files, NNNNNN.chunks, appended to in turn
-// (a new file once the current one passes 64 MiB). Each chunk is
+// Format: a Store is a directory of log files, NNNNNN.chunks, appended to
+// in turn (a new file once the current one passes 64 MiB). Each chunk is
 //
 //	uint32 little-endian payload length
 //	payload: uvarint count, then count times
@@ -15,11 +15,11 @@
 // A [Chunk] (file, offset, length, count) locates one; the queues keep
 // their chunks' locations in memory, 24 bytes per chunk. A file is removed
 // once every chunk in it has been read back (the one appended to is
-// truncated and reused instead). A Store is scratch space: a checkpoint saves the URLs
-// themselves, and a Store's directory is emptied when it is opened.
+// truncated and reused instead). A Store is scratch space: a checkpoint
+// saves the URLs themselves, and a Store's directory is emptied when it
+// is opened.
 //
 // A Store is not safe for concurrent use; the frontier's lock guards it.
-package frontier
 
 import (
 	"bufio"

@@ -1,9 +1,7 @@
-package recorder
+package frontier
 
-import frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
-
-// Spilling server queues to disk (recorder/frontier): with a memory budget
-// ([Config.Memory]), a FIFO (bfs, performance) or LIFO (dfs) server queue
+// Spilling server queues to disk (a [Store]): with a memory budget
+// ([Frontier.SpillTo]), a FIFO (bfs, performance) or LIFO (dfs) server queue
 // keeps its head and tail in memory and its middle on disk. When the
 // URLs queued in memory pass the budget, a queue that grows writes its
 // middle to the store in chunks of spillChunk URLs, keeping spillKeep at
@@ -25,8 +23,8 @@ const (
 	qurlBytes = 80
 )
 
-// spillable reports whether queues may spill under the crawl order.
-func spillable(order string) bool {
+// Spillable reports whether queues may spill under the crawl order.
+func Spillable(order string) bool {
 	return order == OrderBFS || order == OrderDFS || order == OrderPerformance || order == ""
 }
 
@@ -39,7 +37,7 @@ func qurlsBytes(xs []qurl) int64 {
 }
 
 // maybeSpill spills h's queue when the frontier is over its budget.
-func (s *scheduler) maybeSpill(h *hostState) {
+func (s *scheduler) maybeSpill(h *Host) {
 	if s.store == nil || s.mem <= s.budget || s.storeErr != nil {
 		return
 	}
@@ -61,12 +59,12 @@ func (s *scheduler) maybeSpill(h *hostState) {
 }
 
 func (s *scheduler) writeChunks(q *urlQueue, xs []qurl) {
-	items := make([]frontierdisk.Item, 0, spillChunk)
+	items := make([]Item, 0, spillChunk)
 	for len(xs) > 0 {
 		n := min(len(xs), spillChunk)
 		items = items[:0]
 		for _, x := range xs[:n] {
-			items = append(items, frontierdisk.Item{URL: x.url, Q: x.q})
+			items = append(items, Item{URL: x.url, Q: x.q})
 		}
 		c, err := s.store.Write(items)
 		if err != nil {
@@ -81,7 +79,7 @@ func (s *scheduler) writeChunks(q *urlQueue, xs []qurl) {
 }
 
 // readChunk reads c back as queued URLs.
-func (s *scheduler) readChunk(c frontierdisk.Chunk) []qurl {
+func (s *scheduler) readChunk(c Chunk) []qurl {
 	items, err := s.store.Take(c, nil)
 	if err != nil {
 		s.storeErr = err
@@ -135,7 +133,7 @@ func (s *scheduler) eachQueued(q *urlQueue, fn func(u string, q float64) error) 
 			return err
 		}
 	}
-	var items []frontierdisk.Item
+	var items []Item
 	for _, c := range q.chunks {
 		var err error
 		if items, err = s.store.Read(c, items[:0]); err != nil {

@@ -1,6 +1,4 @@
-package recorder
-
-import frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+package frontier
 
 // qurl is one queued URL with its quality (0 without an oracle) and its
 // arrival number, which breaks quality ties first come, first served.
@@ -21,7 +19,7 @@ type urlQueue struct {
 	// A FIFO or LIFO queue may have its middle on disk (see spill):
 	// items[head:] is the head, chunks (oldest first, spilled URLs in
 	// all) the middle, tail the newest URLs.
-	chunks  []frontierdisk.Chunk
+	chunks  []Chunk
 	spilled int
 	tail    []qurl
 }

@@ -1,4 +1,4 @@
-package recorder
+package frontier
 
 import (
 	"math"
@@ -95,7 +95,7 @@ func TestEstimateOneRequestPerConnection(t *testing.T) {
 }
 
 func TestEstimateOpenConnection(t *testing.T) {
-	// The crawler ran out of URLs before the server closed: 10 served
+	// The crawler ran out of URLs before the server Closed: 10 served
 	// says nothing below the default 50; 60 raises the estimate to 60.
 	var e serverEstimate
 	e.update(&connSample{firsts: 1, reused: 9, firstSum: 10 * ms, reusedSum: 90 * ms, served: 10})

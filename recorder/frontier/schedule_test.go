@@ -1,20 +1,16 @@
-package recorder
+package frontier
 
 import (
 	"container/heap"
-	"errors"
-	"github.com/crawltrace/crawltrace/recorder/robots"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
@@ -151,7 +147,7 @@ func TestSchedulerNonPreemptive(t *testing.T) {
 	}
 	s.popURL(h)
 	s.release(h, t0, true, 0, false) // connection stays open; a keeps 0.1, 0.1
-	slots := newConnSlots(1)
+	slots := NewConnSlots(1)
 	if !slots.tryAcquire() {
 		t.Fatal("first slot refused")
 	}
@@ -238,25 +234,6 @@ func TestURLQueueTopSum(t *testing.T) {
 				t.Fatalf("trial %d: topSum(%d) = %v, want %v", trial, k, got, want)
 			}
 		}
-	}
-}
-
-func TestParseQuality(t *testing.T) {
-	m, err := ParseQuality(strings.NewReader("# oracle\nhttp://A.test/p/1.html\t0.25\n\nhttp://a.test/\t1e-3\r\n"), "q.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 2 || m["http://a.test/p/1.html"] != 0.25 || m["http://a.test/"] != 0.001 {
-		t.Errorf("oracle %v", m)
-	}
-	for _, bad := range []string{"http://a.test/ 0.5\n", "http://a.test/\t-1\n", "http://a.test/\tNaN\n",
-		"http://a.test/\t1\nhttp://A.TEST/\t2\n", "::\t1\n"} {
-		if _, err := ParseQuality(strings.NewReader(bad), "q.tsv"); !errors.Is(err, tracefile.ErrBadInput) || !strings.Contains(err.Error(), "q.tsv line") {
-			t.Errorf("%q: error %v", bad, err)
-		}
-	}
-	if _, err := ReadQuality(filepath.Join(t.TempDir(), "missing.tsv")); !errors.Is(err, tracefile.ErrBadInput) {
-		t.Errorf("missing file: %v", err)
 	}
 }
 

@@ -1,28 +1,28 @@
-package recorder
+package frontier
 
 import (
 	"context"
-	"github.com/crawltrace/crawltrace/recorder/robots"
-
-	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
-	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/politeness"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
-// task is what a worker does next, holding host: fetch robots.txt of the
-// origin url of host (robots), a robots.txt redirect hop to host (hop),
-// or fetch url (of quality q; NaN without an oracle) under its origin's
-// rules.
-type task struct {
-	host   *hostState
-	url    string
-	q      float64
-	robots bool
-	hop    *robotsHop
-	rules  *robots.Rules
-	id     uint64 // the URL's in-flight number (0 for robots.txt)
+// Task is what a worker does next, holding Host: fetch robots.txt of the
+// origin URL of Host (Robots), a robots.txt redirect hop to Host (Hop),
+// or fetch URL (of quality Q; NaN without an oracle) under its origin's
+// Rules. ID is the URL's in-flight number (0 for robots.txt), which the
+// worker passes to [Frontier.Finish] once the page is logged.
+type Task struct {
+	Host   *Host
+	URL    string
+	Q      float64
+	Robots bool
+	Hop    *Hop
+	Rules  *robots.Rules
+	ID     uint64
 }
 
 // inflightURL is a URL a worker took from the frontier whose page the
@@ -33,50 +33,83 @@ type inflightURL struct {
 	q           float64
 }
 
-// frontier holds the URLs a node has yet to fetch in a [scheduler]: a
+// Options configure a [Frontier]. The politeness key and the delay rule
+// belong to the crawler's configuration; the frontier only calls them.
+type Options struct {
+	// Order is the crawl order (one of the Order constants; "" is bfs).
+	Order string
+	// Seed seeds the random order.
+	Seed uint64
+	// KeyOf returns a URL's politeness key: the server whose queue,
+	// delay and connection it shares. It may block on a DNS lookup (ip
+	// mode). Nil: the host name (politeness.Host).
+	KeyOf func(u string) string
+	// Keys, when set, says which URLs' keys are known without a DNS
+	// lookup; [Frontier.Add] then looks the others up off the caller's
+	// goroutine. Nil: Add calls KeyOf.
+	Keys Keys
+	// Delay is the politeness rule: the wait after a request that took
+	// d to a server whose robots.txt asks crawlDelay. Nil: d.
+	Delay func(d, crawlDelay time.Duration) time.Duration
+}
+
+// Keys are politeness keys that may need a DNS lookup (ip mode), as
+// [politeness.Keys] gives them. One lookup serves every URL of a host
+// ([politeness.Host]). Its methods are called from several goroutines at
+// once.
+type Keys interface {
+	// Cached returns u's politeness key when it is known without a DNS
+	// lookup (an address, or a host looked up before).
+	Cached(u string) (key string, ok bool)
+	// Key returns u's politeness key, looking its host up if need be;
+	// it may block.
+	Key(u string) string
+}
+
+// Frontier holds the URLs a node has yet to fetch in a [scheduler]: a
 // queue of servers and one queue of URLs per server. A host is held by
 // one worker at a time, so there is never more than one request in
 // flight per host, and a host's requests go over its session's single
 // connection; slots, shared by the nodes of a crawl, caps the sessions
 // (open connections). It is safe for concurrent use.
-type frontier struct {
+type Frontier struct {
 	mu     sync.Mutex
 	s      *scheduler
-	slots  *connSlots    // nil: no cap
+	slots  *ConnSlots    // nil: no cap
 	wake   chan struct{} // closed (and replaced) when a host may be ready
 	closed bool
 	oracle bool
-	// inflight holds the URLs taken by workers until [frontier.finish].
+	// inflight holds the URLs taken by workers until [Frontier.Finish].
 	inflight map[uint64]inflightURL
 	nextID   uint64
 	// keys, when set, says which URLs' politeness keys are known without
 	// a DNS lookup (ip mode); the others wait in resolving, by host,
 	// while a lookup runs off the caller's goroutine (the splitter's).
-	keys      *politeness.Keys
+	keys      Keys
 	resolving map[string][]string
 	lookups   chan struct{} // bounds the lookups at once
-	// delay is the politeness rule: the wait after a request that took d
-	// to a server whose robots.txt asks crawlDelay (politeness.Delay).
+	// delay is the politeness rule (Options.Delay).
 	delay func(d, crawlDelay time.Duration) time.Duration
 }
 
 // maxLookups bounds a node's DNS lookups in flight for politeness keys.
 const maxLookups = 16
 
-func newFrontier(order string, seed uint64) *frontier {
-	return newFrontierWith(order, seed, nil, nil)
-}
-
-// newFrontierWith makes a frontier whose URLs take their quality from
-// oracle (nil: none) and whose sessions take slots (nil: no cap).
-func newFrontierWith(order string, seed uint64, oracle map[string]float64, slots *connSlots) *frontier {
-	return &frontier{s: newScheduler(order, seed, oracle), slots: slots, wake: make(chan struct{}), oracle: oracle != nil,
+// New makes an empty frontier: no quality oracle and no connection cap
+// until [Frontier.Configure].
+func New(o Options) *Frontier {
+	s := newScheduler(o.Order, o.Seed, nil)
+	if o.KeyOf != nil {
+		s.keyOf = o.KeyOf
+	}
+	return &Frontier{s: s, wake: make(chan struct{}), keys: o.Keys, delay: o.Delay,
 		inflight: make(map[uint64]inflightURL)}
 }
 
-// configure sets the quality oracle (rescoring URLs already queued) and
-// the connection cap; the node calls it before its workers start.
-func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
+// Configure sets the quality oracle (nil: none), rescoring URLs already
+// queued, and the connection cap (nil: none); the node calls it before
+// its workers start.
+func (f *Frontier) Configure(oracle map[string]float64, slots *ConnSlots) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.s.setOracle(oracle)
@@ -84,9 +117,9 @@ func (f *frontier) configure(oracle map[string]float64, slots *connSlots) {
 	f.slots = slots
 }
 
-// add queues u. It never blocks: a URL whose server needs a DNS lookup
+// Add queues u. It never blocks: a URL whose server needs a DNS lookup
 // (ip mode) is queued when the lookup returns.
-func (f *frontier) add(u string) {
+func (f *Frontier) Add(u string) {
 	var key string
 	if f.keys != nil {
 		var ok bool
@@ -106,7 +139,7 @@ func (f *frontier) add(u string) {
 
 // resolve holds u until its host's politeness key is looked up; the
 // first URL of a host starts the lookup.
-func (f *frontier) resolve(u string) {
+func (f *Frontier) resolve(u string) {
 	host := politeness.Host(u)
 	f.mu.Lock()
 	if f.resolving == nil {
@@ -136,16 +169,16 @@ func (f *frontier) resolve(u string) {
 	}()
 }
 
-func (f *frontier) broadcast() {
+func (f *Frontier) broadcast() {
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
 
-// next blocks until a host may be fetched (and, for a host without an
+// Next blocks until a host may be fetched (and, for a host without an
 // open connection, a connection slot is free) and returns its task; the
-// host is then held until [frontier.release]. It returns false when ctx
+// host is then held until [Frontier.Release]. It returns false when ctx
 // is done or the frontier is closed.
-func (f *frontier) next(ctx context.Context) (task, bool) {
+func (f *Frontier) Next(ctx context.Context) (Task, bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -164,7 +197,7 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		f.mu.Lock()
 		if f.closed || ctx.Err() != nil {
 			f.mu.Unlock()
-			return task{}, false
+			return Task{}, false
 		}
 		now := time.Now()
 		h, wait, blocked := f.s.pick(now, acquire)
@@ -172,12 +205,12 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		f.s.freed = 0
 		if h != nil {
 			t := f.s.take(h, now)
-			if !t.robots && t.hop == nil {
+			if !t.Robots && t.Hop == nil {
 				f.nextID++
-				t.id = f.nextID
-				f.inflight[t.id] = inflightURL{origin: h.origin, url: t.url, q: t.q}
+				t.ID = f.nextID
+				f.inflight[t.ID] = inflightURL{origin: h.origin, url: t.URL, q: t.Q}
 				if !f.oracle {
-					t.q = math.NaN()
+					t.Q = math.NaN()
 				}
 			}
 			f.mu.Unlock()
@@ -201,7 +234,7 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 		}
 		select {
 		case <-ctx.Done():
-			return task{}, false
+			return Task{}, false
 		case <-ch:
 		case <-tc:
 		case <-slotFreed:
@@ -209,36 +242,36 @@ func (f *frontier) next(ctx context.Context) (task, bool) {
 	}
 }
 
-// spillTo lets server queues spill to store once the URLs queued in
+// SpillTo lets server queues spill to store once the URLs queued in
 // memory pass budget bytes (see schedule_spill.go). The node calls it
 // before its workers start.
-func (f *frontier) spillTo(store *frontierdisk.Store, budget int64) {
+func (f *Frontier) SpillTo(store *Store, budget int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.s.store, f.s.budget = store, budget
 }
 
-// err is the first error of the frontier's disk store.
-func (f *frontier) err() error {
+// Err is the first error of the frontier's disk store.
+func (f *Frontier) Err() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s.storeErr
 }
 
-// spillStats returns the disk store's counters and the bytes of URLs
+// SpillStats returns the disk store's counters and the bytes of URLs
 // queued in memory.
-func (f *frontier) spillStats() (frontierdisk.Stats, int64) {
+func (f *Frontier) SpillStats() (Stats, int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.s.store == nil {
-		return frontierdisk.Stats{}, f.s.mem
+		return Stats{}, f.s.mem
 	}
 	return f.s.store.Stats(), f.s.mem
 }
 
-// finish ends in-flight URL id: its page was logged, or it will never be
+// Finish ends in-flight URL id: its page was logged, or it will never be
 // fetched (robots.txt excludes it).
-func (f *frontier) finish(id uint64) {
+func (f *Frontier) Finish(id uint64) {
 	if id == 0 {
 		return
 	}
@@ -247,24 +280,24 @@ func (f *frontier) finish(id uint64) {
 	f.mu.Unlock()
 }
 
-// release returns a held host. When requested is true a request was made
+// Release returns a held host. When requested is true a request was made
 // and the host waits delay before the next one; otherwise (a URL skipped
 // by robots.txt) its schedule is unchanged.
-func (f *frontier) release(h *hostState, requested bool, delay time.Duration) {
+func (f *Frontier) Release(h *Host, requested bool, delay time.Duration) {
 	f.releaseSession(h, requested, delay, false)
 }
 
 // releaseSession is release that also ends the host's connection session
 // when endSession is set (the server closed the connection, or the fetch
 // failed); a session also ends when the host has no URL left.
-func (f *frontier) releaseSession(h *hostState, requested bool, delay time.Duration, endSession bool) {
+func (f *Frontier) releaseSession(h *Host, requested bool, delay time.Duration, endSession bool) {
 	f.releaseWith(h, requested, func() time.Duration { return delay }, endSession)
 }
 
-// releaseFetch returns a host held for a request that took d: it waits
+// ReleaseFetch returns a host held for a request that took d: it waits
 // the delay rule, with the largest Crawl-delay of its origins' rules,
 // read under the lock (a hop may set another origin's rules meanwhile).
-func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) {
+func (f *Frontier) ReleaseFetch(h *Host, d time.Duration, endSession bool) {
 	f.releaseWith(h, true, func() time.Duration {
 		if f.delay == nil {
 			return d
@@ -274,7 +307,7 @@ func (f *frontier) releaseFetch(h *hostState, d time.Duration, endSession bool) 
 }
 
 // releaseWith is releaseSession with the delay computed under the lock.
-func (f *frontier) releaseWith(h *hostState, requested bool, delay func() time.Duration, endSession bool) {
+func (f *Frontier) releaseWith(h *Host, requested bool, delay func() time.Duration, endSession bool) {
 	f.mu.Lock()
 	ended, wake := f.s.release(h, time.Now(), requested, delay(), endSession)
 	if wake {
@@ -287,7 +320,7 @@ func (f *frontier) releaseWith(h *hostState, requested bool, delay func() time.D
 }
 
 // freeSlots frees n connection slots.
-func (f *frontier) freeSlots(n int) {
+func (f *Frontier) freeSlots(n int) {
 	for range n {
 		if f.slots != nil {
 			f.slots.release()
@@ -295,12 +328,12 @@ func (f *frontier) freeSlots(n int) {
 	}
 }
 
-// robotsDone stores the outcome of origin's robots.txt fetch for owner
+// RobotsDone stores the outcome of origin's robots.txt fetch for owner
 // (its host): build builds the rules from the origin's previous ones (nil
 // when none); build nil, or returning nil, leaves them as they were (the
 // fetch was cut short). The origin's parked URLs come back unless the
 // rules make them wait for a retry.
-func (f *frontier) robotsDone(owner *hostState, origin string, build func(prev *robots.Rules) *robots.Rules) {
+func (f *Frontier) RobotsDone(owner *Host, origin string, build func(prev *robots.Rules) *robots.Rules) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var rules *robots.Rules
@@ -312,12 +345,12 @@ func (f *frontier) robotsDone(owner *hostState, origin string, build func(prev *
 	}
 }
 
-// keyFor is u's politeness key (it may wait for a DNS lookup in ip mode).
-func (f *frontier) keyFor(u string) string { return f.s.keyOf(u) }
+// KeyFor is u's politeness key (it may wait for a DNS lookup in ip mode).
+func (f *Frontier) KeyFor(u string) string { return f.s.keyOf(u) }
 
-// addHop queues a robots.txt redirect hop on the server of key, where it
+// AddHop queues a robots.txt redirect hop on the server of key, where it
 // waits its turn like a fetch.
-func (f *frontier) addHop(key string, hop *robotsHop) {
+func (f *Frontier) AddHop(key string, hop *Hop) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.s.addHop(key, hop, time.Now()) {
@@ -325,24 +358,24 @@ func (f *frontier) addHop(key string, hop *robotsHop) {
 	}
 }
 
-// stall is the longest a host waited for a worker once due, and that
+// Stall is the longest a host waited for a worker once due, and that
 // host.
-func (f *frontier) stall() (time.Duration, string) {
+func (f *Frontier) Stall() (time.Duration, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s.maxStall, f.s.stallHost
 }
 
-// robotsWaiting is the number of origins whose URLs wait for a
+// RobotsWaiting is the number of origins whose URLs wait for a
 // robots.txt retry.
-func (f *frontier) robotsWaiting() int {
+func (f *Frontier) RobotsWaiting() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s.waitingRobots(time.Now())
 }
 
-// close wakes and stops every waiting worker.
-func (f *frontier) close() {
+// Close wakes and stops every waiting worker.
+func (f *Frontier) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.closed {
@@ -351,72 +384,25 @@ func (f *frontier) close() {
 	}
 }
 
-// closeSessions ends every open session once the workers have stopped,
+// CloseSessions ends every open session once the workers have stopped,
 // closing their connections and freeing their slots.
-func (f *frontier) closeSessions() {
+func (f *Frontier) CloseSessions() {
 	f.mu.Lock()
 	n := f.s.closeSessions()
 	f.mu.Unlock()
 	f.freeSlots(n)
 }
 
-// sizes returns the number of queued URLs and known hosts.
-func (f *frontier) sizes() (queued, hosts int) {
+// Sizes returns the number of queued URLs and known hosts.
+func (f *Frontier) Sizes() (queued, hosts int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s.queued, len(f.s.hosts)
 }
 
-// sessionsOpened is the number of connection sessions opened so far.
-func (f *frontier) sessionsOpened() int64 {
+// SessionsOpened is the number of connection sessions opened so far.
+func (f *Frontier) SessionsOpened() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s.opened
-}
-
-// connSlots caps the connections open at once over the nodes of a crawl:
-// a session takes a slot when it opens and frees it when it ends. It is
-// safe for concurrent use.
-type connSlots struct {
-	mu        sync.Mutex
-	max, open int
-	peak      int
-	ch        chan struct{} // closed (and replaced) when a slot is freed
-}
-
-func newConnSlots(max int) *connSlots {
-	return &connSlots{max: max, ch: make(chan struct{})}
-}
-
-func (c *connSlots) tryAcquire() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.open >= c.max {
-		return false
-	}
-	c.open++
-	c.peak = max(c.peak, c.open)
-	return true
-}
-
-func (c *connSlots) release() {
-	c.mu.Lock()
-	c.open--
-	close(c.ch)
-	c.ch = make(chan struct{})
-	c.mu.Unlock()
-}
-
-// freed returns a channel closed at the next release.
-func (c *connSlots) freed() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ch
-}
-
-// peakOpen is the most slots ever taken at once.
-func (c *connSlots) peakOpen() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.peak
 }

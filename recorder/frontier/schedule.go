@@ -1,37 +1,38 @@
-package recorder
+package frontier
 
 import (
 	"container/heap"
-	"github.com/crawltrace/crawltrace/recorder/robots"
-
-	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
-	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/politeness"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
-// hostState is one server's URL queue, politeness and connection state
+// Host is one server's URL queue, politeness and connection state
 // inside a [scheduler]. A server is keyed by its politeness key (the
-// host name, or its IP address; see [Config.PolitenessKey]), so every
+// host name, or its IP address; see [Options.KeyOf]), so every
 // origin of a host shares one queue, one request in flight and one delay.
 //
 // robots.txt is per origin (RFC 9309 2.3): robots holds the rules of each
-// origin (robotsRules.forOrigin). A URL whose origin has no current rules
+// origin (robots.Rules.ForOrigin). A URL whose origin has no current rules
 // yet, or whose origin waits for a robots.txt retry, is set aside in
 // parked under its origin (schedule_robots.go), so the host's other
 // origins go on at the host's delay. hops are robots.txt redirect hops
 // (of any host's origin) that go to this server: they wait their turn
 // here like a fetch. All of it is read and written under the frontier's
-// lock only.
-type hostState struct {
+// lock only, except the session, which the worker holding the host uses
+// through [Host.Client] and [Host.Observe].
+type Host struct {
 	origin  string // the politeness key
 	urls    urlQueue
 	first   []qurl // URLs taken from urls, served before it in this order
 	parked  []*parkedOrigin
 	nParked int // URLs in parked
-	hops    []*robotsHop
+	hops    []*Hop
 	nextAt  time.Time // earliest start of the next request
 	at      time.Time // when the host is due (its place in the waiting heap)
 	readyAt time.Time // when the host last became due (stall accounting)
@@ -47,11 +48,11 @@ type hostState struct {
 
 // queued is the number of the host's URLs not yet taken by a worker,
 // parked ones included.
-func (h *hostState) queued() int { return h.urls.len() + len(h.first) + h.nParked }
+func (h *Host) queued() int { return h.urls.len() + len(h.first) + h.nParked }
 
 // hasWork reports whether the host has something to do other than wait
 // for a parked origin's robots.txt: a hop, or URLs not set aside.
-func (h *hostState) hasWork() bool { return len(h.hops) > 0 || len(h.first) > 0 || h.urls.len() > 0 }
+func (h *Host) hasWork() bool { return len(h.hops) > 0 || len(h.first) > 0 || h.urls.len() > 0 }
 
 // session is a server's connection session: from the connection the
 // scheduler opens to the server (taking one of the capped connection
@@ -60,6 +61,26 @@ func (h *hostState) hasWork() bool { return len(h.hops) > 0 || len(h.first) > 0 
 type session struct {
 	client *http.Client // made by the worker on first use; nil in unit tests
 	sample connSample
+}
+
+// Client returns the HTTP client of h's connection session, made by mk
+// on first use (mk may return nil: no client of the session's own), or
+// nil when h has no session. Only the worker holding h may call it.
+func (h *Host) Client(mk func() *http.Client) *http.Client {
+	if h.sess == nil {
+		return nil
+	}
+	if h.sess.client == nil {
+		h.sess.client = mk()
+	}
+	return h.sess.client
+}
+
+// Observe records a request's connection facts in h's session and
+// reports whether the session should end because the connection is gone
+// (false without a session). Only the worker holding h may call it.
+func (h *Host) Observe(c *fetch.Conn) (end bool) {
+	return h.sess != nil && h.sess.sample.observe(c)
 }
 
 func (s *session) close() {
@@ -76,13 +97,13 @@ func (s *session) close() {
 // first, so an open connection is used until it closes — the schedule is
 // non-preemptive) or ready (no connection; ranked by the order, highest
 // first, and given a connection when a slot is free). It is not safe for
-// concurrent use; [frontier] locks it.
+// concurrent use; [Frontier] locks it.
 type scheduler struct {
 	order   string
-	keyOf   func(url string) string // the politeness key (recorder/politeness)
+	keyOf   func(url string) string // the politeness key (Options.KeyOf)
 	rng     *rand.Rand
 	oracle  map[string]float64
-	hosts   map[string]*hostState
+	hosts   map[string]*Host
 	waiting hostHeap
 	resume  hostHeap
 	ready   hostHeap
@@ -102,26 +123,26 @@ type scheduler struct {
 	maxStall  time.Duration
 	stallHost string
 	// parkedHosts holds the hosts with parked URLs.
-	parkedHosts map[*hostState]struct{}
+	parkedHosts map[*Host]struct{}
 	// Spilling (schedule_spill.go): store is nil without a budget; mem
 	// is the bytes of URLs queued in memory.
-	store    *frontierdisk.Store
+	store    *Store
 	budget   int64
 	mem      int64
 	storeErr error
 }
 
 func newScheduler(order string, seed uint64, oracle map[string]float64) *scheduler {
-	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*hostState), keyOf: politeness.Host,
+	s := &scheduler{order: order, oracle: oracle, hosts: make(map[string]*Host), keyOf: politeness.Host,
 		rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), def: newDefaultEstimate()}
-	s.waiting.less = func(a, b *hostState) bool {
+	s.waiting.less = func(a, b *Host) bool {
 		if !a.at.Equal(b.at) {
 			return a.at.Before(b.at)
 		}
 		return a.seq < b.seq
 	}
-	s.resume.less = func(a, b *hostState) bool { return a.ent < b.ent }
-	s.ready.less = func(a, b *hostState) bool {
+	s.resume.less = func(a, b *Host) bool { return a.ent < b.ent }
+	s.ready.less = func(a, b *Host) bool {
 		if a.key != b.key {
 			return a.key > b.key
 		}
@@ -194,11 +215,11 @@ func (s *scheduler) addKeyed(key, u string, q float64, now time.Time) bool {
 }
 
 // host returns the server keyed o, made on first use.
-func (s *scheduler) host(o string) *hostState {
+func (s *scheduler) host(o string) *Host {
 	h := s.hosts[o]
 	if h == nil {
 		s.seq++
-		h = &hostState{origin: o, heapIdx: -1, seq: s.seq}
+		h = &Host{origin: o, heapIdx: -1, seq: s.seq}
 		h.urls.byQuality = s.byQuality()
 		s.hosts[o] = h
 	}
@@ -211,7 +232,7 @@ func (s *scheduler) host(o string) *hostState {
 // with nothing to do, or only parked URLs whose robots.txt fetch is under
 // way, goes in no heap: the fetch's end schedules it again. It reports
 // whether workers should look again.
-func (s *scheduler) schedule(h *hostState, now time.Time) bool {
+func (s *scheduler) schedule(h *Host, now time.Time) bool {
 	at := h.nextAt
 	if !h.hasWork() {
 		due, ok := h.parkedDue()
@@ -242,7 +263,7 @@ func (s *scheduler) schedule(h *hostState, now time.Time) bool {
 // the order they entered the queue; P/T under performance; the best
 // queued quality under quality; the summed quality of the next P URLs
 // divided by T under capability (P rounded to the nearest integer).
-func (s *scheduler) key(h *hostState) float64 {
+func (s *scheduler) key(h *Host) float64 {
 	switch s.order {
 	case OrderPerformance:
 		p := h.est.pages(h.queued())
@@ -260,7 +281,7 @@ func (s *scheduler) key(h *hostState) float64 {
 // ready.
 func (s *scheduler) promote(now time.Time) {
 	for len(s.waiting.hs) > 0 && !s.waiting.hs[0].at.After(now) {
-		h := heap.Pop(&s.waiting).(*hostState)
+		h := heap.Pop(&s.waiting).(*Host)
 		due := h.at
 		s.schedule(h, now)
 		if h.heapIdx >= 0 && !s.waiting.has(h) {
@@ -272,7 +293,7 @@ func (s *scheduler) promote(now time.Time) {
 // reschedule puts an idle host back where it now belongs, after its
 // parked URLs or hops changed. A held host is left alone: its release
 // schedules it.
-func (s *scheduler) reschedule(h *hostState, now time.Time) bool {
+func (s *scheduler) reschedule(h *Host, now time.Time) bool {
 	if h.busy {
 		return false
 	}
@@ -291,7 +312,7 @@ func (s *scheduler) reschedule(h *hostState, now time.Time) bool {
 // nil: no cap). With no host to give, it returns nil and how long until
 // the earliest waiting host is due (-1: none), and blocked reports that a
 // ready host waits for a slot.
-func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait time.Duration, blocked bool) {
+func (s *scheduler) pick(now time.Time, acquire func() bool) (h *Host, wait time.Duration, blocked bool) {
 	s.promote(now)
 	for h == nil {
 		var q *hostHeap
@@ -324,7 +345,7 @@ func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait
 			s.open++
 			s.opened++
 		}
-		h = heap.Pop(q).(*hostState)
+		h = heap.Pop(q).(*Host)
 	}
 	if h != nil {
 		h.busy = true
@@ -343,7 +364,7 @@ func (s *scheduler) pick(now time.Time, acquire func() bool) (h *hostState, wait
 // popURL removes the next URL of a held host by the crawl order: FIFO
 // (bfs, performance), LIFO (dfs), seeded uniform (random) or best quality
 // first (quality, capability).
-func (s *scheduler) popURL(h *hostState) qurl {
+func (s *scheduler) popURL(h *Host) qurl {
 	var x qurl
 	if len(h.first) > 0 {
 		x = h.first[0]
@@ -380,7 +401,7 @@ func (s *scheduler) popURL(h *hostState) qurl {
 // the node's default estimate) take the session's sample, and release
 // reports true so the caller frees the connection slot. It also reports
 // whether workers should look again.
-func (s *scheduler) release(h *hostState, now time.Time, requested bool, delay time.Duration, endSession bool) (ended, wake bool) {
+func (s *scheduler) release(h *Host, now time.Time, requested bool, delay time.Duration, endSession bool) (ended, wake bool) {
 	h.busy = false
 	if requested {
 		h.nextAt = now.Add(delay)
@@ -394,7 +415,7 @@ func (s *scheduler) release(h *hostState, now time.Time, requested bool, delay t
 }
 
 // endSession closes h's session and learns from it.
-func (s *scheduler) endSession(h *hostState) {
+func (s *scheduler) endSession(h *Host) {
 	h.est.update(&h.sess.sample)
 	s.def.update(&h.sess.sample)
 	h.sess.close()
@@ -419,11 +440,11 @@ func (s *scheduler) closeSessions() int {
 
 // hostHeap is a heap of hosts under less; heapIdx tracks positions.
 type hostHeap struct {
-	hs   []*hostState
-	less func(a, b *hostState) bool
+	hs   []*Host
+	less func(a, b *Host) bool
 }
 
-func (q *hostHeap) has(h *hostState) bool {
+func (q *hostHeap) has(h *Host) bool {
 	return h.heapIdx >= 0 && h.heapIdx < len(q.hs) && q.hs[h.heapIdx] == h
 }
 func (q *hostHeap) Len() int           { return len(q.hs) }
@@ -434,7 +455,7 @@ func (q *hostHeap) Swap(i, j int) {
 	q.hs[j].heapIdx = j
 }
 func (q *hostHeap) Push(x any) {
-	h := x.(*hostState)
+	h := x.(*Host)
 	h.heapIdx = len(q.hs)
 	q.hs = append(q.hs, h)
 }

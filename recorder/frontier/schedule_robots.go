@@ -1,4 +1,4 @@
-package recorder
+package frontier
 
 import (
 	"time"
@@ -34,14 +34,14 @@ type parkedOrigin struct {
 	fetching bool
 }
 
-// robotsHop is one robots.txt redirect hop: the request for url, hop n
+// Hop is one robots.txt redirect hop: the request for url, hop n
 // (1 for the first redirect) of the fetch of origin's robots.txt, whose
 // rules go to owner, the host the origin belongs to.
-type robotsHop struct {
-	owner  *hostState
-	origin string
-	url    string
-	n      int
+type Hop struct {
+	Owner  *Host
+	Origin string
+	URL    string
+	N      int
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -51,7 +51,7 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-func (h *hostState) parkedFor(origin string) *parkedOrigin {
+func (h *Host) parkedFor(origin string) *parkedOrigin {
 	for _, p := range h.parked {
 		if p.origin == origin {
 			return p
@@ -62,7 +62,7 @@ func (h *hostState) parkedFor(origin string) *parkedOrigin {
 
 // dueOrigin returns a parked origin whose robots.txt may be fetched now:
 // no fetch under way, and no rules in force (the retry's time has come).
-func (h *hostState) dueOrigin(now time.Time) *parkedOrigin {
+func (h *Host) dueOrigin(now time.Time) *parkedOrigin {
 	for _, p := range h.parked {
 		if !p.fetching && !h.robots.ForOrigin(p.origin).Current(now) {
 			return p
@@ -74,7 +74,7 @@ func (h *hostState) dueOrigin(now time.Time) *parkedOrigin {
 // parkedDue is when the first parked origin's robots.txt may be fetched;
 // false when every parked origin waits for a fetch under way (or none is
 // parked).
-func (h *hostState) parkedDue() (time.Time, bool) {
+func (h *Host) parkedDue() (time.Time, bool) {
 	var due time.Time
 	ok := false
 	for _, p := range h.parked {
@@ -93,13 +93,13 @@ func (h *hostState) parkedDue() (time.Time, bool) {
 }
 
 // park sets x aside under its origin.
-func (s *scheduler) park(h *hostState, origin string, x qurl) *parkedOrigin {
+func (s *scheduler) park(h *Host, origin string, x qurl) *parkedOrigin {
 	p := h.parkedFor(origin)
 	if p == nil {
 		p = &parkedOrigin{origin: origin}
 		h.parked = append(h.parked, p)
 		if s.parkedHosts == nil {
-			s.parkedHosts = map[*hostState]struct{}{}
+			s.parkedHosts = map[*Host]struct{}{}
 		}
 		s.parkedHosts[h] = struct{}{}
 	}
@@ -113,7 +113,7 @@ func (s *scheduler) park(h *hostState, origin string, x qurl) *parkedOrigin {
 // head of h.first whose origin is not parked. URLs of parked origins met
 // on the way are parked. It reports false when everything left is
 // parked.
-func (s *scheduler) prepare(h *hostState, now time.Time) bool {
+func (s *scheduler) prepare(h *Host, now time.Time) bool {
 	if len(h.hops) > 0 || h.dueOrigin(now) != nil {
 		return true
 	}
@@ -143,16 +143,16 @@ func (s *scheduler) prepare(h *hostState, now time.Time) bool {
 // the head URL, or its origin's robots.txt when the origin has no rules
 // in force (the URL is parked meanwhile). The URL's rules go with the
 // task, so the worker reads them without the frontier's lock.
-func (s *scheduler) take(h *hostState, now time.Time) task {
+func (s *scheduler) take(h *Host, now time.Time) Task {
 	if len(h.hops) > 0 {
 		hop := h.hops[0]
 		h.hops[0] = nil
 		h.hops = h.hops[1:]
-		return task{host: h, hop: hop, url: hop.url}
+		return Task{Host: h, Hop: hop, URL: hop.URL}
 	}
 	if p := h.dueOrigin(now); p != nil {
 		p.fetching = true
-		return task{host: h, robots: true, url: p.origin}
+		return Task{Host: h, Robots: true, URL: p.origin}
 	}
 	o := politeness.Origin(h.first[0].url)
 	r := h.robots.ForOrigin(o)
@@ -161,17 +161,17 @@ func (s *scheduler) take(h *hostState, now time.Time) task {
 		h.first[0] = qurl{}
 		h.first = h.first[1:]
 		s.park(h, o, x).fetching = true
-		return task{host: h, robots: true, url: o}
+		return Task{Host: h, Robots: true, URL: o}
 	}
 	x := s.popURL(h)
-	return task{host: h, url: x.url, q: x.q, rules: r}
+	return Task{Host: h, URL: x.url, Q: x.q, Rules: r}
 }
 
 // robotsDone stores origin's rules on owner and brings back its parked
 // URLs, unless the rules make them wait for a retry. A fetch that ended
 // without an outcome (the crawl stopping) passes rules nil: the origin's
 // rules stay as they were. It reports whether workers should look again.
-func (s *scheduler) robotsDone(owner *hostState, origin string, rules *robots.Rules, now time.Time) bool {
+func (s *scheduler) robotsDone(owner *Host, origin string, rules *robots.Rules, now time.Time) bool {
 	if rules != nil {
 		owner.robots = owner.robots.With(rules)
 	}
@@ -198,7 +198,7 @@ func (s *scheduler) robotsDone(owner *hostState, origin string, rules *robots.Ru
 }
 
 // addHop queues a robots.txt redirect hop on the server of key.
-func (s *scheduler) addHop(key string, hop *robotsHop, now time.Time) bool {
+func (s *scheduler) addHop(key string, hop *Hop, now time.Time) bool {
 	h := s.host(key)
 	h.hops = append(h.hops, hop)
 	return s.reschedule(h, now)
