@@ -66,7 +66,7 @@ type Keys interface {
 	Key(u string) string
 }
 
-// Frontier holds the URLs a node has yet to fetch in a [scheduler]: a
+// Frontier holds the URLs a node has yet to fetch in a scheduler: a
 // queue of servers and one queue of URLs per server. A host is held by
 // one worker at a time, so there is never more than one request in
 // flight per host, and a host's requests go over its session's single

@@ -12,10 +12,10 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
-// Host is one server's URL queue, politeness and connection state
-// inside a [scheduler]. A server is keyed by its politeness key (the
-// host name, or its IP address; see [Options.KeyOf]), so every
-// origin of a host shares one queue, one request in flight and one delay.
+// Host is one server's URL queue, politeness and connection state inside
+// the frontier's scheduler. A server is keyed by its politeness key (the
+// host name, or its IP address; see [Options.KeyOf]), so every origin of
+// a host shares one queue, one request in flight and one delay.
 //
 // robots.txt is per origin (RFC 9309 2.3): robots holds the rules of each
 // origin (robots.Rules.ForOrigin). A URL whose origin has no current rules

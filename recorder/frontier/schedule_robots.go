@@ -34,9 +34,10 @@ type parkedOrigin struct {
 	fetching bool
 }
 
-// Hop is one robots.txt redirect hop: the request for url, hop n
-// (1 for the first redirect) of the fetch of origin's robots.txt, whose
-// rules go to owner, the host the origin belongs to.
+// Hop is one robots.txt redirect hop: the request for URL, hop N (1 for
+// the first redirect) of the fetch of Origin's robots.txt, whose rules go
+// to Owner, the host the origin belongs to ([Frontier.RobotsDone]). The
+// worker makes it and queues it with [Frontier.AddHop].
 type Hop struct {
 	Owner  *Host
 	Origin string
