@@ -27,12 +27,6 @@ func (n *node) frontierOptions() frontier.Options {
 	return o
 }
 
-// newFrontier is a frontier of order keyed by host name, with no delay
-// rule: a request's delay is its duration.
-func newFrontier(order string, seed uint64) *frontier.Frontier {
-	return frontier.New(frontier.Options{Order: order, Seed: seed})
-}
-
 // The crawl orders are the frontier's: a mismatch is a duplicate map key,
 // which does not compile.
 var _ = map[bool]struct{}{false: {},
