@@ -26,7 +26,7 @@ func (n *node) addCheckpointPart(p checkpointPart) {
 func (n *node) writeCheckpoint(gen uint64, stop string) error {
 	meta := checkpoint.Meta{CrawlID: n.cfg.CrawlID, Node: n.id, Generation: gen, Time: time.Now().UTC(), Stop: stop}
 	if stop != "" {
-		meta.Attempts = n.st.attempts.Load()
+		meta.Attempts = n.st.Attempts.Load()
 		meta.CrawlDone = n.c.crawlDone
 	}
 	_, err := checkpoint.Write(n.cfg.OutDir, meta, n.checkpointParts())

@@ -179,7 +179,7 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 type countersPart struct{ n *node }
 
 type savedCounters struct {
-	Counters                 map[string]int64 // nodeStats.counters
+	Counters                 map[string]int64 // worker.Stats.Counters
 	ByStatus, RobotsByStatus map[int]int64
 	FilterReasons            map[string]int64
 	Split                    splitStats
@@ -192,15 +192,15 @@ func (countersPart) checkpointName() string { return "counters" }
 func (p countersPart) saveCheckpoint(w io.Writer) error {
 	n := p.n
 	st := &n.st
-	v := savedCounters{Counters: map[string]int64{}, Split: n.split.stats, PageID: n.pageID.Load(), Resume: n.resume}
-	for name, c := range st.counters() {
+	v := savedCounters{Counters: map[string]int64{}, Split: n.split.stats, PageID: n.st.PageSeq.Load(), Resume: n.resume}
+	for name, c := range st.Counters() {
 		v.Counters[name] = c.Load()
 	}
-	st.mu.Lock()
-	v.ByStatus = maps.Clone(st.byStatus)
-	v.RobotsByStatus = maps.Clone(st.robotsByStatus)
-	v.FilterReasons = maps.Clone(st.filterReasons)
-	st.mu.Unlock()
+	d := st.Lock()
+	v.ByStatus = maps.Clone(d.ByStatus)
+	v.RobotsByStatus = maps.Clone(d.RobotsByStatus)
+	v.FilterReasons = maps.Clone(d.FilterReasons)
+	st.Unlock()
 	return gob.NewEncoder(w).Encode(&v)
 }
 
@@ -211,12 +211,14 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 	}
 	n := p.n
 	st := &n.st
-	for name, c := range st.counters() {
+	for name, c := range st.Counters() {
 		c.Store(v.Counters[name])
 	}
-	st.byStatus, st.robotsByStatus, st.filterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
+	d := st.Lock()
+	d.ByStatus, d.RobotsByStatus, d.FilterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
+	st.Unlock()
 	n.split.stats = v.Split
-	n.pageID.Store(v.PageID)
+	n.st.PageSeq.Store(v.PageID)
 	// What this load discarded (segmentsPart ran first) adds to what
 	// earlier resumes did.
 	n.resume.Resumes += v.Resume.Resumes

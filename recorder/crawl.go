@@ -345,7 +345,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// MaxPages is the crawl's budget, not the run's: a resumed crawl
 	// starts from the fetches its checkpoint counted.
 	for _, n := range nodes {
-		c.pages.Add(n.st.attempts.Load())
+		c.pages.Add(n.st.Attempts.Load())
 	}
 
 	var transport Transport

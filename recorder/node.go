@@ -1,27 +1,18 @@
 package recorder
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"net/http"
-	"net/url"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder/extract"
-	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
-	"github.com/crawltrace/crawltrace/recorder/urlnorm"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 )
-
-// robotsLimit is how much of a robots.txt is read (RFC 9309 asks parsers
-// to handle at least 500 KiB).
-const robotsLimit = 512 << 10
 
 // node is one crawling process: frontier, fetch workers and host splitter.
 type node struct {
@@ -34,8 +25,7 @@ type node struct {
 	client *http.Client
 	filter *urlfilter.Filter
 	agent  string
-	pageID atomic.Uint64
-	st     nodeStats
+	st     worker.Stats
 	wg     sync.WaitGroup
 	// started is when the workers started; running counts them, and the
 	// last to stop closes the frontier's connection sessions.
@@ -55,52 +45,6 @@ type node struct {
 	// hops spaces robots.txt redirect hops to other servers.
 }
 
-// nodeStats are a node's worker-side counters, safe for concurrent use.
-type nodeStats struct {
-	attempts, robotsFetches, robotsExcluded atomic.Int64
-	html, bytes, truncated, redirects       atomic.Int64
-	filtered, badLinks, fetchErrors         atomic.Int64
-	linksDropped                            atomic.Int64
-	mu                                      sync.Mutex
-	byStatus                                map[int]int64
-	robotsByStatus                          map[int]int64
-	filterReasons                           map[string]int64
-	links, unique                           []uint32
-	timeline                                []fetchPoint
-
-	// politeness and caps (robots_fetch.go, recorder/fetch)
-	robotsRedirects, robotsRefetches, robotsRetries atomic.Int64
-	redirectsCut, notHTML, encodingErrors           atomic.Int64
-
-	// page charsets (extract): HTML pages read in an encoding other than
-	// UTF-8, and pages that declared only unknown charsets
-	nonUTF8, charsetUnknown atomic.Int64
-}
-
-// counters names every atomic counter of s, for checkpoints: a counter
-// missing here would restart from zero on resume (a test checks that
-// every atomic.Int64 field is listed).
-func (s *nodeStats) counters() map[string]*atomic.Int64 {
-	return map[string]*atomic.Int64{
-		"attempts": &s.attempts, "robots_fetches": &s.robotsFetches, "robots_excluded": &s.robotsExcluded,
-		"html": &s.html, "bytes": &s.bytes, "truncated": &s.truncated, "redirects": &s.redirects,
-		"filtered": &s.filtered, "bad_links": &s.badLinks, "fetch_errors": &s.fetchErrors,
-		"links_dropped": &s.linksDropped, "robots_redirects": &s.robotsRedirects,
-		"robots_refetches": &s.robotsRefetches, "robots_retries": &s.robotsRetries,
-		"redirects_cut": &s.redirectsCut, "not_html": &s.notHTML, "encoding_errors": &s.encodingErrors,
-		"non_utf8_pages": &s.nonUTF8, "charset_unknown_pages": &s.charsetUnknown,
-	}
-}
-
-func (s *nodeStats) status(m *map[int]int64, code int) {
-	s.mu.Lock()
-	if *m == nil {
-		*m = make(map[int]int64)
-	}
-	(*m)[code]++
-	s.mu.Unlock()
-}
-
 // startWorkers starts the fetch workers. Each node has its own connection
 // cap, as each crawling process of a distributed crawler has.
 func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
@@ -111,215 +55,18 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 	n.conns = frontier.NewConnSlots(m)
 	n.front.Configure(n.cfg.Quality, n.conns)
 	n.started = n.cfg.Now()
+	wk := worker.New(n.workerOptions(), n.front, workerSink{n}, crawlBudget{n.c}, &n.st)
 	n.running.Store(int64(n.cfg.Workers))
 	for w := 0; w < n.cfg.Workers; w++ {
 		n.wg.Add(1)
 		go func(w int) {
 			defer n.wg.Done()
-			n.worker(stopCtx, fetchCtx, uint16(w))
+			wk.Run(stopCtx, fetchCtx, uint16(w))
 			if n.running.Add(-1) == 0 {
 				n.front.CloseSessions()
 			}
 		}(w)
 	}
-}
-
-// sessionClient returns the HTTP client of h's connection session, made
-// on first use: a transport of its own, so the session's requests share
-// one persistent connection (MaxConnsPerHost 1) that closing the session
-// closes. The worker holding h calls it.
-func (n *node) sessionClient(h *frontier.Host) *http.Client {
-	c := h.Client(func() *http.Client {
-		base, ok := n.client.Transport.(*http.Transport)
-		if !ok {
-			return nil
-		}
-		tr := base.Clone()
-		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 1, 1, 1
-		return &http.Client{Transport: tr, Timeout: n.client.Timeout, CheckRedirect: n.client.CheckRedirect}
-	})
-	if c == nil {
-		return n.client
-	}
-	return c
-}
-
-// observe records a request's connection facts in h's session and
-// reports whether the session should end (the connection is gone or the
-// fetch failed).
-func observe(h *frontier.Host, r *fetch.Result) (end bool) {
-	if h.Observe(&r.Conn) {
-		return true
-	}
-	return r.Err != nil
-}
-
-func (n *node) nextPageID() uint64 {
-	return uint64(n.id)<<40 | n.pageID.Add(1)
-}
-
-func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
-	ex := extract.NewExtractor()
-	var buf bytes.Buffer
-	for {
-		t, ok := n.front.Next(stopCtx)
-		if !ok {
-			return
-		}
-		h := t.Host
-		if t.Robots || t.Hop != nil {
-			n.robotsStep(fetchCtx, h, t.URL, t.Hop, w, &buf)
-			continue
-		}
-		if r := n.split.owner.Load(); r != nil && r.Node(t.URL) != n.id {
-			// Fail-over moved the host: its owner fetches it.
-			n.front.Release(h, false, 0)
-			n.c.redirs.Forget(t.URL)
-			n.split.send(&splitMsg{forward: []string{t.URL}, task: t.ID})
-			n.c.tr.add(-1)
-			continue
-		}
-		if !t.Rules.Allowed(n.agent, t.URL) {
-			n.st.robotsExcluded.Add(1)
-			n.c.redirs.Forget(t.URL)
-			n.front.Finish(t.ID)
-			n.front.Release(h, false, 0)
-			n.c.tr.add(-1)
-			continue
-		}
-		if !n.c.reserve() {
-			// Not fetched: the URL stays in flight, so the final
-			// checkpoint queues it again for a resumed crawl.
-			n.front.Release(h, false, 0)
-			n.c.tr.add(-1)
-			continue
-		}
-		n.fetchPage(fetchCtx, t, w, ex, &buf)
-		n.c.tr.add(-1)
-	}
-}
-
-func (n *node) pageRecord(u string, q float64, w uint16, start time.Time, r fetch.Result, body int) *tracefile.PageRecord {
-	p := &tracefile.PageRecord{ID: n.nextPageID(), Time: start.UnixNano(), URL: u, Status: int32(r.Status),
-		ContentType: r.ContentType, Bytes: int64(body), Truncated: r.Truncated, DurationNS: int64(r.Dur),
-		Worker: w, Quality: q}
-	if r.Err != nil {
-		p.Error = r.Err.Error()
-	}
-	return p
-}
-
-func (n *node) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
-	u, q, h := t.URL, t.Q, t.Host
-	hops := n.c.redirs.Take(u)
-	start := n.cfg.Now()
-	r := fetch.Get(ctx, n.sessionClient(h), n.cfg.UserAgent, u, n.cfg.MaxBodyBytes, buf, true)
-	n.front.ReleaseFetch(h, r.Dur, observe(h, &r))
-	end := n.cfg.Now()
-	p := n.pageRecord(u, q, w, start, r, buf.Len())
-	n.st.mu.Lock()
-	n.st.timeline = append(n.st.timeline, fetchPoint{at: end.Sub(n.started), q: q})
-	n.st.mu.Unlock()
-	n.st.attempts.Add(1)
-	n.st.bytes.Add(int64(buf.Len()))
-	if r.Truncated {
-		n.st.truncated.Add(1)
-	}
-	if r.Err != nil {
-		n.st.fetchErrors.Add(1)
-		if errors.Is(r.Err, fetch.ErrEncoding) {
-			n.st.encodingErrors.Add(1)
-		}
-	}
-	if r.Skipped {
-		n.st.notHTML.Add(1)
-	}
-	n.st.status(&n.st.byStatus, r.Status)
-	var urls []splitURL
-	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
-		if base, err := url.Parse(u); err == nil {
-			if loc, err := urlnorm.Resolve(base, r.Location); err == nil {
-				p.Redirect = loc
-				n.st.redirects.Add(1)
-				if hops >= n.cfg.MaxRedirects {
-					n.st.redirectsCut.Add(1)
-				} else if ok, reason := n.filter.Allow(loc); ok {
-					n.c.redirs.Put(loc, hops+1)
-					urls = append(urls, splitURL{URL: loc, Kind: tracefile.URLRedirect})
-				} else {
-					n.filtered(reason)
-				}
-			} else {
-				n.st.badLinks.Add(1)
-			}
-		}
-	}
-	if r.Status == http.StatusOK && extract.IsHTML(r.ContentType, buf.Bytes()) {
-		n.st.html.Add(1)
-		{
-			taken := 0
-			st, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.ContentType, func(l extract.Link) {
-				if ok, reason := n.filter.Allow(l.URL); ok {
-					if n.cfg.MaxLinksPerPage > 0 && taken >= n.cfg.MaxLinksPerPage {
-						n.st.linksDropped.Add(1)
-						return
-					}
-					taken++
-					urls = append(urls, splitURL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
-					if len(urls) >= sendChunk {
-						// A page of many links goes to the splitter in
-						// parts, each within the queue's byte budget.
-						n.sendURLs(&splitMsg{source: p.ID, worker: w, urls: urls})
-						urls = nil
-					}
-				} else {
-					n.filtered(reason)
-				}
-			})
-			p.Links, p.UniqueLinks = uint32(st.Links), uint32(st.Unique)
-			n.st.badLinks.Add(int64(st.Skipped))
-			if st.Encoding != "utf-8" {
-				n.st.nonUTF8.Add(1)
-			}
-			if st.UnknownCharset {
-				n.st.charsetUnknown.Add(1)
-			}
-			n.st.mu.Lock()
-			n.st.links = append(n.st.links, p.Links)
-			n.st.unique = append(n.st.unique, p.UniqueLinks)
-			n.st.mu.Unlock()
-		}
-	}
-	id := t.ID
-	if r.Err != nil && ctx.Err() != nil {
-		// Aborted by the stop: the URL stays in flight, so the final
-		// checkpoint queues it again for a resumed crawl.
-		id = 0
-	}
-	n.sendURLs(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
-}
-
-// sendChunk is the most URLs a worker hands the splitter in one message.
-const sendChunk = 4096
-
-// sendURLs sends m to the splitter once its URLs fit the queue's byte
-// budget; the splitter gives the bytes back when it has logged them.
-func (n *node) sendURLs(m *splitMsg) {
-	m.bytes = urlBytes(m.urls)
-	n.split.budget.acquire(m.bytes)
-	if !n.split.send(m) {
-		n.split.budget.release(m.bytes)
-	}
-}
-
-func (n *node) filtered(reason string) {
-	n.st.filtered.Add(1)
-	n.st.mu.Lock()
-	if n.st.filterReasons == nil {
-		n.st.filterReasons = make(map[string]int64)
-	}
-	n.st.filterReasons[reason]++
-	n.st.mu.Unlock()
 }
 
 // summary is the mean and median of a per-page count.

@@ -18,26 +18,27 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
 // Every atomic counter of a node is in its checkpoint: it is listed by
 // counters, and a save and load gives it back.
 func TestEveryCounterCheckpointed(t *testing.T) {
-	var st nodeStats
+	var st worker.Stats
 	listed := map[*atomic.Int64]bool{}
-	for _, c := range st.counters() {
+	for _, c := range st.Counters() {
 		listed[c] = true
 	}
 	v := reflect.ValueOf(&st).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Field(i)
 		if f.Type() == reflect.TypeOf(atomic.Int64{}) && !listed[(*atomic.Int64)(f.Addr().UnsafePointer())] {
-			t.Errorf("nodeStats.%s is not in counters(): a resume would restart it from zero", v.Type().Field(i).Name)
+			t.Errorf("worker.Stats.%s is not in Counters(): a resume would restart it from zero", v.Type().Field(i).Name)
 		}
 	}
 	a := &node{split: &splitter{}}
 	i := int64(1)
-	for _, c := range a.st.counters() {
+	for _, c := range a.st.Counters() {
 		c.Store(i)
 		i++
 	}
@@ -49,8 +50,8 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	if err := (countersPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
-	want := a.st.counters()
-	for name, c := range b.st.counters() {
+	want := a.st.Counters()
+	for name, c := range b.st.Counters() {
 		if c.Load() != want[name].Load() {
 			t.Errorf("counter %s: %d after load, saved %d", name, c.Load(), want[name].Load())
 		}

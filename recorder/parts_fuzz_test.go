@@ -61,7 +61,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 	}
 	out[2] = bytes.Clone(b.Bytes())
 	c := &node{split: &splitter{}}
-	for i, ct := range c.st.counters() {
+	for i, ct := range c.st.Counters() {
 		ct.Store(int64(len(i)))
 	}
 	b.Reset()

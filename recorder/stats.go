@@ -182,25 +182,25 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	for _, n := range nodes {
 		st := &n.st
 		s.Nodes = append(s.Nodes, n.id)
-		s.FetchAttempts += st.attempts.Load()
-		s.FetchErrors += st.fetchErrors.Load()
-		s.HTMLPages += st.html.Load()
-		s.Bytes += st.bytes.Load()
-		s.Truncated += st.truncated.Load()
-		s.Redirects += st.redirects.Load()
-		s.RobotsFetches += st.robotsFetches.Load()
-		s.RobotsExcluded += st.robotsExcluded.Load()
-		s.Filtered += st.filtered.Load()
-		s.BadLinks += st.badLinks.Load()
-		s.RobotsRedirects += st.robotsRedirects.Load()
-		s.RobotsRefetches += st.robotsRefetches.Load()
-		s.RobotsRetries += st.robotsRetries.Load()
-		s.RedirectsCut += st.redirectsCut.Load()
-		s.NotHTMLSkipped += st.notHTML.Load()
-		s.EncodingErrors += st.encodingErrors.Load()
-		s.NonUTF8Pages += st.nonUTF8.Load()
-		s.CharsetUnknownPages += st.charsetUnknown.Load()
-		s.LinksDropped += st.linksDropped.Load()
+		s.FetchAttempts += st.Attempts.Load()
+		s.FetchErrors += st.FetchErrors.Load()
+		s.HTMLPages += st.HTML.Load()
+		s.Bytes += st.Bytes.Load()
+		s.Truncated += st.Truncated.Load()
+		s.Redirects += st.Redirects.Load()
+		s.RobotsFetches += st.RobotsFetches.Load()
+		s.RobotsExcluded += st.RobotsExcluded.Load()
+		s.Filtered += st.Filtered.Load()
+		s.BadLinks += st.BadLinks.Load()
+		s.RobotsRedirects += st.RobotsRedirects.Load()
+		s.RobotsRefetches += st.RobotsRefetches.Load()
+		s.RobotsRetries += st.RobotsRetries.Load()
+		s.RedirectsCut += st.RedirectsCut.Load()
+		s.NotHTMLSkipped += st.NotHTML.Load()
+		s.EncodingErrors += st.EncodingErrors.Load()
+		s.NonUTF8Pages += st.NonUTF8.Load()
+		s.CharsetUnknownPages += st.CharsetUnknown.Load()
+		s.LinksDropped += st.LinksDropped.Load()
 		fs, mem := n.front.SpillStats()
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
@@ -208,25 +208,25 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		pk, wt := n.split.budget.stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
-		st.mu.Lock()
-		for k, v := range st.byStatus {
+		d := st.Lock()
+		for k, v := range d.ByStatus {
 			s.ByStatus[codeKey(k)] += v
 		}
-		for k, v := range st.robotsByStatus {
+		for k, v := range d.RobotsByStatus {
 			s.RobotsByStatus[codeKey(k)] += v
 		}
-		for k, v := range st.filterReasons {
+		for k, v := range d.FilterReasons {
 			if s.FilterReasons == nil {
 				s.FilterReasons = map[string]int64{}
 			}
 			s.FilterReasons[k] += v
 		}
-		links = append(links, st.links...)
-		unique = append(unique, st.unique...)
-		for _, p := range st.timeline {
-			timeline = append(timeline, fetchPoint{at: p.at + n.started.Sub(t0), q: p.q})
+		links = append(links, d.Links...)
+		unique = append(unique, d.Unique...)
+		for _, p := range d.Timeline {
+			timeline = append(timeline, fetchPoint{at: p.At + n.started.Sub(t0), q: p.Q})
 		}
-		st.mu.Unlock()
+		st.Unlock()
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
@@ -370,8 +370,8 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 		var pages, excl int64
 		var queued, hosts, retrying int
 		for _, n := range nodes {
-			pages += n.st.attempts.Load()
-			excl += n.st.robotsExcluded.Load()
+			pages += n.st.Attempts.Load()
+			excl += n.st.RobotsExcluded.Load()
 			q, h := n.front.Sizes()
 			queued += q
 			hosts += h

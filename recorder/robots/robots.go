@@ -18,8 +18,8 @@ import (
 
 // Rules is an origin's parsed robots.txt outcome (RFC 9309):
 //   - 2xx: the body's rules, matched with grobotstxt (Google's matcher);
-//   - 3xx: followed by the fetcher, up to five hops (robots_fetch.go in
-//     the recorder); a longer chain or one without a Location is treated
+//   - 3xx: followed by the fetcher, up to five hops (recorder/worker
+//     robots.go); a longer chain or one without a Location is treated
 //     as unavailable, like 4xx;
 //   - 4xx: allow everything;
 //   - 5xx or no response: disallow everything. The fetch is retried with

@@ -1,4 +1,4 @@
-package recorder
+package worker
 
 import (
 	"bytes"
@@ -15,6 +15,10 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
+// robotsLimit is how much of a robots.txt is read (RFC 9309 asks parsers
+// to handle at least 500 KiB).
+const robotsLimit = 512 << 10
+
 // robotsMaxRedirects is how many redirects a robots.txt fetch follows
 // (RFC 9309 2.3.1.2 asks for at least five). A longer chain means the
 // file is unavailable, which RFC 9309 lets a crawler treat like 4xx.
@@ -29,21 +33,21 @@ const robotsMaxRedirects = 5
 // other outcome becomes the origin's rules (robotsOutcome). Either way h
 // is released after its own delay, so a failing origin holds back only
 // its own URLs.
-func (n *node) robotsStep(ctx context.Context, h *frontier.Host, origin string, hop *frontier.Hop, w uint16, buf *bytes.Buffer) {
+func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin string, hop *frontier.Hop, w uint16, buf *bytes.Buffer) {
 	owner, u, nhop := h, origin+"/robots.txt", 0
 	if hop != nil {
 		owner, origin, u, nhop = hop.Owner, hop.Origin, hop.URL, hop.N
 	}
 	q := math.NaN()
-	if n.cfg.Quality != nil {
-		q = n.cfg.Quality[u]
+	if wk.o.Quality != nil {
+		q = wk.o.Quality[u]
 	}
-	start := n.cfg.Now()
-	r := fetch.Get(ctx, n.sessionClient(h), n.cfg.UserAgent, u, robotsLimit, buf, false)
+	start := wk.o.Now()
+	r := fetch.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, robotsLimit, buf, false)
 	end := observe(h, &r)
-	n.st.robotsFetches.Add(1)
-	n.st.status(&n.st.robotsByStatus, r.Status)
-	p := n.pageRecord(u, q, w, start, r, buf.Len())
+	wk.st.RobotsFetches.Add(1)
+	wk.st.status(&wk.st.d.RobotsByStatus, r.Status)
+	p := wk.pageRecord(u, q, w, start, r, buf.Len())
 	loc := ""
 	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
@@ -54,15 +58,15 @@ func (n *node) robotsStep(ctx context.Context, h *frontier.Host, origin string, 
 			}
 		}
 	}
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
+	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w})
 	switch {
 	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs
 		// are saved with the frontier.
-		n.front.RobotsDone(owner, origin, nil)
+		wk.front.RobotsDone(owner, origin, nil)
 	case loc != "" && nhop < robotsMaxRedirects:
-		n.st.robotsRedirects.Add(1)
-		n.front.AddHop(n.front.KeyFor(loc), &frontier.Hop{Owner: owner, Origin: origin, URL: loc, N: nhop + 1})
+		wk.st.RobotsRedirects.Add(1)
+		wk.front.AddHop(wk.front.KeyFor(loc), &frontier.Hop{Owner: owner, Origin: origin, URL: loc, N: nhop + 1})
 	default:
 		status := r.Status
 		if loc != "" || fetch.IsRedirect(r.Status) || (r.Status >= 300 && r.Status < 400) {
@@ -70,26 +74,26 @@ func (n *node) robotsStep(ctx context.Context, h *frontier.Host, origin string, 
 			// file is unavailable (RFC 9309 2.3.1.2).
 			status = 404
 		}
-		rules := robots.New(status, buf.String(), r.Err, n.agent)
-		n.front.RobotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
-			return n.robotsOutcome(origin, prev, rules, r.Err)
+		rules := robots.New(status, buf.String(), r.Err, wk.o.Agent)
+		wk.front.RobotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
+			return wk.robotsOutcome(origin, prev, rules, r.Err)
 		})
 	}
-	n.front.ReleaseFetch(h, r.Dur, end)
+	wk.front.ReleaseFetch(h, r.Dur, end)
 }
 
 // robotsOutcome dates new rules of origin, fetched now, given the
-// origin's previous rules (robots.Policy.Date): they expire after
-// RobotsTTL; a failure is retried after RobotsRetry, doubled on each
-// failure in a row, up to RobotsRetries times; a private address is not
+// origin's previous rules (robots.Policy.Date): they expire after the
+// policy's TTL; a failure is retried after its Retry, doubled on each
+// failure in a row, up to Retries times; a private address is not
 // retried.
-func (n *node) robotsOutcome(origin string, prev, rules *robots.Rules, err error) *robots.Rules {
-	refetch, retry := n.robotsPolicy().Date(rules, origin, prev, err, errors.Is(err, ErrPrivateAddress), time.Now())
+func (wk *Worker) robotsOutcome(origin string, prev, rules *robots.Rules, err error) *robots.Rules {
+	refetch, retry := wk.o.Robots.Date(rules, origin, prev, err, errors.Is(err, fetch.ErrPrivateAddress), time.Now())
 	if refetch {
-		n.st.robotsRefetches.Add(1)
+		wk.st.RobotsRefetches.Add(1)
 	}
 	if retry {
-		n.st.robotsRetries.Add(1)
+		wk.st.RobotsRetries.Add(1)
 	}
 	return rules
 }

@@ -1,0 +1,70 @@
+package recorder
+
+import (
+	"github.com/crawltrace/crawltrace/recorder/worker"
+)
+
+// workerOptions are the options of node n's fetch workers, built from
+// its Config; call it once the workers' start time is set.
+func (n *node) workerOptions() worker.Options {
+	return worker.Options{
+		Node:            n.id,
+		UserAgent:       n.cfg.UserAgent,
+		Agent:           n.agent,
+		Client:          n.client,
+		Filter:          n.filter,
+		MaxBodyBytes:    n.cfg.MaxBodyBytes,
+		MaxRedirects:    n.cfg.MaxRedirects,
+		MaxLinksPerPage: n.cfg.MaxLinksPerPage,
+		Quality:         n.cfg.Quality,
+		Robots:          n.robotsPolicy(),
+		Now:             n.cfg.Now,
+		Start:           n.started,
+		Redirects:       &n.c.redirs,
+		Owner:           n.owner,
+		TaskDone:        func() { n.c.tr.add(-1) },
+	}
+}
+
+// owner is the node owning u when fail-over is on (the live ring's).
+func (n *node) owner(u string) (int, bool) {
+	if r := n.split.owner.Load(); r != nil {
+		return r.Node(u), true
+	}
+	return 0, false
+}
+
+// workerSink hands the workers' pages to the node's splitter.
+type workerSink struct{ n *node }
+
+var _ worker.Sink = workerSink{}
+
+// Submit sends m to the splitter once its URLs fit the queue's byte
+// budget; the splitter gives the bytes back when it has logged them.
+func (s workerSink) Submit(m *worker.Message) {
+	sm := &splitMsg{page: m.Page, source: m.Source, worker: m.Worker, task: m.Task}
+	if len(m.URLs) > 0 {
+		sm.urls = make([]splitURL, len(m.URLs))
+		for i, u := range m.URLs {
+			sm.urls[i] = splitURL(u)
+		}
+	}
+	sp := s.n.split
+	sm.bytes = urlBytes(sm.urls)
+	sp.budget.acquire(sm.bytes)
+	if !sp.send(sm) {
+		sp.budget.release(sm.bytes)
+	}
+}
+
+// Forward hands u, a URL fail-over moved to another node, to the
+// splitter, which routes it to its owner.
+func (s workerSink) Forward(u string, task uint64) {
+	s.n.split.send(&splitMsg{forward: []string{u}, task: task})
+}
+
+// crawlBudget is the crawl's page budget (MaxPages).
+type crawlBudget struct{ c *crawl }
+
+// Reserve takes one page from the budget.
+func (b crawlBudget) Reserve() bool { return b.c.reserve() }

@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stats are a node's worker-side counters, safe for concurrent use. The
+// caller owns them: it hands them to [New], reads them for its report and
+// saves them in its checkpoints ([Stats.Counters], [Stats.Lock]).
+type Stats struct {
+	// Attempts counts page fetches (robots.txt excluded), RobotsFetches
+	// robots.txt requests (hops included), RobotsExcluded URLs robots.txt
+	// disallowed.
+	Attempts, RobotsFetches, RobotsExcluded atomic.Int64
+	// HTML counts HTML pages read for links; Bytes the body bytes read;
+	// Truncated bodies cut at the size limit; Redirects redirects with a
+	// usable Location.
+	HTML, Bytes, Truncated, Redirects atomic.Int64
+	// Filtered counts links and redirect targets the URL filter dropped,
+	// BadLinks those that did not resolve, FetchErrors failed fetches.
+	Filtered, BadLinks, FetchErrors atomic.Int64
+	// LinksDropped counts links past the per-page limit.
+	LinksDropped atomic.Int64
+
+	// RobotsRedirects counts robots.txt redirect hops queued,
+	// RobotsRefetches robots.txt fetched again for an origin whose
+	// earlier rules allowed something, RobotsRetries retries of a failed
+	// robots.txt fetch scheduled (both as [robots.Policy.Date] reports).
+	RobotsRedirects, RobotsRefetches, RobotsRetries atomic.Int64
+	// RedirectsCut counts redirects past the chain limit, NotHTML bodies
+	// skipped as not HTML, EncodingErrors bodies that failed to decode.
+	RedirectsCut, NotHTML, EncodingErrors atomic.Int64
+
+	// NonUTF8 counts HTML pages read in an encoding other than UTF-8,
+	// CharsetUnknown pages that declared only unknown charsets.
+	NonUTF8, CharsetUnknown atomic.Int64
+
+	// PageSeq is the number of the node's last page id (a page id is the
+	// node id << 40 | its number); checkpoints save it with the counters.
+	PageSeq atomic.Uint64
+
+	mu sync.Mutex
+	d  Detail
+}
+
+// Detail is the part of [Stats] kept under a lock: counts by status and
+// reason, and per-page figures.
+type Detail struct {
+	// ByStatus and RobotsByStatus count pages and robots.txt requests
+	// by status code (0: no response); FilterReasons counts filtered
+	// URLs by the filter's reason. Each is nil until its first count.
+	ByStatus, RobotsByStatus map[int]int64
+	FilterReasons            map[string]int64
+	// Links and Unique are the links and distinct links of each HTML
+	// page, in the order they were read.
+	Links, Unique []uint32
+	// Timeline holds every page fetch (robots.txt excluded).
+	Timeline []Point
+}
+
+// Point is one page fetch: when it ended, measured from the start of the
+// workers ([Options.Start]), and its quality (NaN without an oracle).
+type Point struct {
+	At time.Duration
+	Q  float64
+}
+
+// Counters names every atomic counter of s, for checkpoints: a counter
+// missing here would restart from zero on resume (a test checks that
+// every atomic.Int64 field is listed). The names are those the
+// checkpoints of earlier versions saved.
+func (s *Stats) Counters() map[string]*atomic.Int64 {
+	return map[string]*atomic.Int64{
+		"attempts": &s.Attempts, "robots_fetches": &s.RobotsFetches, "robots_excluded": &s.RobotsExcluded,
+		"html": &s.HTML, "bytes": &s.Bytes, "truncated": &s.Truncated, "redirects": &s.Redirects,
+		"filtered": &s.Filtered, "bad_links": &s.BadLinks, "fetch_errors": &s.FetchErrors,
+		"links_dropped": &s.LinksDropped, "robots_redirects": &s.RobotsRedirects,
+		"robots_refetches": &s.RobotsRefetches, "robots_retries": &s.RobotsRetries,
+		"redirects_cut": &s.RedirectsCut, "not_html": &s.NotHTML, "encoding_errors": &s.EncodingErrors,
+		"non_utf8_pages": &s.NonUTF8, "charset_unknown_pages": &s.CharsetUnknown,
+	}
+}
+
+// Lock locks the detail of s and returns it, to be read or replaced until
+// [Stats.Unlock].
+func (s *Stats) Lock() *Detail {
+	s.mu.Lock()
+	return &s.d
+}
+
+// Unlock unlocks the detail locked by [Stats.Lock].
+func (s *Stats) Unlock() { s.mu.Unlock() }
+
+func (s *Stats) status(m *map[int]int64, code int) {
+	s.mu.Lock()
+	if *m == nil {
+		*m = make(map[int]int64)
+	}
+	(*m)[code]++
+	s.mu.Unlock()
+}
+
+func (s *Stats) filtered(reason string) {
+	s.Filtered.Add(1)
+	s.mu.Lock()
+	if s.d.FilterReasons == nil {
+		s.d.FilterReasons = make(map[string]int64)
+	}
+	s.d.FilterReasons[reason]++
+	s.mu.Unlock()
+}
