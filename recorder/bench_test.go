@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -62,8 +63,8 @@ func BenchmarkSplitterLog(b *testing.B) {
 	for _, logOn := range []bool{true, false} {
 		b.Run(fmt.Sprintf("log=%v", logOn), func(b *testing.B) {
 			part, _ := partition.New("host", 4, 0)
-			s := &splitter{node: 0, part: part, tr: newTracker(), due: NewDUE(1 << 16),
-				front: newFrontier(OrderBFS, 1), out: make([]*Batch, 4), batchSize: 1 << 30, now: time.Now}
+			s := &splitter{node: 0, part: part, tr: peer.NewTracker(), due: NewDUE(1 << 16),
+				front: newFrontier(OrderBFS, 1), out: make([]*peer.Batch, 4), batchSize: 1 << 30, now: time.Now}
 			if logOn {
 				uw, err := tracefile.CreateURLWriter(b.TempDir(), tracefile.Meta{Nodes: 4, Partitioner: "host"}, tracefile.DefaultWriterConfig())
 				if err != nil {

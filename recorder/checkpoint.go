@@ -16,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // # Checkpoints
@@ -490,7 +491,7 @@ func (b *barrier) park(n *node) {
 type checkpointer struct {
 	c         *crawl
 	nodes     []*node
-	transport Transport
+	transport peer.Transport
 	gen       uint64
 	stop      chan struct{}
 	done      chan struct{}
@@ -575,7 +576,7 @@ func (k *checkpointer) snapshotPending() {
 	for _, n := range k.nodes {
 		n.pending.batches = nil
 		if ok {
-			n.pending.batches = a.unprocessed(n.id)
+			n.pending.batches = a.Unprocessed(n.id)
 		}
 	}
 }

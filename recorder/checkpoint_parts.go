@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // The recorder's own checkpoint parts; the format of each is in
@@ -211,7 +212,7 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 				return fmt.Errorf("server %s: a group of %d URLs and %d qualities, %d left", h.Key, len(g.URLs), len(g.Q), left)
 			}
 			left -= len(g.URLs)
-			p.n.split.tr.add(int64(len(g.URLs)))
+			p.n.split.tr.Add(int64(len(g.URLs)))
 			p.n.front.restoreURLs(h.Key, g.URLs, g.Q)
 		}
 	}
@@ -421,7 +422,7 @@ type resumeCounters struct {
 // the cut (set by the checkpointer) and, on load, keeps them to be
 // processed first.
 type pendingPart struct {
-	batches []*Batch
+	batches []*peer.Batch
 }
 
 func (*pendingPart) checkpointName() string { return "pending" }
@@ -447,7 +448,7 @@ func (p *pendingPart) loadCheckpoint(r io.Reader) error {
 	}
 	p.batches = nil
 	for i := 0; i < n; i++ {
-		b := new(Batch)
+		b := new(peer.Batch)
 		if err := dec.Decode(b); err != nil {
 			return fmt.Errorf("batch %d of %d: %w", i, n, err)
 		}

@@ -10,12 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -68,7 +70,7 @@ type Result struct {
 // crawl is the state shared by the nodes of one process.
 type crawl struct {
 	cfg      *Config
-	tr       *tracker
+	tr       *peer.Tracker
 	pages    atomic.Int64
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -283,7 +285,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var events *eventLog
 	if tcp {
 		sdir := stateDir(cfg.OutDir, cfg.NodeID)
-		if epoch, err = bumpEpoch(sdir); err != nil {
+		if epoch, err = peer.BumpEpoch(sdir); err != nil {
 			return nil, err
 		}
 		if events, err = openEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
@@ -298,7 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
-	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
+	c := &crawl{cfg: &cfg, tr: peer.NewTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
 	}
@@ -323,7 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// their old ids, and the receivers' batch logs must not take its
 		// new batches, numbered from 1 again, for those.
 		for _, n := range nodes {
-			if n.split.epoch, err = bumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
+			if n.split.epoch, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
 				for _, m := range nodes {
 					m.split.closeWriters()
 				}
@@ -344,8 +346,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c.pages.Add(n.st.attempts.Load())
 	}
 
-	var transport Transport
-	var ht *httpTransport
+	var transport peer.Transport
+	var ht *peer.HTTPTransport
 	if tcp {
 		sp := nodes[0].split
 		sp.epoch, sp.events, sp.seeds = epoch, events, seeds
@@ -357,22 +359,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			sp.owner.Store(ring)
 		}
-		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events, topo)
+		n0 := nodes[0]
+		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c.tr, sp, epoch, events, topo,
+			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.send(&splitMsg{view: live}) }))
 		if err != nil {
 			sp.closeWriters()
 			return nil, err
 		}
-		n0 := nodes[0]
-		ht.idleFn = func() bool { return c.budgetIdle(n0) }
-		ht.onView = func(live []bool) { sp.send(&splitMsg{view: live}) }
-		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.loaded})
+		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
 		transport = ht
 	} else {
-		rs := make([]receiver, len(nodes))
+		rs := make([]peer.Receiver, len(nodes))
 		for i, n := range nodes {
 			rs[i] = n.split
 		}
-		transport = newMemTransport(c.tr, rs)
+		transport = peer.NewMemTransport(c.tr, rs)
 	}
 	for _, n := range nodes {
 		n.split.transport = transport
@@ -421,7 +422,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var quiet <-chan struct{}
 	if tcp {
-		quiet = ht.watchTermination(fetchCtx)
+		quiet = ht.WatchTermination(fetchCtx)
 	}
 wait:
 	for {
@@ -431,8 +432,8 @@ wait:
 		case <-deadline:
 			c.stop(StopDuration)
 			cancelFetch()
-		case <-c.tr.zero:
-			if !tcp && c.tr.idle() {
+		case <-c.tr.Zero():
+			if !tcp && c.tr.Idle() {
 				c.stop(StopDone)
 			}
 			continue
@@ -465,14 +466,14 @@ wait:
 		// them), let the splitter hand what the workers found to the
 		// transport, and deliver the queues to the live peers; what is
 		// still unacknowledged stays in the outbox for --resume.
-		ht.refusing.Store(true)
+		ht.Refuse()
 		sp := nodes[0].split
 		for end := time.Now().Add(10 * time.Second); sp.inflight.Load() > 0 && time.Now().Before(end); {
 			time.Sleep(5 * time.Millisecond)
 		}
-		outboxLeft = ht.drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
-		c.crawlDone = c.reason == StopDone && ht.complete.Load() && outboxLeft == 0 && c.failed() == nil
-		ht.shutdownServer()
+		outboxLeft = ht.Drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
+		c.crawlDone = c.reason == StopDone && ht.Complete() && outboxLeft == 0 && c.failed() == nil
+		ht.ShutdownServer()
 	}
 	transport.Close()
 	for _, n := range nodes {
@@ -511,10 +512,10 @@ wait:
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
-		stats.Epoch, stats.OutboxLeft = ht.epoch.Load(), outboxLeft
+		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
-			ht.logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.outbox)
+			ht.Logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.OutboxDir())
 		}
 	}
 	var werr error
@@ -585,8 +586,8 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	if cfg.PolitenessKey == PolitenessIP {
 		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
 	}
-	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
-		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
+	s := &splitter{node: id, part: part, log: peer.NewBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
+		due: NewDUE(1024), front: n.front, out: make([]*peer.Batch, total), batchSize: cfg.SplitterBatch,
 		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
 		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n, redirs: &c.redirs}
 	if s.flushTick <= 0 {
@@ -596,7 +597,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		s.cache = due.NewClock(cfg.SplitterCache)
 	}
 	if qb := cfg.queueBytes(); qb > 0 {
-		s.budget = newByteBudget(qb)
+		s.budget = bytebudget.New(qb)
 	}
 	if cfg.Memory > 0 && spillable(cfg.Order) {
 		store, err := frontierdisk.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
@@ -628,7 +629,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// Batches processed per sending incarnation: restored with the
 		// state they went into, so resent batches the checkpoint covers
 		// are dropped and the others processed again.
-		n.addCheckpointPart(s.log)
+		n.addCheckpointPart(batchLogPart{s.log})
 	}
 	if !cfg.Resume {
 		if err := n.openWriters(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // finishedCrawl over --peers: only a final checkpoint that records a
@@ -21,11 +23,11 @@ func TestFinishedCrawlTCP(t *testing.T) {
 	}{
 		{"crawl done", checkpointMeta{Stop: StopDone, CrawlDone: true}, nil, 0, true},
 		{"crawl done, larger budget", checkpointMeta{Stop: StopDone, CrawlDone: true, Attempts: 10}, nil, 1000, true},
-		{"crawl done, acknowledged batch kept", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
+		{"crawl done, acknowledged batch kept", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{peer.OutboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
 		{"done without the whole crawl", checkpointMeta{Stop: StopDone}, nil, 0, false},
 		{"periodic checkpoint", checkpointMeta{}, nil, 0, false},
 		{"max pages", checkpointMeta{Stop: StopMaxPages, Attempts: 10}, nil, 10, false},
-		{"batch left in the outbox", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3)}, 0, false},
+		{"batch left in the outbox", checkpointMeta{Stop: StopDone, CrawlDone: true}, []string{peer.OutboxName(2, 1, 3)}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

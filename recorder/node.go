@@ -183,7 +183,7 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.front.release(h, false, 0)
 			n.c.redirs.forget(t.url)
 			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
-			n.c.tr.add(-1)
+			n.c.tr.Add(-1)
 			continue
 		}
 		if !t.rules.allowed(n.agent, t.url) {
@@ -191,18 +191,18 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.c.redirs.forget(t.url)
 			n.front.finish(t.id)
 			n.front.release(h, false, 0)
-			n.c.tr.add(-1)
+			n.c.tr.Add(-1)
 			continue
 		}
 		if !n.c.reserve() {
 			// Not fetched: the URL stays in flight, so the final
 			// checkpoint queues it again for a resumed crawl.
 			n.front.release(h, false, 0)
-			n.c.tr.add(-1)
+			n.c.tr.Add(-1)
 			continue
 		}
 		n.fetchPage(fetchCtx, t, w, ex, &buf)
-		n.c.tr.add(-1)
+		n.c.tr.Add(-1)
 	}
 }
 
@@ -313,9 +313,9 @@ const sendChunk = 4096
 // budget; the splitter gives the bytes back when it has logged them.
 func (n *node) sendURLs(m *splitMsg) {
 	m.bytes = urlBytes(m.urls)
-	n.split.budget.acquire(m.bytes)
+	n.split.budget.Acquire(m.bytes)
 	if !n.split.send(m) {
-		n.split.budget.release(m.bytes)
+		n.split.budget.Release(m.bytes)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -56,25 +57,14 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	}
 }
 
-// An outbox file acknowledged twice (its receiver restarted in between)
-// keeps one ".rNNNNNNNNNN.acked" suffix, which loadOutbox parses.
-func TestOutboxBase(t *testing.T) {
-	p := "/x/" + outboxName(2, 3, 4)
-	once := fmt.Sprintf("%s.r%010d.acked", outboxBase(p), 5)
-	twice := fmt.Sprintf("%s.r%010d.acked", outboxBase(once), 6)
-	if outboxBase(p) != p || outboxBase(twice) != p || twice != p+".r0000000006.acked" {
-		t.Errorf("base %q, once %q, twice %q", outboxBase(p), once, twice)
-	}
-}
-
 // The redirect-hop table keeps only targets this node will fetch: a target
 // the DUE knew, or another node owns, is forgotten at the splitter (the
 // table filled up with them, and past its bound --max-redirects was off).
 func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
 	part, _ := partition.New("host", 2, 0)
 	var chains redirectChains
-	s := &splitter{node: 0, part: part, tr: newTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
-		out: make([]*Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
+	s := &splitter{node: 0, part: part, tr: peer.NewTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
+		out: make([]*peer.Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
 	var local, remote string
 	for i := 0; local == "" || remote == ""; i++ {
 		u := fmt.Sprintf("http://h%d.test/r", i)
@@ -131,7 +121,7 @@ func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
 // under without computing a politeness key again (in ip mode that is a
 // DNS lookup per host, under the frontier's lock).
 func TestFrontierRestoreKeepsKeys(t *testing.T) {
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
 	a.front.s.keyOf = func(u string) string { return "ip:192.0.2.1" } // both hosts on one address
 	for _, u := range []string{"http://a.test/1", "http://b.test/2", "http://a.test/3"} {
 		a.front.add(u)
@@ -140,7 +130,7 @@ func TestFrontierRestoreKeepsKeys(t *testing.T) {
 	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
 	lookups := 0
 	b.front.s.keyOf = func(u string) string { lookups++; return "ip:198.51.100.7" } // DNS changed since
 	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
@@ -164,7 +154,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 		<-release
 		return nil, errors.New("too late")
 	}})
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
 	a.front.keys, a.front.s.keyOf = slow, slow.key
 	a.front.add("http://slow.test/1")
 	a.front.add("http://slow.test/2")
@@ -176,7 +166,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 	fast := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
 	}})
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
 	b.front.keys, b.front.s.keyOf = fast, fast.key
 	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)

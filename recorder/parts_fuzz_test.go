@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // The checkpoint part loaders, by the first byte of the fuzz input: each
@@ -28,7 +29,7 @@ var fuzzParts = []struct {
 		return d.Load(r)
 	}},
 	{"frontier", func(t *testing.T, r io.Reader) error {
-		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}}).loadCheckpoint(r)
+		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}}).loadCheckpoint(r)
 	}},
 	{"counters", func(t *testing.T, r io.Reader) error {
 		return (countersPart{&node{split: &splitter{}}}).loadCheckpoint(r)
@@ -51,7 +52,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 		t.Fatal(err)
 	}
 	out[0], out[1] = bytes.Clone(b.Bytes()), bytes.Clone(b.Bytes())
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
 	for _, u := range []string{"http://h0021.test/private/18.html", "http://h0021.test/a", "http://b.test/x?y=1", "http://c.test/"} {
 		a.front.add(u)
 	}
@@ -70,7 +71,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 	}
 	out[3] = bytes.Clone(b.Bytes())
 	b.Reset()
-	p := &pendingPart{batches: []*Batch{{From: 1, Epoch: 2, Seq: 3, URLs: []string{"http://a.test/"}, Kinds: []string{"link"}, Source: []uint64{9}}}}
+	p := &pendingPart{batches: []*peer.Batch{{From: 1, Epoch: 2, Seq: 3, URLs: []string{"http://a.test/"}, Kinds: []string{"link"}, Source: []uint64{9}}}}
 	if err := p.saveCheckpoint(&b); err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ func (s *splitter) startRedo(d int) {
 	}
 	outDir := s.nd.cfg.OutDir
 	chunk := max(s.batchSize, 64)
-	s.tr.add(1)
+	s.tr.Add(1)
 	go func() {
-		defer s.tr.add(-1)
+		defer s.tr.Add(-1)
 		scanned, err := redoScan(outDir, s.node, d, chunk, func(urls []string) bool {
 			// Counted in the splitter queue's byte budget, like the
 			// workers' URLs, until the splitter has routed them.
@@ -47,9 +47,9 @@ func (s *splitter) startRedo(d int) {
 			for _, u := range urls {
 				n += int64(len(u)) + splitURLOverhead
 			}
-			s.budget.acquire(n)
+			s.budget.Acquire(n)
 			if !s.send(&splitMsg{redo: urls, redoPeer: d, bytes: n}) {
-				s.budget.release(n)
+				s.budget.Release(n)
 				return false
 			}
 			return true

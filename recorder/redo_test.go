@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // captureTransport records the batches sent, by destination.
@@ -18,7 +19,7 @@ type captureTransport struct {
 	sent map[int][]string
 }
 
-func (c *captureTransport) Send(dest int, b *Batch) {
+func (c *captureTransport) Send(dest int, b *peer.Batch) {
 	c.mu.Lock()
 	c.sent[dest] = append(c.sent[dest], b.URLs...)
 	c.mu.Unlock()
@@ -37,11 +38,11 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	cfg.OutDir = t.TempDir()
 	ring := partition.NewConsistent([]int{0, 1, 2}, 0)
 	after := ring.Without(1)
-	tr := newTracker()
+	tr := peer.NewTracker()
 	ct := &captureTransport{sent: map[int][]string{}}
 	nd := &node{cfg: &cfg}
-	s := &splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: newBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
-		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
+	s := &splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: peer.NewBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
+		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*peer.Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
 		batchSize: 7, flushTick: time.Hour, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), transport: ct, nd: nd,
 		redirs: &redirectChains{}}
 	s.owner.Store(ring)
@@ -120,6 +121,15 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	for _, u := range ct.sent[2] {
 		if ring.Node(u) != 1 {
 			t.Errorf("%s, node %d's, routed again", u, ring.Node(u))
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }

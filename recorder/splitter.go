@@ -9,9 +9,11 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // splitURL is one URL entering the host splitter.
@@ -30,7 +32,7 @@ type splitMsg struct {
 	source  uint64
 	worker  uint16
 	urls    []splitURL
-	remote  *Batch
+	remote  *peer.Batch
 	reply   chan bool // remote: true when the batch was new, false when already processed
 	forward []string
 	view    []bool // live[i]: node i is alive (fail-over)
@@ -73,19 +75,19 @@ type splitter struct {
 	seeds  []string
 	hosts  map[string]struct{} // hosts seen, to report those a fail-over moves
 	events *eventLog
-	log    *batchLog
+	log    *peer.BatchLog
 	// durable holds the batch log's watermarks as of the last complete
 	// checkpoint (nil: none yet), published by checkpointed.
-	durable   atomic.Pointer[[]DurableMark]
+	durable   atomic.Pointer[[]peer.DurableMark]
 	in        chan *splitMsg
-	tr        *tracker
-	transport Transport
+	tr        *peer.Tracker
+	transport peer.Transport
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
 	due       due.Set
 	cache     *due.Clock
 	front     *frontier
-	out       []*Batch
+	out       []*peer.Batch
 	outBytes  []int    // URL bytes in out[dest]
 	seqs      []uint64 // last seq per destination
 	inflight  atomic.Int64
@@ -103,7 +105,7 @@ type splitter struct {
 	ckpt chan *barrier
 	nd   *node
 	// budget bounds the bytes of URL messages from workers (nil: none).
-	budget *byteBudget
+	budget *bytebudget.Budget
 	// dueLimit, when positive, is the memory past which the in-memory DUE
 	// gives way to the disk DUE (Config.DUE auto); dueSwitched is the
 	// number of URLs the DUE held then.
@@ -125,27 +127,27 @@ func (s *splitter) fail(err error) {
 
 // send hands m to the splitter; the caller counted nothing yet.
 func (s *splitter) send(m *splitMsg) bool {
-	s.tr.add(1)
+	s.tr.Add(1)
 	s.inflight.Add(1)
 	select {
 	case s.in <- m:
 		return true
 	case <-s.done:
 		s.inflight.Add(-1)
-		s.tr.add(-1)
+		s.tr.Add(-1)
 		return false
 	}
 }
 
-// receive implements receiver for batches from peers.
-func (s *splitter) receive(b *Batch) bool {
+// Receive implements peer.Receiver: b is queued for the splitter.
+func (s *splitter) Receive(b *peer.Batch) bool {
 	return s.send(&splitMsg{remote: b})
 }
 
-// receiveBatch hands b to the splitter and waits until it is processed:
-// isNew is false when its id was processed before; ok is false when the
-// node no longer accepts batches.
-func (s *splitter) receiveBatch(b *Batch) (isNew, ok bool) {
+// ReceiveBatch implements peer.Receiver: it hands b to the splitter and
+// waits until it is processed: isNew is false when its id was processed
+// before; ok is false when the node no longer accepts batches.
+func (s *splitter) ReceiveBatch(b *peer.Batch) (isNew, ok bool) {
 	reply := make(chan bool, 1)
 	if !s.send(&splitMsg{remote: b, reply: reply}) {
 		return false, false
@@ -191,12 +193,12 @@ func (s *splitter) run() {
 
 func (s *splitter) handle(m *splitMsg) {
 	s.process(m)
-	s.budget.release(m.bytes)
+	s.budget.Release(m.bytes)
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}
 	s.inflight.Add(-1)
-	s.tr.add(-1)
+	s.tr.Add(-1)
 }
 
 func (s *splitter) process(m *splitMsg) {
@@ -247,9 +249,9 @@ func (s *splitter) process(m *splitMsg) {
 		s.front.finish(m.task)
 	}
 	if b := m.remote; b != nil {
-		isNew := !s.log.seen(b.From, b.Epoch, b.Seq)
+		isNew := !s.log.Seen(b.From, b.Epoch, b.Seq)
 		if isNew {
-			s.log.record(b.From, b.Epoch, b.Seq)
+			s.log.Record(b.From, b.Epoch, b.Seq)
 			s.stats.ReceivedBatches++
 			s.stats.Received += int64(len(b.URLs))
 			for i, u := range b.URLs {
@@ -262,7 +264,7 @@ func (s *splitter) process(m *splitMsg) {
 					// disagree a URL may come back to a node that admitted
 					// it and gave it away.
 					s.due.Add(xxhash.Sum64String(u))
-					s.tr.add(1)
+					s.tr.Add(1)
 					s.front.add(u)
 					continue
 				}
@@ -270,7 +272,7 @@ func (s *splitter) process(m *splitMsg) {
 			}
 		}
 		if a, ok := s.transport.(batchAcker); ok {
-			a.processed(s.node, b)
+			a.Processed(s.node, b)
 		}
 		if m.reply != nil {
 			m.reply <- isNew
@@ -299,7 +301,7 @@ func (s *splitter) route(urls []string, popped bool) {
 		dest := s.dest(u)
 		if dest == s.node || dest < 0 {
 			if popped {
-				s.tr.add(1)
+				s.tr.Add(1)
 				s.front.add(u)
 			} else {
 				s.admit(u)
@@ -318,7 +320,7 @@ func (s *splitter) route(urls []string, popped bool) {
 func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	b := s.out[dest]
 	if b == nil {
-		b = &Batch{From: s.node}
+		b = &peer.Batch{From: s.node}
 		s.out[dest] = b
 	}
 	b.URLs = append(b.URLs, u)
@@ -327,10 +329,11 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	if s.outBytes == nil {
 		s.outBytes = make([]int, len(s.out))
 	}
-	// A batch is closed at SplitterBatch URLs or batchSoftBytes of them,
-	// whichever comes first: receivers refuse bodies past maxBatchBytes.
-	s.outBytes[dest] += len(u) + wireURLOverhead
-	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= batchSoftBytes {
+	// A batch is closed at SplitterBatch URLs or peer.BatchSoftBytes of
+	// them, whichever comes first: receivers refuse bodies past
+	// maxBatchBytes.
+	s.outBytes[dest] += len(u) + peer.WireURLOverhead
+	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= peer.BatchSoftBytes {
 		s.flushPeer(dest)
 	}
 }
@@ -343,7 +346,7 @@ func (s *splitter) admit(u string) bool {
 		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
 			s.dueToDisk()
 		}
-		s.tr.add(1)
+		s.tr.Add(1)
 		s.front.add(u)
 		return true
 	}
@@ -435,10 +438,21 @@ func (s *splitter) closeWriters() {
 // senders then delete the covered batches from their outboxes instead of
 // keeping them for a restart of this node.
 func (s *splitter) checkpointed() {
-	if m := s.log.saved.Load(); m != nil {
+	if m := s.log.Saved(); m != nil {
 		s.durable.Store(m)
 	}
 }
+
+// Durable implements peer.Receiver: the batch log's watermarks as of the
+// last complete checkpoint (nil: none yet).
+func (s *splitter) Durable() []peer.DurableMark {
+	if d := s.durable.Load(); d != nil {
+		return *d
+	}
+	return nil
+}
+
+var _ peer.Receiver = (*splitter)(nil)
 
 // kindForward marks, on the wire only, a URL a node took from its own
 // frontier and hands to the host's new owner (fail-over): the receiver
@@ -456,7 +470,9 @@ func (s *splitter) seeHost(u string) {
 // queueTaker is a transport that can give back the batches it holds for a
 // node declared dead, to be routed to the new owners.
 type queueTaker interface {
-	take(dest int) (batches []*Batch, unacked int)
+	// Take removes and returns every batch held for dest and how many
+	// of them were unacknowledged.
+	Take(dest int) (batches []*peer.Batch, unacked int)
 }
 
 // changeView applies a new set of live nodes (UbiCrawler fail-over): the
@@ -523,12 +539,12 @@ func (s *splitter) changeView(live []bool) {
 			}
 		}
 		if qt, ok := s.transport.(queueTaker); ok {
-			bs, unacked := qt.take(d)
+			bs, unacked := qt.Take(d)
 			for _, b := range bs {
 				urls = append(urls, b.URLs...)
 			}
 			ev.BatchesTaken += len(bs)
-			s.tr.add(-int64(unacked))
+			s.tr.Add(-int64(unacked))
 		}
 	}
 	s.route(urls, false)
@@ -544,4 +560,17 @@ func (s *splitter) changeView(live []bool) {
 	}
 	ev.URLsRerouted = s.rerouted - before
 	s.events.write(ev)
+}
+
+// splitURLOverhead is the memory of one queued URL besides its strings:
+// the splitURL value (three string headers) and slice slack.
+const splitURLOverhead = 64
+
+// urlBytes is the memory a slice of URLs holds while queued.
+func urlBytes(us []splitURL) int64 {
+	var n int64
+	for i := range us {
+		n += int64(len(us[i].URL)+len(us[i].Tag)) + splitURLOverhead
+	}
+	return n
 }

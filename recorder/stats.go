@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"io"
 	"sort"
 	"strconv"
@@ -160,7 +161,7 @@ func codeKey(code int) string {
 	return strconv.Itoa(code)
 }
 
-func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport) *Stats {
+func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport) *Stats {
 	s := &Stats{CrawlID: c.cfg.CrawlID, StopReason: c.reason, Seconds: elapsed.Seconds(),
 		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
 	var links, unique []uint32
@@ -205,7 +206,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
 		s.FrontierMemBytes += mem
-		pk, wt := n.split.budget.stats()
+		pk, wt := n.split.budget.Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
 		st.mu.Lock()
@@ -287,8 +288,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
 	if ht != nil {
-		s.BatchesAcked = int64(ht.sent.Load())
-		s.BatchesResent = int64(ht.resent.Load())
+		s.BatchesAcked = int64(ht.Sent())
+		s.BatchesResent = int64(ht.Resent())
 	}
 	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
 	return s
