@@ -15,6 +15,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // endpointMemory is the peer endpoint's share of Config.Memory: a
@@ -34,17 +35,17 @@ func maxBatchBytes(cfg *Config) int64 {
 	return peer.MaxBatchBytes(cfg.Filter.MaxURLLength, cfg.MaxBodyBytes, cfg.SplitterBatch)
 }
 
-// peerOptions are the options of node cfg.NodeID's TCP transport, which
-// delivers to sp. idle reports whether the node has nothing to fetch;
+// peerOptions are the options of node cfg.NodeID's TCP transport in
+// crawl c, which delivers to sp. idle reports whether the node has nothing to fetch;
 // onView is told of a new live set (fail-over).
-func peerOptions(cfg *Config, tr *peer.Tracker, sp *splitter, epoch uint64, events *eventLog, topo peer.Topology,
+func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, epoch uint64, events *eventLog, topo peer.Topology,
 	idle func() bool, onView func(live []bool)) peer.Options {
 	sdir := stateDir(cfg.OutDir, cfg.NodeID)
 	return peer.Options{Self: cfg.NodeID, Peers: cfg.Peers, Listen: cfg.Listen, Listener: cfg.listener, Token: cfg.Token,
 		Epoch: epoch, Topology: topo, StateDir: sdir, Outbox: filepath.Join(sdir, outboxDirName), Resume: cfg.Resume,
 		PeerTimeout: cfg.PeerTimeout, IdleGrace: cfg.IdleGrace, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
-		Failover: sp.ring != nil, OnView: onView, Tracker: tr, Receiver: sp, Idle: idle,
-		Events: peerEvents{events}, OnError: sp.onError, ErrConfig: ErrConfig}
+		Failover: sp.Failover(), OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
+		Events: peerEvents{events}, OnError: c.fail, ErrConfig: ErrConfig}
 }
 
 // peerEvents is a node's event log as package peer writes to it.

@@ -19,7 +19,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
-	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -180,7 +180,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 					set.Add(xxhash.Sum64String(u))
 					f.add(u)
 				}
-				nd := &node{front: f, split: &splitter{due: set, tr: peer.NewTracker()}}
+				nd := &node{front: f, split: splitter.New(splitter.Options{DUE: set})}
 				b.ResetTimer()
 				var size int64
 				for range b.N {

@@ -470,11 +470,9 @@ type barrier struct {
 	err     error
 }
 
-// park is run by a splitter that took b from its checkpoint channel.
+// park is run by a splitter that took b from its checkpoint channel
+// (nodeCut), once it handed the batches being filled to the transport.
 func (b *barrier) park(n *node) {
-	// URLs logged but still in a batch being filled go to the transport
-	// now, so the cut finds them in transit.
-	n.split.flushPeers()
 	b.parked.Done()
 	<-b.proceed
 	if err := n.writeCheckpoint(b.gen, ""); err != nil {
@@ -534,7 +532,7 @@ func (k *checkpointer) periodic() error {
 	// A give-up case here would leave the nodes already parked waiting
 	// for a proceed that never comes.
 	for _, n := range k.nodes {
-		n.split.ckpt <- b
+		n.split.Checkpoint(nodeCut{b, n})
 	}
 	b.parked.Wait()
 	k.snapshotPending()
@@ -591,7 +589,7 @@ func (k *checkpointer) commit() error {
 		os.RemoveAll(filepath.Join(stateDir(k.c.cfg.OutDir, n.id), checkpointOldName))
 		// The batches this checkpoint covers are durable: their senders
 		// may drop them from their outboxes.
-		n.split.checkpointed()
+		n.split.Checkpointed()
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // The recorder's own checkpoint parts; the format of each is in
@@ -36,17 +37,17 @@ type savedSegments struct {
 func (segmentsPart) checkpointName() string { return "segments" }
 
 func (p segmentsPart) saveCheckpoint(w io.Writer) error {
-	s := p.n.split
+	urlw, pagew := p.n.split.URLWriter(), p.n.split.PageWriter()
 	var v savedSegments
 	var err error
-	if s.urlw != nil {
-		if v.URLs.Done, v.URLs.Open, err = s.urlw.Checkpoint(); err != nil {
+	if urlw != nil {
+		if v.URLs.Done, v.URLs.Open, err = urlw.Checkpoint(); err != nil {
 			return err
 		}
-		v.URLs.NextSeq = s.urlw.Rows()
+		v.URLs.NextSeq = urlw.Rows()
 	}
-	if s.pagew != nil {
-		if v.Pages.Done, v.Pages.Open, err = s.pagew.Checkpoint(); err != nil {
+	if pagew != nil {
+		if v.Pages.Done, v.Pages.Open, err = pagew.Checkpoint(); err != nil {
 			return err
 		}
 	}
@@ -76,9 +77,9 @@ func (p segmentsPart) loadCheckpoint(r io.Reader) error {
 	if err := n.openWriters(); err != nil {
 		return err
 	}
-	n.split.urlw.Continue(urls)
-	n.split.urlw.SetNextSeq(v.URLs.NextSeq)
-	n.split.pagew.Continue(pages)
+	n.split.URLWriter().Continue(urls)
+	n.split.URLWriter().SetNextSeq(v.URLs.NextSeq)
+	n.split.PageWriter().Continue(pages)
 	return nil
 }
 
@@ -160,8 +161,8 @@ func moveInto(path, dir string) error {
 type duePart struct{ n *node }
 
 func (duePart) checkpointName() string             { return "due" }
-func (p duePart) saveCheckpoint(w io.Writer) error { return p.n.split.due.Save(w) }
-func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.due.Load(r) }
+func (p duePart) saveCheckpoint(w io.Writer) error { return p.n.split.DUE().Save(w) }
+func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.DUE().Load(r) }
 
 // frontierPart saves the node's frontier: every server's queued URLs,
 // politeness time and robots.txt state, with the URLs workers held at
@@ -212,7 +213,7 @@ func (p frontierPart) loadCheckpoint(r io.Reader) error {
 				return fmt.Errorf("server %s: a group of %d URLs and %d qualities, %d left", h.Key, len(g.URLs), len(g.Q), left)
 			}
 			left -= len(g.URLs)
-			p.n.split.tr.Add(int64(len(g.URLs)))
+			p.n.split.Tracker().Add(int64(len(g.URLs)))
 			p.n.front.restoreURLs(h.Key, g.URLs, g.Q)
 		}
 	}
@@ -366,7 +367,7 @@ type savedCounters struct {
 	Counters                 map[string]int64 // nodeStats.counters
 	ByStatus, RobotsByStatus map[int]int64
 	FilterReasons            map[string]int64
-	Split                    splitStats
+	Split                    splitter.Stats
 	PageID                   uint64
 	Resume                   resumeCounters
 }
@@ -376,7 +377,7 @@ func (countersPart) checkpointName() string { return "counters" }
 func (p countersPart) saveCheckpoint(w io.Writer) error {
 	n := p.n
 	st := &n.st
-	v := savedCounters{Counters: map[string]int64{}, Split: n.split.stats, PageID: n.pageID.Load(), Resume: n.resume}
+	v := savedCounters{Counters: map[string]int64{}, Split: n.split.Stats(), PageID: n.pageID.Load(), Resume: n.resume}
 	for name, c := range st.counters() {
 		v.Counters[name] = c.Load()
 	}
@@ -399,7 +400,7 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 		c.Store(v.Counters[name])
 	}
 	st.byStatus, st.robotsByStatus, st.filterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
-	n.split.stats = v.Split
+	n.split.SetStats(v.Split)
 	n.pageID.Store(v.PageID)
 	// What this load discarded (segmentsPart ran first) adds to what
 	// earlier resumes did.

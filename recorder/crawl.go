@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -18,6 +17,7 @@ import (
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -129,7 +129,7 @@ func resumeNodes(cfg *Config, set *checkpointSet, nodes []*node) (restored bool,
 		} else {
 			err = n.discardAll()
 		}
-		if err == nil && n.split.urlw == nil {
+		if err == nil && n.split.URLWriter() == nil {
 			err = n.openWriters()
 		}
 		if err != nil {
@@ -185,7 +185,7 @@ func pageShare(max int64, n, id int) int64 {
 // left to do but exchange batches: its workers stopped and its splitter
 // handled every message.
 func (c *crawl) budgetIdle(n *node) bool {
-	return c.exhausted.Load() && n.running.Load() == 0 && n.split.inflight.Load() == 0
+	return c.exhausted.Load() && n.running.Load() == 0 && n.split.Inflight() == 0
 }
 
 // Run crawls with cfg until the web reachable from the seeds is exhausted,
@@ -312,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		n, err := newNode(c, id, total, part, filter, client, meta, start)
 		if err != nil {
 			for _, m := range nodes {
-				m.split.closeWriters()
+				m.split.CloseWriters()
 			}
 			return nil, err
 		}
@@ -325,18 +325,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// their old ids, and the receivers' batch logs must not take its
 		// new batches, numbered from 1 again, for those.
 		for _, n := range nodes {
-			if n.split.epoch, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
+			var e uint64
+			if e, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
 				for _, m := range nodes {
-					m.split.closeWriters()
+					m.split.CloseWriters()
 				}
 				return nil, err
 			}
+			n.split.SetEpoch(e)
 		}
 	}
 	restored, gen, err := resumeNodes(&cfg, resumeFrom, nodes)
 	if err != nil {
 		for _, m := range nodes {
-			m.split.closeWriters()
+			m.split.CloseWriters()
 		}
 		return nil, err
 	}
@@ -350,20 +352,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var ht *peer.HTTPTransport
 	if tcp {
 		sp := nodes[0].split
-		sp.epoch, sp.events, sp.seeds = epoch, events, seeds
+		sp.SetEpoch(epoch)
+		sp.SetEvents(peerEvents{events})
 		if ring, ok := part.(*partition.Consistent); ok {
-			sp.ring, sp.hosts = ring, make(map[string]struct{})
-			sp.live = make([]bool, total)
-			for i := range sp.live {
-				sp.live[i] = true
-			}
-			sp.owner.Store(ring)
+			sp.EnableFailover(ring, total, seeds)
 		}
 		n0 := nodes[0]
-		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c.tr, sp, epoch, events, topo,
-			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.send(&splitMsg{view: live}) }))
+		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, topo,
+			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 		if err != nil {
-			sp.closeWriters()
+			sp.CloseWriters()
 			return nil, err
 		}
 		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
@@ -376,8 +374,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		transport = peer.NewMemTransport(c.tr, rs)
 	}
 	for _, n := range nodes {
-		n.split.transport = transport
-		go n.split.run()
+		n.split.SetTransport(transport)
+		go n.split.Run()
 	}
 
 	fetchCtx, cancelFetch := context.WithCancel(ctx)
@@ -396,14 +394,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			n.pending.batches = nil
 			continue
 		}
-		var own []splitURL
+		var own []splitter.URL
 		for _, s := range seeds {
 			if part.Node(s) == n.id {
-				own = append(own, splitURL{URL: s, Kind: tracefile.URLSeed})
+				own = append(own, splitter.URL{URL: s, Kind: tracefile.URLSeed})
 			}
 		}
 		if len(own) > 0 {
-			n.split.send(&splitMsg{urls: own})
+			n.split.Send(&splitter.Msg{URLs: own})
 		}
 	}
 	for _, n := range nodes {
@@ -468,7 +466,7 @@ wait:
 		// still unacknowledged stays in the outbox for --resume.
 		ht.Refuse()
 		sp := nodes[0].split
-		for end := time.Now().Add(10 * time.Second); sp.inflight.Load() > 0 && time.Now().Before(end); {
+		for end := time.Now().Add(10 * time.Second); sp.Inflight() > 0 && time.Now().Before(end); {
 			time.Sleep(5 * time.Millisecond)
 		}
 		outboxLeft = ht.Drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
@@ -477,12 +475,11 @@ wait:
 	}
 	transport.Close()
 	for _, n := range nodes {
-		close(n.split.stop)
-		<-n.split.done
+		n.split.Stop()
 	}
 	defer func() {
 		for _, n := range nodes {
-			n.split.due.Close()
+			n.split.DUE().Close()
 			if n.store != nil {
 				n.store.Close()
 			}
@@ -500,11 +497,11 @@ wait:
 	man.Finished = end.UTC()
 	for _, n := range nodes {
 		var us, ps []tracefile.SegmentInfo
-		if n.split.urlw != nil {
-			us = n.split.urlw.Segments()
+		if w := n.split.URLWriter(); w != nil {
+			us = w.Segments()
 		}
-		if n.split.pagew != nil {
-			ps = n.split.pagew.Segments()
+		if w := n.split.PageWriter(); w != nil {
+			ps = w.Segments()
 		}
 		man.AddNode(n.id, us, ps)
 	}
@@ -586,19 +583,6 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	if cfg.PolitenessKey == PolitenessIP {
 		n.front.keys = c.keys // DNS lookups off the splitter's goroutine
 	}
-	s := &splitter{node: id, part: part, log: peer.NewBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
-		due: NewDUE(1024), front: n.front, out: make([]*peer.Batch, total), batchSize: cfg.SplitterBatch,
-		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
-		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n, redirs: &c.redirs}
-	if s.flushTick <= 0 {
-		s.flushTick = 200 * time.Millisecond
-	}
-	if cfg.SplitterCache > 0 {
-		s.cache = due.NewClock(cfg.SplitterCache)
-	}
-	if qb := cfg.queueBytes(); qb > 0 {
-		s.budget = bytebudget.New(qb)
-	}
 	if cfg.Memory > 0 && spillable(cfg.Order) {
 		store, err := frontierdisk.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
 		if err != nil {
@@ -607,14 +591,9 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		n.store = store
 		n.front.spillTo(store, cfg.Memory/2)
 	}
-	if cfg.DUE == DUEDisk {
-		d, err := newDiskDUE(cfg, id)
-		if err != nil {
-			return nil, err
-		}
-		s.due = d
-	} else if cfg.DUE != DUEMemory && cfg.Memory > 0 {
-		s.dueLimit = int(cfg.Memory / 4)
+	s, err := newSplitter(c, n, id, total, part)
+	if err != nil {
+		return nil, err
 	}
 	n.split = s
 	n.pending = &pendingPart{}
@@ -629,7 +608,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// Batches processed per sending incarnation: restored with the
 		// state they went into, so resent batches the checkpoint covers
 		// are dropped and the others processed again.
-		n.addCheckpointPart(batchLogPart{s.log})
+		n.addCheckpointPart(batchLogPart{s.BatchLog()})
 	}
 	if !cfg.Resume {
 		if err := n.openWriters(); err != nil {
@@ -670,6 +649,6 @@ func (n *node) openWriters() error {
 		uw.Close()
 		return fmt.Errorf("recorder: node %d: %w", n.id, err)
 	}
-	n.split.urlw, n.split.pagew = uw, pw
+	n.split.SetWriters(uw, pw)
 	return nil
 }

@@ -128,7 +128,7 @@
 // the owner instead of fetching them). Each change is an event in
 // node-NNN/events.jsonl. The URLs the dead node had admitted and not
 // fetched, which no outbox holds once its checkpoint covered them, are
-// routed again from each live node's own URL log (redo.go). Other
+// routed again from each live node's own URL log (recorder/splitter/redo.go). Other
 // partitioners have no fail-over: batches for a dead peer wait until it is
 // back. Partitioners that split a host over nodes ("url") are refused for
 // live crawls.

@@ -14,6 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -29,7 +30,7 @@ type node struct {
 	c      *crawl
 	front  *frontier
 	conns  *connSlots // this node's connection cap
-	split  *splitter
+	split  *splitter.Splitter
 	client *http.Client
 	filter *urlfilter.Filter
 	agent  string
@@ -178,11 +179,11 @@ func (n *node) worker(stopCtx, fetchCtx context.Context, w uint16) {
 			n.robotsStep(fetchCtx, h, t.url, t.hop, w, &buf)
 			continue
 		}
-		if r := n.split.owner.Load(); r != nil && r.Node(t.url) != n.id {
+		if r := n.split.Owner(); r != nil && r.Node(t.url) != n.id {
 			// Fail-over moved the host: its owner fetches it.
 			n.front.release(h, false, 0)
 			n.c.redirs.forget(t.url)
-			n.split.send(&splitMsg{forward: []string{t.url}, task: t.id})
+			n.split.Send(&splitter.Msg{Forward: []string{t.url}, Task: t.id})
 			n.c.tr.Add(-1)
 			continue
 		}
@@ -242,7 +243,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 		n.st.notHTML.Add(1)
 	}
 	n.st.status(&n.st.byStatus, r.status)
-	var urls []splitURL
+	var urls []splitter.URL
 	if r.err == nil && isRedirect(r.status) && r.location != "" {
 		if base, err := url.Parse(u); err == nil {
 			if loc, err := urlnorm.Resolve(base, r.location); err == nil {
@@ -252,7 +253,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 					n.st.redirectsCut.Add(1)
 				} else if ok, reason := n.filter.Allow(loc); ok {
 					n.c.redirs.put(loc, hops+1)
-					urls = append(urls, splitURL{URL: loc, Kind: tracefile.URLRedirect})
+					urls = append(urls, splitter.URL{URL: loc, Kind: tracefile.URLRedirect})
 				} else {
 					n.filtered(reason)
 				}
@@ -272,11 +273,11 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 						return
 					}
 					taken++
-					urls = append(urls, splitURL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
+					urls = append(urls, splitter.URL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
 					if len(urls) >= sendChunk {
 						// A page of many links goes to the splitter in
 						// parts, each within the queue's byte budget.
-						n.sendURLs(&splitMsg{source: p.ID, worker: w, urls: urls})
+						n.sendURLs(&splitter.Msg{Source: p.ID, Worker: w, URLs: urls})
 						urls = nil
 					}
 				} else {
@@ -303,7 +304,7 @@ func (n *node) fetchPage(ctx context.Context, t task, w uint16, ex *extract.Extr
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	n.sendURLs(&splitMsg{page: p, source: p.ID, worker: w, urls: urls, task: id})
+	n.sendURLs(&splitter.Msg{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id})
 }
 
 // sendChunk is the most URLs a worker hands the splitter in one message.
@@ -311,11 +312,11 @@ const sendChunk = 4096
 
 // sendURLs sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
-func (n *node) sendURLs(m *splitMsg) {
-	m.bytes = urlBytes(m.urls)
-	n.split.budget.Acquire(m.bytes)
-	if !n.split.send(m) {
-		n.split.budget.Release(m.bytes)
+func (n *node) sendURLs(m *splitter.Msg) {
+	m.Bytes = splitter.URLBytes(m.URLs)
+	n.split.Budget().Acquire(m.Bytes)
+	if !n.split.Send(m) {
+		n.split.Budget().Release(m.Bytes)
 	}
 }
 

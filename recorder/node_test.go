@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -15,8 +14,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder/partition"
-	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -35,7 +33,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 			t.Errorf("nodeStats.%s is not in counters(): a resume would restart it from zero", v.Type().Field(i).Name)
 		}
 	}
-	a := &node{split: &splitter{}}
+	a := &node{split: splitter.New(splitter.Options{})}
 	i := int64(1)
 	for _, c := range a.st.counters() {
 		c.Store(i)
@@ -45,7 +43,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	if err := (countersPart{a}).saveCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
-	b := &node{split: &splitter{}}
+	b := &node{split: splitter.New(splitter.Options{})}
 	if err := (countersPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -54,38 +52,6 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 		if c.Load() != want[name].Load() {
 			t.Errorf("counter %s: %d after load, saved %d", name, c.Load(), want[name].Load())
 		}
-	}
-}
-
-// The redirect-hop table keeps only targets this node will fetch: a target
-// the DUE knew, or another node owns, is forgotten at the splitter (the
-// table filled up with them, and past its bound --max-redirects was off).
-func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
-	part, _ := partition.New("host", 2, 0)
-	var chains redirectChains
-	s := &splitter{node: 0, part: part, tr: peer.NewTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
-		out: make([]*peer.Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
-	var local, remote string
-	for i := 0; local == "" || remote == ""; i++ {
-		u := fmt.Sprintf("http://h%d.test/r", i)
-		if s.dest(u) == 0 && local == "" {
-			local = u
-		} else if s.dest(u) == 1 && remote == "" {
-			remote = u
-		}
-	}
-	for _, u := range []string{local, remote} {
-		chains.put(u, 1)
-	}
-	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}, {URL: remote, Kind: tracefile.URLRedirect}}})
-	if len(chains.hops) != 1 || chains.hops[local] != 1 {
-		t.Fatalf("after routing: %v; want only the queued local target", chains.hops)
-	}
-	// The same target again, known to the DUE now: forgotten.
-	chains.put(local, 2)
-	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}}})
-	if len(chains.hops) != 0 {
-		t.Fatalf("a target the DUE knew is still remembered: %v", chains.hops)
 	}
 }
 
@@ -121,7 +87,7 @@ func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
 // under without computing a politeness key again (in ip mode that is a
 // DNS lookup per host, under the frontier's lock).
 func TestFrontierRestoreKeepsKeys(t *testing.T) {
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
 	a.front.s.keyOf = func(u string) string { return "ip:192.0.2.1" } // both hosts on one address
 	for _, u := range []string{"http://a.test/1", "http://b.test/2", "http://a.test/3"} {
 		a.front.add(u)
@@ -130,7 +96,7 @@ func TestFrontierRestoreKeepsKeys(t *testing.T) {
 	if err := (frontierPart{a}).saveCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
+	b := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
 	lookups := 0
 	b.front.s.keyOf = func(u string) string { lookups++; return "ip:198.51.100.7" } // DNS changed since
 	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
@@ -154,7 +120,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 		<-release
 		return nil, errors.New("too late")
 	}})
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
 	a.front.keys, a.front.s.keyOf = slow, slow.key
 	a.front.add("http://slow.test/1")
 	a.front.add("http://slow.test/2")
@@ -166,7 +132,7 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 	fast := newPolitenessKeys(&Config{PolitenessKey: PolitenessIP, lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
 	}})
-	b := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: peer.NewTracker()}}
+	b := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
 	b.front.keys, b.front.s.keyOf = fast, fast.key
 	if err := (frontierPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
@@ -90,7 +91,7 @@ func (n *node) robotsStep(ctx context.Context, h *hostState, origin string, hop 
 			}
 		}
 	}
-	n.split.send(&splitMsg{page: p, source: p.ID, worker: w})
+	n.split.Send(&splitter.Msg{Page: p, Source: p.ID, Worker: w})
 	switch {
 	case r.err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs

@@ -206,7 +206,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
 		s.FrontierMemBytes += mem
-		pk, wt := n.split.budget.Stats()
+		pk, wt := n.split.Budget().Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
 		st.mu.Lock()
@@ -231,7 +231,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
-		sp := &n.split.stats
+		sp := n.split.Stats()
 		s.URLsLogged += sp.Logged
 		s.Local += sp.Local
 		s.Cross += sp.Cross
@@ -241,13 +241,13 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.URLsSent += sp.URLsSent
 		s.BatchesReceived += sp.ReceivedBatches
 		s.URLsReceived += sp.Received
-		s.DUEUnique += int64(n.split.due.Len())
+		s.DUEUnique += int64(n.split.DUE().Len())
 		s.Sessions += n.front.sessionsOpened()
 		if d, host := n.front.stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}
-		dueBytes += int64(n.split.due.Bytes())
-		if d, ok := n.split.due.(*due.Disk); ok {
+		dueBytes += int64(n.split.DUE().Bytes())
+		if d, ok := n.split.DUE().(*due.Disk); ok {
 			ds := d.Stats()
 			s.DUECacheSize = d.CacheSize()
 			s.DUECacheAccesses += ds.CacheAccesses
@@ -273,10 +273,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 	}
 	s.DUE = DUEMemory
 	for _, n := range nodes {
-		if _, ok := n.split.due.(*due.Disk); ok {
+		if _, ok := n.split.DUE().(*due.Disk); ok {
 			s.DUE = DUEDisk
 		}
-		s.DUESwitchedAt += n.split.dueSwitched
+		s.DUESwitchedAt += n.split.DUESwitched()
 	}
 	if s.DUECacheAccesses > 0 {
 		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)

@@ -1,4 +1,14 @@
-package recorder
+// Package splitter is a crawl node's host splitter (Mercator's): every
+// URL a fetch worker finds enters it, is logged to the raw URL log with
+// the node that owns its host, and is admitted through the DUE into the
+// node's frontier or batched for its owner (package peer). With
+// fail-over it routes by the consistent ring restricted to the live
+// nodes and, when a node is declared dead, routes again every URL its log
+// had sent to it (redo). One goroutine owns the URL and page writers, the
+// DUE and the splitter cache; the node reaches them through [Splitter]'s
+// methods, and the splitter reaches the node through the interfaces it
+// defines ([Frontier], [Redirects], [Events], [Cut]).
+package splitter
 
 import (
 	"fmt"
@@ -16,38 +26,41 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
-// splitURL is one URL entering the host splitter.
-type splitURL struct {
+// URL is one URL entering the host splitter.
+type URL struct {
 	URL, Tag, Kind string
 }
 
-// splitMsg is one message to a node's splitter goroutine: a fetched page's
+// Msg is one message to a node's splitter goroutine: a fetched page's
 // log row and its outgoing URLs (seeds, links, a redirect), a batch
 // received from a peer (answered on reply when set), URLs to hand to
 // their current owner without logging them again (forward), or a change
 // of the live nodes (view). Workers send a page's whole URL slice in one
 // message, so the channel carries pages, not URLs.
-type splitMsg struct {
-	page    *tracefile.PageRecord
-	source  uint64
-	worker  uint16
-	urls    []splitURL
-	remote  *peer.Batch
-	reply   chan bool // remote: true when the batch was new, false when already processed
-	forward []string
-	view    []bool // live[i]: node i is alive (fail-over)
+type Msg struct {
+	Page   *tracefile.PageRecord // the page's log row (nil: none)
+	Source uint64                // the page id the URLs came from
+	Worker uint16                // the fetch worker that found them
+	URLs   []URL
+	// Forward holds URLs a worker took from this node's frontier that
+	// another node owns now (fail-over).
+	Forward []string
+	Task    uint64 // the page's in-flight URL, finished once logged
+	Bytes   int64  // taken from the splitter's byte budget (see Budget)
+
+	remote *peer.Batch
+	reply  chan bool // remote: true when the batch was new, false when already processed
+	view   []bool    // live[i]: node i is alive (fail-over)
 	// redo: URLs this node's log had routed to node redoPeer, now dead,
 	// to route again (redo.go); redoDone ends that scan.
 	redo     []string
 	redoPeer int
 	redoDone *redoResult
-	task     uint64 // the page's in-flight URL, finished once logged
-	bytes    int64  // taken from the splitter's byte budget
 }
 
-// splitStats are the splitter's counters, owned by its goroutine and read
-// after it stops.
-type splitStats struct {
+// Stats are the splitter's counters, owned by its goroutine and read
+// after it stops (or while it is parked at a checkpoint's cut).
+type Stats struct {
 	Logged, Local, Cross       int64
 	CacheSuppressed, CacheSent int64
 	BatchesSent, URLsSent      int64
@@ -55,17 +68,17 @@ type splitStats struct {
 	Admitted                   int64
 }
 
-// splitter is a node's host splitter. One goroutine owns the URL and page
+// Splitter is a node's host splitter. One goroutine owns the URL and page
 // writers, the DUE and the splitter cache; producers send on a bounded
 // channel. Every URL is assigned a node by the partitioner and appended to
 // the raw URL log before any cache or duplicate check.
-type splitter struct {
+type Splitter struct {
 	node  int
 	epoch uint64 // this node's incarnation, carried in batch ids
 	// redirs is the crawl's redirect-hop counts: a redirect target this
 	// node will not fetch (another node's, or known to the DUE) is
 	// forgotten here, so only queued targets are remembered.
-	redirs *redirectChains
+	redirs Redirects
 	part   partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
@@ -74,19 +87,19 @@ type splitter struct {
 	owner  atomic.Pointer[partition.Consistent] // the live ring, read by workers
 	seeds  []string
 	hosts  map[string]struct{} // hosts seen, to report those a fail-over moves
-	events *eventLog
+	events Events
 	log    *peer.BatchLog
 	// durable holds the batch log's watermarks as of the last complete
 	// checkpoint (nil: none yet), published by checkpointed.
 	durable   atomic.Pointer[[]peer.DurableMark]
-	in        chan *splitMsg
+	in        chan *Msg
 	tr        *peer.Tracker
 	transport peer.Transport
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
 	due       due.Set
 	cache     *due.Clock
-	front     *frontier
+	front     Frontier
 	out       []*peer.Batch
 	outBytes  []int    // URL bytes in out[dest]
 	seqs      []uint64 // last seq per destination
@@ -96,14 +109,16 @@ type splitter struct {
 	flushTick time.Duration
 	now       func() time.Time
 	onError   func(error)
-	stats     splitStats
+	stats     Stats
 	stop      chan struct{}
 	done      chan struct{}
 	err       error
-	// ckpt delivers checkpoint cuts; nd is the node whose state the
-	// splitter saves at one.
-	ckpt chan *barrier
-	nd   *node
+	// ckpt delivers checkpoint cuts.
+	ckpt chan Cut
+	// newDisk makes the disk DUE the in-memory one gives way to; outDir
+	// holds the node's URL log, read back by a redo scan.
+	newDisk func() (due.Set, error)
+	outDir  string
 	// budget bounds the bytes of URL messages from workers (nil: none).
 	budget *bytebudget.Budget
 	// dueLimit, when positive, is the memory past which the in-memory DUE
@@ -116,7 +131,7 @@ type splitter struct {
 	redoRouted map[int]int64
 }
 
-func (s *splitter) fail(err error) {
+func (s *Splitter) fail(err error) {
 	if s.err == nil {
 		s.err = err
 		if s.onError != nil {
@@ -125,8 +140,9 @@ func (s *splitter) fail(err error) {
 	}
 }
 
-// send hands m to the splitter; the caller counted nothing yet.
-func (s *splitter) send(m *splitMsg) bool {
+// Send hands m to the splitter; the caller counted nothing yet. It
+// returns false when the splitter has stopped.
+func (s *Splitter) Send(m *Msg) bool {
 	s.tr.Add(1)
 	s.inflight.Add(1)
 	select {
@@ -140,16 +156,16 @@ func (s *splitter) send(m *splitMsg) bool {
 }
 
 // Receive implements peer.Receiver: b is queued for the splitter.
-func (s *splitter) Receive(b *peer.Batch) bool {
-	return s.send(&splitMsg{remote: b})
+func (s *Splitter) Receive(b *peer.Batch) bool {
+	return s.Send(&Msg{remote: b})
 }
 
 // ReceiveBatch implements peer.Receiver: it hands b to the splitter and
 // waits until it is processed: isNew is false when its id was processed
 // before; ok is false when the node no longer accepts batches.
-func (s *splitter) ReceiveBatch(b *peer.Batch) (isNew, ok bool) {
+func (s *Splitter) ReceiveBatch(b *peer.Batch) (isNew, ok bool) {
 	reply := make(chan bool, 1)
-	if !s.send(&splitMsg{remote: b, reply: reply}) {
+	if !s.Send(&Msg{remote: b, reply: reply}) {
 		return false, false
 	}
 	return <-reply, true
@@ -157,14 +173,15 @@ func (s *splitter) ReceiveBatch(b *peer.Batch) (isNew, ok bool) {
 
 // dest is the node owning u: the live ring's owner when fail-over is on,
 // the partitioner's otherwise.
-func (s *splitter) dest(u string) int {
+func (s *Splitter) dest(u string) int {
 	if r := s.owner.Load(); r != nil {
 		return r.Node(u)
 	}
 	return s.part.Node(u)
 }
 
-func (s *splitter) run() {
+// Run is the splitter's goroutine: it processes messages until Stop.
+func (s *Splitter) Run() {
 	defer close(s.done)
 	tick := time.NewTicker(s.flushTick)
 	defer tick.Stop()
@@ -174,8 +191,11 @@ func (s *splitter) run() {
 			s.handle(m)
 		case <-tick.C:
 			s.flushDue()
-		case b := <-s.ckpt:
-			b.park(s.nd)
+		case c := <-s.ckpt:
+			// URLs logged but still in a batch being filled go to the
+			// transport now, so the cut finds them in transit.
+			s.flushPeers()
+			c.Park()
 		case <-s.stop:
 			for {
 				select {
@@ -183,7 +203,7 @@ func (s *splitter) run() {
 					s.handle(m)
 				default:
 					s.flushPeers()
-					s.closeWriters()
+					s.CloseWriters()
 					return
 				}
 			}
@@ -191,9 +211,9 @@ func (s *splitter) run() {
 	}
 }
 
-func (s *splitter) handle(m *splitMsg) {
+func (s *Splitter) handle(m *Msg) {
 	s.process(m)
-	s.budget.Release(m.bytes)
+	s.budget.Release(m.Bytes)
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}
@@ -201,24 +221,24 @@ func (s *splitter) handle(m *splitMsg) {
 	s.tr.Add(-1)
 }
 
-func (s *splitter) process(m *splitMsg) {
-	if m.page != nil && s.pagew != nil {
-		if err := s.pagew.Append(*m.page); err != nil {
+func (s *Splitter) process(m *Msg) {
+	if m.Page != nil && s.pagew != nil {
+		if err := s.pagew.Append(*m.Page); err != nil {
 			s.fail(err)
 			s.pagew = nil
 		}
 	}
-	if len(m.urls) > 0 {
+	if len(m.URLs) > 0 {
 		t := s.now().UnixNano()
-		for i := range m.urls {
-			u := &m.urls[i]
+		for i := range m.URLs {
+			u := &m.URLs[i]
 			dest := s.dest(u.URL)
 			if s.hosts != nil {
 				s.seeHost(u.URL)
 			}
 			if s.urlw != nil {
 				if _, err := s.urlw.Append(tracefile.URLRecord{Time: t, URL: u.URL, Kind: u.Kind, Tag: u.Tag,
-					Source: m.source, Worker: m.worker, Dest: uint16(dest)}); err != nil {
+					Source: m.Source, Worker: m.Worker, Dest: uint16(dest)}); err != nil {
 					s.fail(err)
 					s.urlw = nil
 				}
@@ -227,12 +247,12 @@ func (s *splitter) process(m *splitMsg) {
 			if dest == s.node {
 				s.stats.Local++
 				if !s.admit(u.URL) && u.Kind == tracefile.URLRedirect {
-					s.redirs.forget(u.URL)
+					s.redirs.Forget(u.URL)
 				}
 				continue
 			}
 			if u.Kind == tracefile.URLRedirect {
-				s.redirs.forget(u.URL) // its owner counts hops from zero
+				s.redirs.Forget(u.URL) // its owner counts hops from zero
 			}
 			s.stats.Cross++
 			if s.cache != nil {
@@ -242,11 +262,11 @@ func (s *splitter) process(m *splitMsg) {
 				}
 				s.stats.CacheSent++
 			}
-			s.appendOut(dest, u.URL, u.Kind, m.source)
+			s.appendOut(dest, u.URL, u.Kind, m.Source)
 		}
 	}
-	if m.task != 0 {
-		s.front.finish(m.task)
+	if m.Task != 0 {
+		s.front.Finish(m.Task)
 	}
 	if b := m.remote; b != nil {
 		isNew := !s.log.Seen(b.From, b.Epoch, b.Seq)
@@ -265,21 +285,21 @@ func (s *splitter) process(m *splitMsg) {
 					// it and gave it away.
 					s.due.Add(xxhash.Sum64String(u))
 					s.tr.Add(1)
-					s.front.add(u)
+					s.front.Add(u)
 					continue
 				}
 				s.admit(u)
 			}
 		}
-		if a, ok := s.transport.(batchAcker); ok {
+		if a, ok := s.transport.(acker); ok {
 			a.Processed(s.node, b)
 		}
 		if m.reply != nil {
 			m.reply <- isNew
 		}
 	}
-	if len(m.forward) > 0 {
-		s.route(m.forward, true)
+	if len(m.Forward) > 0 {
+		s.route(m.Forward, true)
 	}
 	if m.view != nil {
 		s.changeView(m.view)
@@ -296,13 +316,13 @@ func (s *splitter) process(m *splitMsg) {
 // batched for a peer, past the splitter cache. URLs a worker took from this
 // node's own frontier (popped) are in the DUE already; they go back to the
 // frontier if this node owns them again.
-func (s *splitter) route(urls []string, popped bool) {
+func (s *Splitter) route(urls []string, popped bool) {
 	for _, u := range urls {
 		dest := s.dest(u)
 		if dest == s.node || dest < 0 {
 			if popped {
 				s.tr.Add(1)
-				s.front.add(u)
+				s.front.Add(u)
 			} else {
 				s.admit(u)
 			}
@@ -317,7 +337,7 @@ func (s *splitter) route(urls []string, popped bool) {
 	}
 }
 
-func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
+func (s *Splitter) appendOut(dest int, u, kind string, source uint64) {
 	b := s.out[dest]
 	if b == nil {
 		b = &peer.Batch{From: s.node}
@@ -340,14 +360,14 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 
 // admit passes a URL this node owns through the DUE into the frontier,
 // and reports whether it was new.
-func (s *splitter) admit(u string) bool {
+func (s *Splitter) admit(u string) bool {
 	if s.due.Add(xxhash.Sum64String(u)) {
 		s.stats.Admitted++
 		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
 			s.dueToDisk()
 		}
 		s.tr.Add(1)
-		s.front.add(u)
+		s.front.Add(u)
 		return true
 	}
 	return false
@@ -355,9 +375,9 @@ func (s *splitter) admit(u string) bool {
 
 // dueToDisk moves the in-memory DUE's fingerprints into a disk DUE that
 // replaces it.
-func (s *splitter) dueToDisk() {
+func (s *Splitter) dueToDisk() {
 	s.dueLimit = 0
-	d, err := newDiskDUE(s.nd.cfg, s.node)
+	d, err := s.newDisk()
 	if err != nil {
 		s.fail(err)
 		return
@@ -375,7 +395,7 @@ func (s *splitter) dueToDisk() {
 	s.due = d
 }
 
-func (s *splitter) flushPeer(dest int) {
+func (s *Splitter) flushPeer(dest int) {
 	b := s.out[dest]
 	if b == nil || len(b.URLs) == 0 {
 		return
@@ -391,17 +411,17 @@ func (s *splitter) flushPeer(dest int) {
 	s.transport.Send(dest, b)
 }
 
-func (s *splitter) flushPeers() {
+func (s *Splitter) flushPeers() {
 	for d := range s.out {
 		s.flushPeer(d)
 	}
 }
 
-func (s *splitter) flushDue() {
+func (s *Splitter) flushDue() {
 	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
 		s.fail(e.Err())
 	}
-	if err := s.front.err(); err != nil {
+	if err := s.front.Err(); err != nil {
 		s.fail(err)
 	}
 	now := time.Now()
@@ -419,7 +439,9 @@ func (s *splitter) flushDue() {
 	}
 }
 
-func (s *splitter) closeWriters() {
+// CloseWriters closes the URL and page logs (Run does when stopped; a
+// node that fails to start calls it instead).
+func (s *Splitter) CloseWriters() {
 	if s.urlw != nil {
 		if err := s.urlw.Close(); err != nil {
 			s.fail(err)
@@ -432,12 +454,12 @@ func (s *splitter) closeWriters() {
 	}
 }
 
-// checkpointed publishes the batch log's watermarks saved in the last
+// Checkpointed publishes the batch log's watermarks saved in the last
 // checkpoint as durable, once that checkpoint is complete (renamed into
 // place; the checkpointer calls it after the commit): receivers report the marks in their status and
 // senders then delete the covered batches from their outboxes instead of
 // keeping them for a restart of this node.
-func (s *splitter) checkpointed() {
+func (s *Splitter) Checkpointed() {
 	if m := s.log.Saved(); m != nil {
 		s.durable.Store(m)
 	}
@@ -445,14 +467,14 @@ func (s *splitter) checkpointed() {
 
 // Durable implements peer.Receiver: the batch log's watermarks as of the
 // last complete checkpoint (nil: none yet).
-func (s *splitter) Durable() []peer.DurableMark {
+func (s *Splitter) Durable() []peer.DurableMark {
 	if d := s.durable.Load(); d != nil {
 		return *d
 	}
 	return nil
 }
 
-var _ peer.Receiver = (*splitter)(nil)
+var _ peer.Receiver = (*Splitter)(nil)
 
 // kindForward marks, on the wire only, a URL a node took from its own
 // frontier and hands to the host's new owner (fail-over): the receiver
@@ -460,7 +482,7 @@ var _ peer.Receiver = (*splitter)(nil)
 const kindForward = "forward"
 
 // seeHost remembers u's host, to report the hosts a fail-over moves.
-func (s *splitter) seeHost(u string) {
+func (s *Splitter) seeHost(u string) {
 	h := partition.HostOf(u)
 	if _, ok := s.hosts[h]; !ok {
 		s.hosts[string([]byte(h))] = struct{}{}
@@ -481,7 +503,7 @@ type queueTaker interface {
 // hosts come back to a node that rejoins. URLs buffered or queued for a
 // node now dead are routed to their new owners; the seeds this node now
 // owns are admitted. The change is logged as a reassign event.
-func (s *splitter) changeView(live []bool) {
+func (s *Splitter) changeView(live []bool) {
 	if s.ring == nil {
 		return
 	}
@@ -508,7 +530,7 @@ func (s *splitter) changeView(live []bool) {
 			joined = append(joined, i)
 		}
 	}
-	ev := event{Event: EventReassign, Live: ids, Left: left, Joined: joined}
+	ev := tracefile.Event{Event: tracefile.EventReassign, Live: ids, Left: left, Joined: joined}
 	for h := range s.hosts {
 		u := "http://" + h + "/"
 		a, b := old.Node(u), next.Node(u)
@@ -559,18 +581,18 @@ func (s *splitter) changeView(live []bool) {
 		}
 	}
 	ev.URLsRerouted = s.rerouted - before
-	s.events.write(ev)
+	s.events.Write(ev)
 }
 
-// splitURLOverhead is the memory of one queued URL besides its strings:
-// the splitURL value (three string headers) and slice slack.
-const splitURLOverhead = 64
+// URLOverhead is the memory of one queued URL besides its strings: the
+// URL value (three string headers) and slice slack.
+const URLOverhead = 64
 
-// urlBytes is the memory a slice of URLs holds while queued.
-func urlBytes(us []splitURL) int64 {
+// URLBytes is the memory a slice of URLs holds while queued.
+func URLBytes(us []URL) int64 {
 	var n int64
 	for i := range us {
-		n += int64(len(us[i].URL)+len(us[i].Tag)) + splitURLOverhead
+		n += int64(len(us[i].URL)+len(us[i].Tag)) + URLOverhead
 	}
 	return n
 }

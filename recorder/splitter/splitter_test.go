@@ -1,4 +1,4 @@
-package recorder
+package splitter
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 // since: a batch processed after the cut is lost if the receiver crashes,
 // so its sender must keep it.
 func TestDurableMarksAreTheCheckpoints(t *testing.T) {
-	s := &splitter{log: peer.NewBatchLog()}
+	s := &Splitter{log: peer.NewBatchLog()}
 	for q := uint64(1); q <= 3; q++ {
 		s.log.Record(1, 2, q)
 	}
@@ -23,7 +23,7 @@ func TestDurableMarksAreTheCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.log.Record(1, 2, 4) // processed after the cut
-	s.checkpointed()      // the checkpoint holding seqs 1-3 is complete
+	s.Checkpointed()      // the checkpoint holding seqs 1-3 is complete
 	m := s.durable.Load()
 	if m == nil || len(*m) != 1 || (*m)[0] != (peer.DurableMark{From: 1, Epoch: 2, Through: 3}) {
 		t.Fatalf("durable after the checkpoint: %+v, want node 1 epoch 2 through 3", m)
