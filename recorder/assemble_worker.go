@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
@@ -22,13 +23,13 @@ func (n *node) workerOptions() worker.Options {
 		Start:           n.started,
 		Redirects:       &n.c.redirs,
 		Owner:           n.owner,
-		TaskDone:        func() { n.c.tr.add(-1) },
+		TaskDone:        func() { n.c.tr.Add(-1) },
 	}
 }
 
 // owner is the node owning u when fail-over is on (the live ring's).
 func (n *node) owner(u string) (int, bool) {
-	if r := n.split.owner.Load(); r != nil {
+	if r := n.split.Owner(); r != nil {
 		return r.Node(u), true
 	}
 	return 0, false
@@ -42,25 +43,25 @@ var _ worker.Sink = workerSink{}
 // Submit sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
 func (s workerSink) Submit(m *worker.Message) {
-	sm := &splitMsg{page: m.Page, source: m.Source, worker: m.Worker, task: m.Task}
+	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, Task: m.Task}
 	if len(m.URLs) > 0 {
-		sm.urls = make([]splitURL, len(m.URLs))
+		sm.URLs = make([]splitter.URL, len(m.URLs))
 		for i, u := range m.URLs {
-			sm.urls[i] = splitURL(u)
+			sm.URLs[i] = splitter.URL(u)
 		}
 	}
 	sp := s.n.split
-	sm.bytes = urlBytes(sm.urls)
-	sp.budget.acquire(sm.bytes)
-	if !sp.send(sm) {
-		sp.budget.release(sm.bytes)
+	sm.Bytes = splitter.URLBytes(sm.URLs)
+	sp.Budget().Acquire(sm.Bytes)
+	if !sp.Send(sm) {
+		sp.Budget().Release(sm.Bytes)
 	}
 }
 
 // Forward hands u, a URL fail-over moved to another node, to the
 // splitter, which routes it to its owner.
 func (s workerSink) Forward(u string, task uint64) {
-	s.n.split.send(&splitMsg{forward: []string{u}, task: task})
+	s.n.split.Send(&splitter.Msg{Forward: []string{u}, Task: task})
 }
 
 // crawlBudget is the crawl's page budget (MaxPages).

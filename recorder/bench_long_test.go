@@ -19,6 +19,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -179,7 +180,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 					set.Add(xxhash.Sum64String(u))
 					f.Add(u)
 				}
-				nd := &node{front: f, split: &splitter{due: set, tr: newTracker()}}
+				nd := &node{front: f, split: splitter.New(splitter.Options{DUE: set})}
 				b.ResetTimer()
 				var size int64
 				for range b.N {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
@@ -51,7 +52,7 @@ func TestQueueByteBudget(t *testing.T) {
 	cfg := localConfig(t, srv.Listener.Addr().String(), "http://big.test/")
 	cfg.QueueBytes = 64 << 10
 	res := runCrawl(t, cfg)
-	part := int64(worker.SendChunk) * (int64(len("http://big.test/l12000")) + 1 + splitURLOverhead)
+	part := int64(worker.SendChunk) * (int64(len("http://big.test/l12000")) + 1 + splitter.URLOverhead)
 	if res.Stats.URLsLogged != 12001 || res.Stats.QueuePeakBytes == 0 || res.Stats.QueuePeakBytes > max(cfg.QueueBytes, part) {
 		t.Fatalf("logged %d, peak queue %d bytes: want 12001 and a peak within max(%d, one part of %d)",
 			res.Stats.URLsLogged, res.Stats.QueuePeakBytes, cfg.QueueBytes, part)

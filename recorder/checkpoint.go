@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // The checkpoint format, its atomic commit and its proof on resume are
@@ -51,11 +52,9 @@ type barrier struct {
 	err     error
 }
 
-// park is run by a splitter that took b from its checkpoint channel.
+// park is run by a splitter that took b from its checkpoint channel
+// (nodeCut), once it handed the batches being filled to the transport.
 func (b *barrier) park(n *node) {
-	// URLs logged but still in a batch being filled go to the transport
-	// now, so the cut finds them in transit.
-	n.split.flushPeers()
 	b.parked.Done()
 	<-b.proceed
 	if err := n.writeCheckpoint(b.gen, ""); err != nil {
@@ -72,7 +71,7 @@ func (b *barrier) park(n *node) {
 type checkpointer struct {
 	c         *crawl
 	nodes     []*node
-	transport Transport
+	transport peer.Transport
 	gen       uint64
 	stop      chan struct{}
 	done      chan struct{}
@@ -115,7 +114,7 @@ func (k *checkpointer) periodic() error {
 	// A give-up case here would leave the nodes already parked waiting
 	// for a proceed that never comes.
 	for _, n := range k.nodes {
-		n.split.ckpt <- b
+		n.split.Checkpoint(nodeCut{b, n})
 	}
 	b.parked.Wait()
 	k.snapshotPending()
@@ -157,7 +156,7 @@ func (k *checkpointer) snapshotPending() {
 	for _, n := range k.nodes {
 		n.pending.batches = nil
 		if ok {
-			n.pending.batches = a.unprocessed(n.id)
+			n.pending.batches = a.Unprocessed(n.id)
 		}
 	}
 }
@@ -172,7 +171,7 @@ func (k *checkpointer) commit() error {
 		checkpoint.RemoveOld(k.c.cfg.OutDir, n.id)
 		// The batches this checkpoint covers are durable: their senders
 		// may drop them from their outboxes.
-		n.split.checkpointed()
+		n.split.Checkpointed()
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // The recorder's own checkpoint parts; the format of each is in
@@ -31,17 +33,17 @@ type savedSegments struct {
 func (segmentsPart) checkpointName() string { return "segments" }
 
 func (p segmentsPart) saveCheckpoint(w io.Writer) error {
-	s := p.n.split
+	urlw, pagew := p.n.split.URLWriter(), p.n.split.PageWriter()
 	var v savedSegments
 	var err error
-	if s.urlw != nil {
-		if v.URLs.Done, v.URLs.Open, err = s.urlw.Checkpoint(); err != nil {
+	if urlw != nil {
+		if v.URLs.Done, v.URLs.Open, err = urlw.Checkpoint(); err != nil {
 			return err
 		}
-		v.URLs.NextSeq = s.urlw.Rows()
+		v.URLs.NextSeq = urlw.Rows()
 	}
-	if s.pagew != nil {
-		if v.Pages.Done, v.Pages.Open, err = s.pagew.Checkpoint(); err != nil {
+	if pagew != nil {
+		if v.Pages.Done, v.Pages.Open, err = pagew.Checkpoint(); err != nil {
 			return err
 		}
 	}
@@ -71,9 +73,9 @@ func (p segmentsPart) loadCheckpoint(r io.Reader) error {
 	if err := n.openWriters(); err != nil {
 		return err
 	}
-	n.split.urlw.Continue(urls)
-	n.split.urlw.SetNextSeq(v.URLs.NextSeq)
-	n.split.pagew.Continue(pages)
+	n.split.URLWriter().Continue(urls)
+	n.split.URLWriter().SetNextSeq(v.URLs.NextSeq)
+	n.split.PageWriter().Continue(pages)
 	return nil
 }
 
@@ -155,8 +157,8 @@ func moveInto(path, dir string) error {
 type duePart struct{ n *node }
 
 func (duePart) checkpointName() string             { return "due" }
-func (p duePart) saveCheckpoint(w io.Writer) error { return p.n.split.due.Save(w) }
-func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.due.Load(r) }
+func (p duePart) saveCheckpoint(w io.Writer) error { return p.n.split.DUE().Save(w) }
+func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.DUE().Load(r) }
 
 // frontierPart saves the node's frontier: every server's queued URLs,
 // politeness time and robots.txt state, with the URLs workers held at
@@ -171,7 +173,7 @@ func (p frontierPart) saveCheckpoint(w io.Writer) error {
 }
 
 func (p frontierPart) loadCheckpoint(r io.Reader) error {
-	return p.n.front.Load(gob.NewDecoder(r), func(n int) { p.n.split.tr.add(int64(n)) })
+	return p.n.front.Load(gob.NewDecoder(r), func(n int) { p.n.split.Tracker().Add(int64(n)) })
 }
 
 // countersPart saves the node's counters, so stats.json covers the whole
@@ -182,7 +184,7 @@ type savedCounters struct {
 	Counters                 map[string]int64 // worker.Stats.Counters
 	ByStatus, RobotsByStatus map[int]int64
 	FilterReasons            map[string]int64
-	Split                    splitStats
+	Split                    splitter.Stats
 	PageID                   uint64
 	Resume                   resumeCounters
 }
@@ -192,7 +194,7 @@ func (countersPart) checkpointName() string { return "counters" }
 func (p countersPart) saveCheckpoint(w io.Writer) error {
 	n := p.n
 	st := &n.st
-	v := savedCounters{Counters: map[string]int64{}, Split: n.split.stats, PageID: n.st.PageSeq.Load(), Resume: n.resume}
+	v := savedCounters{Counters: map[string]int64{}, Split: n.split.Stats(), PageID: n.st.PageSeq.Load(), Resume: n.resume}
 	for name, c := range st.Counters() {
 		v.Counters[name] = c.Load()
 	}
@@ -217,7 +219,7 @@ func (p countersPart) loadCheckpoint(r io.Reader) error {
 	d := st.Lock()
 	d.ByStatus, d.RobotsByStatus, d.FilterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
 	st.Unlock()
-	n.split.stats = v.Split
+	n.split.SetStats(v.Split)
 	n.st.PageSeq.Store(v.PageID)
 	// What this load discarded (segmentsPart ran first) adds to what
 	// earlier resumes did.
@@ -240,7 +242,7 @@ type resumeCounters struct {
 // the cut (set by the checkpointer) and, on load, keeps them to be
 // processed first.
 type pendingPart struct {
-	batches []*Batch
+	batches []*peer.Batch
 }
 
 func (*pendingPart) checkpointName() string { return "pending" }
@@ -266,7 +268,7 @@ func (p *pendingPart) loadCheckpoint(r io.Reader) error {
 	}
 	p.batches = nil
 	for i := 0; i < n; i++ {
-		b := new(Batch)
+		b := new(peer.Batch)
 		if err := dec.Decode(b); err != nil {
 			return fmt.Errorf("batch %d of %d: %w", i, n, err)
 		}

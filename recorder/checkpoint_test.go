@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -115,7 +116,7 @@ func TestResumeMultiNode(t *testing.T) {
 	// Each run was a new incarnation of every node (batch ids of the
 	// resumed run cannot repeat the first run's).
 	for id := 0; id < 3; id++ {
-		if b, err := os.ReadFile(filepath.Join(stateDir(cfg.OutDir, id), epochFile)); err != nil || strings.TrimSpace(string(b)) != "2" {
+		if b, err := os.ReadFile(filepath.Join(stateDir(cfg.OutDir, id), peer.EpochFile)); err != nil || strings.TrimSpace(string(b)) != "2" {
 			t.Errorf("node %d epoch after one resume: %q, %v", id, b, err)
 		}
 	}

@@ -18,8 +18,10 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -72,7 +74,7 @@ type Result struct {
 // crawl is the state shared by the nodes of one process.
 type crawl struct {
 	cfg      *Config
-	tr       *tracker
+	tr       *peer.Tracker
 	pages    atomic.Int64
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -131,7 +133,7 @@ func resumeNodes(cfg *Config, set *checkpoint.Set, nodes []*node) (restored bool
 		} else {
 			err = n.discardAll()
 		}
-		if err == nil && n.split.urlw == nil {
+		if err == nil && n.split.URLWriter() == nil {
 			err = n.openWriters()
 		}
 		if err != nil {
@@ -187,7 +189,7 @@ func pageShare(max int64, n, id int) int64 {
 // left to do but exchange batches: its workers stopped and its splitter
 // handled every message.
 func (c *crawl) budgetIdle(n *node) bool {
-	return c.exhausted.Load() && n.running.Load() == 0 && n.split.inflight.Load() == 0
+	return c.exhausted.Load() && n.running.Load() == 0 && n.split.Inflight() == 0
 }
 
 // Run crawls with cfg until the web reachable from the seeds is exhausted,
@@ -287,7 +289,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var events *eventLog
 	if tcp {
 		sdir := stateDir(cfg.OutDir, cfg.NodeID)
-		if epoch, err = bumpEpoch(sdir); err != nil {
+		if epoch, err = peer.BumpEpoch(sdir); err != nil {
 			return nil, err
 		}
 		if events, err = openEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
@@ -302,7 +304,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
-	c := &crawl{cfg: &cfg, tr: newTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
+	c := &crawl{cfg: &cfg, tr: peer.NewTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
 	}
@@ -314,7 +316,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		n, err := newNode(c, id, total, part, filter, client, meta, start)
 		if err != nil {
 			for _, m := range nodes {
-				m.split.closeWriters()
+				m.split.CloseWriters()
 			}
 			return nil, err
 		}
@@ -327,18 +329,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// their old ids, and the receivers' batch logs must not take its
 		// new batches, numbered from 1 again, for those.
 		for _, n := range nodes {
-			if n.split.epoch, err = bumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
+			var e uint64
+			if e, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
 				for _, m := range nodes {
-					m.split.closeWriters()
+					m.split.CloseWriters()
 				}
 				return nil, err
 			}
+			n.split.SetEpoch(e)
 		}
 	}
 	restored, gen, err := resumeNodes(&cfg, resumeFrom, nodes)
 	if err != nil {
 		for _, m := range nodes {
-			m.split.closeWriters()
+			m.split.CloseWriters()
 		}
 		return nil, err
 	}
@@ -348,39 +352,34 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c.pages.Add(n.st.Attempts.Load())
 	}
 
-	var transport Transport
-	var ht *httpTransport
+	var transport peer.Transport
+	var ht *peer.HTTPTransport
 	if tcp {
 		sp := nodes[0].split
-		sp.epoch, sp.events, sp.seeds = epoch, events, seeds
+		sp.SetEpoch(epoch)
+		sp.SetEvents(peerEvents{events})
 		if ring, ok := part.(*partition.Consistent); ok {
-			sp.ring, sp.hosts = ring, make(map[string]struct{})
-			sp.live = make([]bool, total)
-			for i := range sp.live {
-				sp.live[i] = true
-			}
-			sp.owner.Store(ring)
-		}
-		ht, err = newHTTPTransport(&cfg, c.tr, sp, epoch, events, topo)
-		if err != nil {
-			sp.closeWriters()
-			return nil, err
+			sp.EnableFailover(ring, total, seeds)
 		}
 		n0 := nodes[0]
-		ht.idleFn = func() bool { return c.budgetIdle(n0) }
-		ht.onView = func(live []bool) { sp.send(&splitMsg{view: live}) }
-		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.loaded})
+		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, topo,
+			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
+		if err != nil {
+			sp.CloseWriters()
+			return nil, err
+		}
+		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
 		transport = ht
 	} else {
-		rs := make([]receiver, len(nodes))
+		rs := make([]peer.Receiver, len(nodes))
 		for i, n := range nodes {
 			rs[i] = n.split
 		}
-		transport = newMemTransport(c.tr, rs)
+		transport = peer.NewMemTransport(c.tr, rs)
 	}
 	for _, n := range nodes {
-		n.split.transport = transport
-		go n.split.run()
+		n.split.SetTransport(transport)
+		go n.split.Run()
 	}
 
 	fetchCtx, cancelFetch := context.WithCancel(ctx)
@@ -399,14 +398,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			n.pending.batches = nil
 			continue
 		}
-		var own []splitURL
+		var own []splitter.URL
 		for _, s := range seeds {
 			if part.Node(s) == n.id {
-				own = append(own, splitURL{URL: s, Kind: tracefile.URLSeed})
+				own = append(own, splitter.URL{URL: s, Kind: tracefile.URLSeed})
 			}
 		}
 		if len(own) > 0 {
-			n.split.send(&splitMsg{urls: own})
+			n.split.Send(&splitter.Msg{URLs: own})
 		}
 	}
 	for _, n := range nodes {
@@ -425,7 +424,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var quiet <-chan struct{}
 	if tcp {
-		quiet = ht.watchTermination(fetchCtx)
+		quiet = ht.WatchTermination(fetchCtx)
 	}
 wait:
 	for {
@@ -435,8 +434,8 @@ wait:
 		case <-deadline:
 			c.stop(StopDuration)
 			cancelFetch()
-		case <-c.tr.zero:
-			if !tcp && c.tr.idle() {
+		case <-c.tr.Zero():
+			if !tcp && c.tr.Idle() {
 				c.stop(StopDone)
 			}
 			continue
@@ -469,23 +468,22 @@ wait:
 		// them), let the splitter hand what the workers found to the
 		// transport, and deliver the queues to the live peers; what is
 		// still unacknowledged stays in the outbox for --resume.
-		ht.refusing.Store(true)
+		ht.Refuse()
 		sp := nodes[0].split
-		for end := time.Now().Add(10 * time.Second); sp.inflight.Load() > 0 && time.Now().Before(end); {
+		for end := time.Now().Add(10 * time.Second); sp.Inflight() > 0 && time.Now().Before(end); {
 			time.Sleep(5 * time.Millisecond)
 		}
-		outboxLeft = ht.drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
-		c.crawlDone = c.reason == StopDone && ht.complete.Load() && outboxLeft == 0 && c.failed() == nil
-		ht.shutdownServer()
+		outboxLeft = ht.Drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
+		c.crawlDone = c.reason == StopDone && ht.Complete() && outboxLeft == 0 && c.failed() == nil
+		ht.ShutdownServer()
 	}
 	transport.Close()
 	for _, n := range nodes {
-		close(n.split.stop)
-		<-n.split.done
+		n.split.Stop()
 	}
 	defer func() {
 		for _, n := range nodes {
-			n.split.due.Close()
+			n.split.DUE().Close()
 			if n.store != nil {
 				n.store.Close()
 			}
@@ -503,11 +501,11 @@ wait:
 	man.Finished = end.UTC()
 	for _, n := range nodes {
 		var us, ps []tracefile.SegmentInfo
-		if n.split.urlw != nil {
-			us = n.split.urlw.Segments()
+		if w := n.split.URLWriter(); w != nil {
+			us = w.Segments()
 		}
-		if n.split.pagew != nil {
-			ps = n.split.pagew.Segments()
+		if w := n.split.PageWriter(); w != nil {
+			ps = w.Segments()
 		}
 		man.AddNode(n.id, us, ps)
 	}
@@ -515,10 +513,10 @@ wait:
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
-		stats.Epoch, stats.OutboxLeft = ht.epoch.Load(), outboxLeft
+		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft
 		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
-			ht.logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.outbox)
+			ht.Logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.OutboxDir())
 		}
 	}
 	var werr error
@@ -584,19 +582,6 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	n.meta.Node = id
 	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
 	n.front = frontier.New(n.frontierOptions())
-	s := &splitter{node: id, part: part, log: newBatchLog(), seqs: make([]uint64, total), in: make(chan *splitMsg, 4*cfg.Workers+64), tr: c.tr,
-		due: NewDUE(1024), front: n.front, out: make([]*Batch, total), batchSize: cfg.SplitterBatch,
-		flushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), now: cfg.Now, onError: c.fail,
-		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan *barrier), nd: n, redirs: &c.redirs}
-	if s.flushTick <= 0 {
-		s.flushTick = 200 * time.Millisecond
-	}
-	if cfg.SplitterCache > 0 {
-		s.cache = due.NewClock(cfg.SplitterCache)
-	}
-	if qb := cfg.queueBytes(); qb > 0 {
-		s.budget = newByteBudget(qb)
-	}
 	if cfg.Memory > 0 && frontier.Spillable(cfg.Order) {
 		store, err := frontier.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
 		if err != nil {
@@ -605,14 +590,9 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		n.store = store
 		n.front.SpillTo(store, cfg.Memory/2)
 	}
-	if cfg.DUE == DUEDisk {
-		d, err := newDiskDUE(cfg, id)
-		if err != nil {
-			return nil, err
-		}
-		s.due = d
-	} else if cfg.DUE != DUEMemory && cfg.Memory > 0 {
-		s.dueLimit = int(cfg.Memory / 4)
+	s, err := newSplitter(c, n, id, total, part)
+	if err != nil {
+		return nil, err
 	}
 	n.split = s
 	n.pending = &pendingPart{}
@@ -627,7 +607,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// Batches processed per sending incarnation: restored with the
 		// state they went into, so resent batches the checkpoint covers
 		// are dropped and the others processed again.
-		n.addCheckpointPart(s.log)
+		n.addCheckpointPart(batchLogPart{s.BatchLog()})
 	}
 	if !cfg.Resume {
 		if err := n.openWriters(); err != nil {
@@ -668,6 +648,6 @@ func (n *node) openWriters() error {
 		uw.Close()
 		return fmt.Errorf("recorder: node %d: %w", n.id, err)
 	}
-	n.split.urlw, n.split.pagew = uw, pw
+	n.split.SetWriters(uw, pw)
 	return nil
 }

@@ -94,18 +94,18 @@
 // # Nodes and transports
 //
 // Config.Nodes > 1 runs that many nodes in one process over an in-memory
-// [Transport]; the crawl ends exactly when no URL is queued, fetched,
+// [peer.Transport]; the crawl ends exactly when no URL is queued, fetched,
 // waiting in a splitter channel or in transit anywhere. With Config.Peers
 // each process runs one node and batches travel as Arrow IPC streams
-// ([BatchContentType], one small record batch of url, kind and source per
-// request) over HTTP POST to [PathBatch], authenticated with a bearer
+// ([peer.BatchContentType], one small record batch of url, kind and source per
+// request) over HTTP POST to [peer.PathBatch], authenticated with a bearer
 // token (401 without it).
 //
 // # Restarts and fail-over (TCP mode)
 //
 // Every start of a node is a new incarnation: state/epoch is bumped, and a
 // batch id is (from, epoch, seq). The splitter records the ids it
-// processed per sending incarnation ([batchLog]) and admits each id once.
+// processed per sending incarnation ([peer.BatchLog]) and admits each id once.
 // Every batch is written to the node's outbox (state/outbox) before it is
 // queued, sent in order and retried with backoff until the receiver
 // acknowledges it; an acknowledged batch is kept until the receiver reports
@@ -128,17 +128,17 @@
 // the owner instead of fetching them). Each change is an event in
 // node-NNN/events.jsonl. The URLs the dead node had admitted and not
 // fetched, which no outbox holds once its checkpoint covered them, are
-// routed again from each live node's own URL log (redo.go). Other
+// routed again from each live node's own URL log (recorder/splitter/redo.go). Other
 // partitioners have no fail-over: batches for a dead peer wait until it is
 // back. Partitioners that split a host over nodes ("url") are refused for
 // live crawls.
 //
 // # Topology and the peer handshake
 //
-// A crawl's [Topology] (crawl id, nodes, node id, peers in order,
+// A crawl's [peer.Topology] (crawl id, nodes, node id, peers in order,
 // partitioner, replicas, politeness key, fingerprint scheme) is saved in
 // state/topology.json when it starts; a resume that changes it is refused
-// (ErrConfig). In TCP mode a node exchanges it with each peer ([PathHello])
+// (ErrConfig). In TCP mode a node exchanges it with each peer ([peer.PathHello])
 // before sending it a batch, every peer request carries its hash and the
 // node it is for, and a mismatch stops the crawl on both sides. The batch
 // endpoint bounds a body's size, the batches read at once, the time to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // finishedCrawl over --peers: only a final checkpoint that records a
@@ -23,11 +24,11 @@ func TestFinishedCrawlTCP(t *testing.T) {
 	}{
 		{"crawl done", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, nil, 0, true},
 		{"crawl done, larger budget", checkpoint.Meta{Stop: StopDone, CrawlDone: true, Attempts: 10}, nil, 1000, true},
-		{"crawl done, acknowledged batch kept", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
+		{"crawl done, acknowledged batch kept", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{peer.OutboxName(2, 1, 3) + ".r0000000002.acked"}, 0, true},
 		{"done without the whole crawl", checkpoint.Meta{Stop: StopDone}, nil, 0, false},
 		{"periodic checkpoint", checkpoint.Meta{}, nil, 0, false},
 		{"max pages", checkpoint.Meta{Stop: StopMaxPages, Attempts: 10}, nil, 10, false},
-		{"batch left in the outbox", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{outboxName(2, 1, 3)}, 0, false},
+		{"batch left in the outbox", checkpoint.Meta{Stop: StopDone, CrawlDone: true}, []string{peer.OutboxName(2, 1, 3)}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
@@ -21,7 +22,7 @@ type node struct {
 	c      *crawl
 	front  *frontier.Frontier
 	conns  *frontier.ConnSlots // this node's connection cap
-	split  *splitter
+	split  *splitter.Splitter
 	client *http.Client
 	filter *urlfilter.Filter
 	agent  string

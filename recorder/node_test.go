@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
-	"github.com/crawltrace/crawltrace/recorder/fetch"
-	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
@@ -36,7 +33,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 			t.Errorf("worker.Stats.%s is not in Counters(): a resume would restart it from zero", v.Type().Field(i).Name)
 		}
 	}
-	a := &node{split: &splitter{}}
+	a := &node{split: splitter.New(splitter.Options{})}
 	i := int64(1)
 	for _, c := range a.st.Counters() {
 		c.Store(i)
@@ -46,7 +43,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	if err := (countersPart{a}).saveCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
-	b := &node{split: &splitter{}}
+	b := &node{split: splitter.New(splitter.Options{})}
 	if err := (countersPart{b}).loadCheckpoint(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -55,49 +52,6 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 		if c.Load() != want[name].Load() {
 			t.Errorf("counter %s: %d after load, saved %d", name, c.Load(), want[name].Load())
 		}
-	}
-}
-
-// An outbox file acknowledged twice (its receiver restarted in between)
-// keeps one ".rNNNNNNNNNN.acked" suffix, which loadOutbox parses.
-func TestOutboxBase(t *testing.T) {
-	p := "/x/" + outboxName(2, 3, 4)
-	once := fmt.Sprintf("%s.r%010d.acked", outboxBase(p), 5)
-	twice := fmt.Sprintf("%s.r%010d.acked", outboxBase(once), 6)
-	if outboxBase(p) != p || outboxBase(twice) != p || twice != p+".r0000000006.acked" {
-		t.Errorf("base %q, once %q, twice %q", outboxBase(p), once, twice)
-	}
-}
-
-// The redirect-hop table keeps only targets this node will fetch: a target
-// the DUE knew, or another node owns, is forgotten at the splitter (the
-// table filled up with them, and past its bound --max-redirects was off).
-func TestRedirectTargetsForgottenWhenNotQueued(t *testing.T) {
-	part, _ := partition.New("host", 2, 0)
-	var chains fetch.Redirects
-	s := &splitter{node: 0, part: part, tr: newTracker(), due: NewDUE(1 << 10), front: newFrontier(OrderBFS, 1),
-		out: make([]*Batch, 2), batchSize: 1 << 30, now: time.Now, redirs: &chains}
-	var local, remote string
-	for i := 0; local == "" || remote == ""; i++ {
-		u := fmt.Sprintf("http://h%d.test/r", i)
-		if s.dest(u) == 0 && local == "" {
-			local = u
-		} else if s.dest(u) == 1 && remote == "" {
-			remote = u
-		}
-	}
-	for _, u := range []string{local, remote} {
-		chains.Put(u, 1)
-	}
-	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}, {URL: remote, Kind: tracefile.URLRedirect}}})
-	if n, hops := chains.Len(), chains.Take(local); n != 1 || hops != 1 {
-		t.Fatalf("after routing: %d targets, %d hops to the local one; want only the queued local target, 1 hop", n, hops)
-	}
-	// The same target again, known to the DUE now: forgotten.
-	chains.Put(local, 2)
-	s.process(&splitMsg{urls: []splitURL{{URL: local, Kind: tracefile.URLRedirect}}})
-	if n := chains.Len(); n != 0 {
-		t.Fatalf("a target the DUE knew is still remembered: %d targets", n)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // The checkpoint part loaders, by the first byte of the fuzz input: each
@@ -17,7 +19,7 @@ var fuzzParts = []struct {
 	load func(t *testing.T, r io.Reader) error
 }{
 	{"due", func(t *testing.T, r io.Reader) error {
-		return (duePart{&node{split: &splitter{due: NewDUE(0)}}}).loadCheckpoint(r)
+		return (duePart{&node{split: splitter.New(splitter.Options{DUE: NewDUE(0)})}}).loadCheckpoint(r)
 	}},
 	{"due-disk", func(t *testing.T, r io.Reader) error {
 		d, err := due.NewDisk(due.DiskConfig{Dir: t.TempDir(), BufferSize: 1 << 12})
@@ -28,10 +30,10 @@ var fuzzParts = []struct {
 		return d.Load(r)
 	}},
 	{"frontier", func(t *testing.T, r io.Reader) error {
-		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}}).loadCheckpoint(r)
+		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}}).loadCheckpoint(r)
 	}},
 	{"counters", func(t *testing.T, r io.Reader) error {
-		return (countersPart{&node{split: &splitter{}}}).loadCheckpoint(r)
+		return (countersPart{&node{split: splitter.New(splitter.Options{})}}).loadCheckpoint(r)
 	}},
 	{"pending", func(t *testing.T, r io.Reader) error {
 		return (&pendingPart{}).loadCheckpoint(r)
@@ -51,7 +53,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 		t.Fatal(err)
 	}
 	out[0], out[1] = bytes.Clone(b.Bytes()), bytes.Clone(b.Bytes())
-	a := &node{front: newFrontier(OrderBFS, 1), split: &splitter{tr: newTracker()}}
+	a := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
 	for _, u := range []string{"http://h0021.test/private/18.html", "http://h0021.test/a", "http://b.test/x?y=1", "http://c.test/"} {
 		a.front.Add(u)
 	}
@@ -60,7 +62,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 		t.Fatal(err)
 	}
 	out[2] = bytes.Clone(b.Bytes())
-	c := &node{split: &splitter{}}
+	c := &node{split: splitter.New(splitter.Options{})}
 	for i, ct := range c.st.Counters() {
 		ct.Store(int64(len(i)))
 	}
@@ -70,7 +72,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 	}
 	out[3] = bytes.Clone(b.Bytes())
 	b.Reset()
-	p := &pendingPart{batches: []*Batch{{From: 1, Epoch: 2, Seq: 3, URLs: []string{"http://a.test/"}, Kinds: []string{"link"}, Source: []uint64{9}}}}
+	p := &pendingPart{batches: []*peer.Batch{{From: 1, Epoch: 2, Seq: 3, URLs: []string{"http://a.test/"}, Kinds: []string{"link"}, Source: []uint64{9}}}}
 	if err := p.saveCheckpoint(&b); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"io"
 	"sort"
 	"strconv"
@@ -160,7 +161,7 @@ func codeKey(code int) string {
 	return strconv.Itoa(code)
 }
 
-func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport) *Stats {
+func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport) *Stats {
 	s := &Stats{CrawlID: c.cfg.CrawlID, StopReason: c.reason, Seconds: elapsed.Seconds(),
 		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
 	var links, unique []uint32
@@ -205,7 +206,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
 		s.FrontierMemBytes += mem
-		pk, wt := n.split.budget.stats()
+		pk, wt := n.split.Budget().Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
 		d := st.Lock()
@@ -230,7 +231,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
-		sp := &n.split.stats
+		sp := n.split.Stats()
 		s.URLsLogged += sp.Logged
 		s.Local += sp.Local
 		s.Cross += sp.Cross
@@ -240,13 +241,13 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.URLsSent += sp.URLsSent
 		s.BatchesReceived += sp.ReceivedBatches
 		s.URLsReceived += sp.Received
-		s.DUEUnique += int64(n.split.due.Len())
+		s.DUEUnique += int64(n.split.DUE().Len())
 		s.Sessions += n.front.SessionsOpened()
 		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}
-		dueBytes += int64(n.split.due.Bytes())
-		if d, ok := n.split.due.(*due.Disk); ok {
+		dueBytes += int64(n.split.DUE().Bytes())
+		if d, ok := n.split.DUE().(*due.Disk); ok {
 			ds := d.Stats()
 			s.DUECacheSize = d.CacheSize()
 			s.DUECacheAccesses += ds.CacheAccesses
@@ -272,10 +273,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 	}
 	s.DUE = DUEMemory
 	for _, n := range nodes {
-		if _, ok := n.split.due.(*due.Disk); ok {
+		if _, ok := n.split.DUE().(*due.Disk); ok {
 			s.DUE = DUEDisk
 		}
-		s.DUESwitchedAt += n.split.dueSwitched
+		s.DUESwitchedAt += n.split.DUESwitched()
 	}
 	if s.DUECacheAccesses > 0 {
 		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)
@@ -287,8 +288,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *httpTransport)
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
 	if ht != nil {
-		s.BatchesAcked = int64(ht.sent.Load())
-		s.BatchesResent = int64(ht.resent.Load())
+		s.BatchesAcked = int64(ht.Sent())
+		s.BatchesResent = int64(ht.Resent())
 	}
 	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
 	return s

@@ -20,6 +20,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -164,9 +165,9 @@ func (c *cluster) start(t testing.TB, i int, more ...string) *proc {
 	return startProc(t, filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("node-%d.log", i)), c.args(i, more...)...)
 }
 
-func (c *cluster) status(i int) (recorder.NodeStatus, error) {
-	var s recorder.NodeStatus
-	req, _ := http.NewRequest(http.MethodGet, "http://"+c.peers[i]+recorder.PathStatus, nil)
+func (c *cluster) status(i int) (peer.NodeStatus, error) {
+	var s peer.NodeStatus
+	req, _ := http.NewRequest(http.MethodGet, "http://"+c.peers[i]+peer.PathStatus, nil)
 	req.Header.Set("Authorization", "Bearer "+clusterToken)
 	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
 	if err != nil {
@@ -306,8 +307,8 @@ func readEvents(t testing.TB, dir string, node int) []tracefile.Event {
 
 func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+recorder.PathBatch, bytes.NewReader(body))
-	req.Header.Set("Content-Type", recorder.BatchContentType)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+peer.PathBatch, bytes.NewReader(body))
+	req.Header.Set("Content-Type", peer.BatchContentType)
 	req.Header.Set("Authorization", auth)
 	// A peer's request carries the crawl's topology hash and the node it
 	// is meant for; the node answers its hash in its status.
@@ -315,10 +316,10 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 	if err != nil {
 		t.Errorf("status of %s: %v", addr, err)
 	}
-	req.Header.Set(recorder.HeaderTopology, st.Topology)
-	req.Header.Set(recorder.HeaderTo, strconv.Itoa(st.Node))
+	req.Header.Set(peer.HeaderTopology, st.Topology)
+	req.Header.Set(peer.HeaderTo, strconv.Itoa(st.Node))
 	if epoch != "" {
-		req.Header.Set(recorder.HeaderEpoch, epoch)
+		req.Header.Set(peer.HeaderEpoch, epoch)
 	}
 	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
 	if err != nil {
@@ -382,7 +383,7 @@ func clusterRestart(t *testing.T, extra []string) {
 	})
 	// Bad input to a live node: refused, and the node stays up.
 	var buf bytes.Buffer
-	if err := recorder.EncodeBatch(&buf, &recorder.Batch{From: 1, Epoch: 1, Seq: 999, URLs: []string{"http://h0001.test/stale"}, Kinds: []string{"link"}, Source: []uint64{1}}); err != nil {
+	if err := peer.EncodeBatch(&buf, &peer.Batch{From: 1, Epoch: 1, Seq: 999, URLs: []string{"http://h0001.test/stale"}, Kinds: []string{"link"}, Source: []uint64{1}}); err != nil {
 		t.Fatal(err)
 	}
 	old := buf.Bytes()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 func init() {
@@ -61,7 +62,7 @@ politeness (--workers, --max-conns, --min-delay, --max-delay,
 --checkpoint-every, --progress, and over --peers --listen, --token,
 --peer-timeout and --idle-grace. It may not change the crawl's topology,
 saved in DIR/node-NNN/state/topology.json when the crawl starts:
-` + strings.Join(recorder.TopologyFlags(), ", ") + ` (the peers' count and order)
+` + strings.Join(peer.TopologyFlags(), ", ") + ` (the peers' count and order)
 and the fingerprint scheme. A resume that
 changes one is refused (exit 2), naming the flag and its saved value.
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // TestPeerHandshakeRefuses (issue 21, case 5): nodes that do not agree on
@@ -95,7 +96,7 @@ func TestPeerEpochsMovePast(t *testing.T) {
 		return err == nil && s.Sent > 0 && s.Received > 0 && cerr == nil
 	})
 	var buf bytes.Buffer
-	if err := recorder.EncodeBatch(&buf, &recorder.Batch{From: 2, Epoch: 999, Seq: 1, URLs: []string{"http://h0001.test/forged"},
+	if err := peer.EncodeBatch(&buf, &peer.Batch{From: 2, Epoch: 999, Seq: 1, URLs: []string{"http://h0001.test/forged"},
 		Kinds: []string{"link"}, Source: []uint64{1}}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // dirState is every file under dir with its size and modification time:
@@ -93,7 +94,7 @@ func TestCrawlHelpListsTopology(t *testing.T) {
 	if !strings.Contains(flat, "A resume may change the limits") {
 		t.Errorf("crawl --help does not say what a resume may change:\n%s", out)
 	}
-	for _, f := range recorder.TopologyFlags() {
+	for _, f := range peer.TopologyFlags() {
 		if !strings.Contains(flat, f) {
 			t.Errorf("crawl --help does not name %s", f)
 		}

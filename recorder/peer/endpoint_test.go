@@ -1,9 +1,10 @@
-package recorder
+package peer
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,25 +19,53 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 )
 
+// testReceiver is a node's splitter as the endpoint sees it: it processes
+// each batch id once (its batch log) and keeps the URLs of the batches it
+// processed.
+type testReceiver struct {
+	mu   sync.Mutex
+	log  *BatchLog
+	urls []string
+}
+
+func (r *testReceiver) Receive(b *Batch) bool { r.ReceiveBatch(b); return true }
+
+func (r *testReceiver) ReceiveBatch(b *Batch) (isNew, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.log.Seen(b.From, b.Epoch, b.Seq) {
+		return false, true
+	}
+	r.log.Record(b.From, b.Epoch, b.Seq)
+	r.urls = append(r.urls, b.URLs...)
+	return true, true
+}
+
+func (r *testReceiver) Durable() []DurableMark { return nil }
+
+func (r *testReceiver) received() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.urls)
+}
+
 // testEndpoint runs node 0's batch endpoint of a 3-node crawl over a
-// running splitter.
-func testEndpoint(t *testing.T) (*httpTransport, *splitter, string) {
+// receiver.
+func testEndpoint(t *testing.T) (*HTTPTransport, *testReceiver, string) {
 	t.Helper()
-	tr := newTracker()
-	s := &splitter{node: 0, part: partition.Host{N: 3}, log: newBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
-		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*Batch, 3), seqs: make([]uint64, 3),
-		batchSize: 10, flushTick: time.Second, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
-	go s.run()
-	t.Cleanup(func() { close(s.stop); <-s.done })
-	cfg := DefaultConfig()
-	cfg.CrawlID, cfg.Peers = "test", []string{"a:1", "b:1", "c:1"}
-	ht := &httpTransport{self: 0, token: "T", peers: cfg.Peers, tr: tr, recv: s,
-		finished: make(chan struct{}), known: make([]uint64, 3), heard: make([]time.Time, 3), dead: make([]bool, 3),
-		topo: topologyOf(&cfg, partition.Host{N: 3}), greeted: make([]atomic.Bool, 3), helloKnown: make([]atomic.Uint64, 3), seenEpoch: make([]atomic.Uint64, 3), greetMu: make([]sync.Mutex, 3),
-		maxBody: maxBatchBytes(&cfg), sem: make(chan struct{}, 3), bodyTimeout: 2 * time.Second, mem: newByteBudget(endpointMemory(&cfg)),
+	tr := NewTracker()
+	s := &testReceiver{log: NewBatchLog()}
+	peers := []string{"a:1", "b:1", "c:1"}
+	topo := Topology{Format: TopologyFormat, CrawlID: "test", Nodes: 3, Peers: peers, Partitioner: "host",
+		PolitenessKey: "host", Fingerprint: FingerprintScheme}
+	ht := &HTTPTransport{self: 0, token: "T", peers: peers, tr: tr, recv: s, events: noEvents{},
+		errConfig: errors.New("bad configuration"),
+		finished:  make(chan struct{}), known: make([]uint64, 3), heard: make([]time.Time, 3), dead: make([]bool, 3),
+		topo: topo, greeted: make([]atomic.Bool, 3), helloKnown: make([]atomic.Uint64, 3), seenEpoch: make([]atomic.Uint64, 3), greetMu: make([]sync.Mutex, 3),
+		maxBody: MaxBatchBytes(0, 0, 1000), sem: make(chan struct{}, 3), bodyTimeout: 2 * time.Second, mem: bytebudget.New(64 << 20),
 		logf: t.Logf}
 	ht.topoHash = ht.topo.Hash()
 	testTopoHash = ht.topoHash
@@ -128,34 +157,34 @@ func TestBatchEndpoint(t *testing.T) {
 	if got := ht.known[1]; got != 2 {
 		t.Errorf("known epoch of node 1: %d, want 2", got)
 	}
-	if q, _ := s.front.Sizes(); q != 5 {
-		t.Errorf("frontier holds %d URLs, want 5", q)
+	if q := s.received(); q != 5 {
+		t.Errorf("receiver holds %d URLs, want 5", q)
 	}
 }
 
 func TestBatchLogCheckpoint(t *testing.T) {
-	l := newBatchLog()
+	l := NewBatchLog()
 	for _, q := range []uint64{1, 2, 3, 5, 8} {
-		l.record(1, 2, q)
+		l.Record(1, 2, q)
 	}
-	l.record(2, 1, 1)
-	if l.through(1, 2) != 3 || !l.seen(1, 2, 8) || l.seen(1, 2, 4) || l.seen(1, 1, 1) {
+	l.Record(2, 1, 1)
+	if l.Through(1, 2) != 3 || !l.Seen(1, 2, 8) || l.Seen(1, 2, 4) || l.Seen(1, 1, 1) {
 		t.Fatalf("batch log: %+v", l.m[batchKey{1, 2}])
 	}
 	var buf bytes.Buffer
-	if err := l.saveCheckpoint(&buf); err != nil {
+	if err := l.Save(&buf); err != nil {
 		t.Fatal(err)
 	}
-	m := newBatchLog()
-	if err := m.loadCheckpoint(&buf); err != nil {
+	m := NewBatchLog()
+	if err := m.Load(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9} {
-		if l.seen(1, 2, q) != m.seen(1, 2, q) {
+		if l.Seen(1, 2, q) != m.Seen(1, 2, q) {
 			t.Errorf("seq %d differs after reload", q)
 		}
 	}
-	if !m.seen(2, 1, 1) || m.through(1, 2) != 3 {
+	if !m.Seen(2, 1, 1) || m.Through(1, 2) != 3 {
 		t.Error("reload lost entries")
 	}
 }
@@ -165,10 +194,10 @@ func TestBatchLogCheckpoint(t *testing.T) {
 // outbox; batches not covered stay.
 func TestDurableMarksDeleteOutbox(t *testing.T) {
 	dir := t.TempDir()
-	ht := &httpTransport{self: 0, queues: []*peerQueue{{}, {}}}
+	ht := &HTTPTransport{self: 0, queues: []*peerQueue{{}, {}}}
 	ht.epoch.Store(3)
 	for seq := uint64(1); seq <= 3; seq++ {
-		p := dir + "/" + outboxName(1, 3, seq)
+		p := dir + "/" + OutboxName(1, 3, seq)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -181,29 +210,6 @@ func TestDurableMarksDeleteOutbox(t *testing.T) {
 	left, _ := os.ReadDir(dir)
 	if len(left) != 1 {
 		t.Errorf("%d outbox files left, want 1", len(left))
-	}
-}
-
-// TestDurableMarksAreTheCheckpoints: a receiver reports as durable the
-// batch ids its last complete checkpoint saved, not what it processed
-// since: a batch processed after the cut is lost if the receiver crashes,
-// so its sender must keep it.
-func TestDurableMarksAreTheCheckpoints(t *testing.T) {
-	s := &splitter{log: newBatchLog()}
-	for q := uint64(1); q <= 3; q++ {
-		s.log.record(1, 2, q)
-	}
-	if m := s.durable.Load(); m != nil {
-		t.Fatalf("durable before any checkpoint: %+v", *m)
-	}
-	if err := s.log.saveCheckpoint(io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	s.log.record(1, 2, 4) // processed after the cut
-	s.checkpointed()      // the checkpoint holding seqs 1-3 is complete
-	m := s.durable.Load()
-	if m == nil || len(*m) != 1 || (*m)[0] != (DurableMark{From: 1, Epoch: 2, Through: 3}) {
-		t.Fatalf("durable after the checkpoint: %+v, want node 1 epoch 2 through 3", m)
 	}
 }
 
@@ -299,12 +305,12 @@ func TestBatchEndpointBounds(t *testing.T) {
 		t.Errorf("batch after the slow ones: %d %+v", code, ack)
 	}
 	// Memory: a budget smaller than what is held makes batches wait.
-	ht.mem = newByteBudget(int64(len(good)))
-	ht.mem.acquire(1)
+	ht.mem = bytebudget.New(int64(len(good)))
+	ht.mem.Acquire(1)
 	if code, _ := postBatch(t, url, "Bearer T", "1", good); code != http.StatusServiceUnavailable {
 		t.Errorf("batch over the memory budget: %d, want 503", code)
 	}
-	ht.mem.release(1)
+	ht.mem.Release(1)
 	if code, _ := postBatch(t, url, "Bearer T", "1", good); code != 200 {
 		t.Errorf("batch within the memory budget: %d", code)
 	}
@@ -348,7 +354,7 @@ func TestEpochMovesPast(t *testing.T) {
 	if ht.epoch.Load() != 1000 || b.Epoch != 1000 || b.Seq != 1 {
 		t.Errorf("epoch %d, batch %d/%d: want 1000, 1000/1", ht.epoch.Load(), b.Epoch, b.Seq)
 	}
-	if e, err := os.ReadFile(filepath.Join(dir, epochFile)); err != nil || strings.TrimSpace(string(e)) != "1000" {
+	if e, err := os.ReadFile(filepath.Join(dir, EpochFile)); err != nil || strings.TrimSpace(string(e)) != "1000" {
 		t.Errorf("epoch file %q (%v), want 1000", e, err)
 	}
 	ht.moveEpochPast(maxEpoch+1, "absurd")
@@ -389,7 +395,7 @@ func TestRestampRenumbers(t *testing.T) {
 		t.Errorf("ids after restamp: %v, want 0/7 2/1 2/2", ids)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "to001-*"))
-	if len(files) != 2 || !strings.Contains(files[0], outboxName(1, 2, 1)) || !strings.Contains(files[1], outboxName(1, 2, 2)) {
+	if len(files) != 2 || !strings.Contains(files[0], OutboxName(1, 2, 1)) || !strings.Contains(files[1], OutboxName(1, 2, 2)) {
 		t.Errorf("outbox files %v", files)
 	}
 }

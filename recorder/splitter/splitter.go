@@ -1,4 +1,14 @@
-package recorder
+// Package splitter is a crawl node's host splitter (Mercator's): every
+// URL a fetch worker finds enters it, is logged to the raw URL log with
+// the node that owns its host, and is admitted through the DUE into the
+// node's frontier or batched for its owner (package peer). With
+// fail-over it routes by the consistent ring restricted to the live
+// nodes and, when a node is declared dead, routes again every URL its log
+// had sent to it (redo). One goroutine owns the URL and page writers, the
+// DUE and the splitter cache; the node reaches them through [Splitter]'s
+// methods, and the splitter reaches the node through the interfaces it
+// defines ([Frontier], [Redirects], [Events], [Cut]).
+package splitter
 
 import (
 	"fmt"
@@ -9,45 +19,48 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
-	"github.com/crawltrace/crawltrace/recorder/fetch"
-	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
-// splitURL is one URL entering the host splitter.
-type splitURL struct {
+// URL is one URL entering the host splitter.
+type URL struct {
 	URL, Tag, Kind string
 }
 
-// splitMsg is one message to a node's splitter goroutine: a fetched page's
+// Msg is one message to a node's splitter goroutine: a fetched page's
 // log row and its outgoing URLs (seeds, links, a redirect), a batch
 // received from a peer (answered on reply when set), URLs to hand to
 // their current owner without logging them again (forward), or a change
 // of the live nodes (view). Workers send a page's whole URL slice in one
 // message, so the channel carries pages, not URLs.
-type splitMsg struct {
-	page    *tracefile.PageRecord
-	source  uint64
-	worker  uint16
-	urls    []splitURL
-	remote  *Batch
-	reply   chan bool // remote: true when the batch was new, false when already processed
-	forward []string
-	view    []bool // live[i]: node i is alive (fail-over)
+type Msg struct {
+	Page   *tracefile.PageRecord // the page's log row (nil: none)
+	Source uint64                // the page id the URLs came from
+	Worker uint16                // the fetch worker that found them
+	URLs   []URL
+	// Forward holds URLs a worker took from this node's frontier that
+	// another node owns now (fail-over).
+	Forward []string
+	Task    uint64 // the page's in-flight URL, finished once logged
+	Bytes   int64  // taken from the splitter's byte budget (see Budget)
+
+	remote *peer.Batch
+	reply  chan bool // remote: true when the batch was new, false when already processed
+	view   []bool    // live[i]: node i is alive (fail-over)
 	// redo: URLs this node's log had routed to node redoPeer, now dead,
 	// to route again (redo.go); redoDone ends that scan.
 	redo     []string
 	redoPeer int
 	redoDone *redoResult
-	task     uint64 // the page's in-flight URL, finished once logged
-	bytes    int64  // taken from the splitter's byte budget
 }
 
-// splitStats are the splitter's counters, owned by its goroutine and read
-// after it stops.
-type splitStats struct {
+// Stats are the splitter's counters, owned by its goroutine and read
+// after it stops (or while it is parked at a checkpoint's cut).
+type Stats struct {
 	Logged, Local, Cross       int64
 	CacheSuppressed, CacheSent int64
 	BatchesSent, URLsSent      int64
@@ -55,17 +68,17 @@ type splitStats struct {
 	Admitted                   int64
 }
 
-// splitter is a node's host splitter. One goroutine owns the URL and page
+// Splitter is a node's host splitter. One goroutine owns the URL and page
 // writers, the DUE and the splitter cache; producers send on a bounded
 // channel. Every URL is assigned a node by the partitioner and appended to
 // the raw URL log before any cache or duplicate check.
-type splitter struct {
+type Splitter struct {
 	node  int
 	epoch uint64 // this node's incarnation, carried in batch ids
 	// redirs is the crawl's redirect-hop counts: a redirect target this
 	// node will not fetch (another node's, or known to the DUE) is
 	// forgotten here, so only queued targets are remembered.
-	redirs *fetch.Redirects
+	redirs Redirects
 	part   partition.Partitioner
 	// ring, when set, is the consistent partitioner over every node id;
 	// the splitter routes by ring restricted to the live nodes (fail-over).
@@ -74,20 +87,20 @@ type splitter struct {
 	owner  atomic.Pointer[partition.Consistent] // the live ring, read by workers
 	seeds  []string
 	hosts  map[string]struct{} // hosts seen, to report those a fail-over moves
-	events *eventLog
-	log    *batchLog
+	events Events
+	log    *peer.BatchLog
 	// durable holds the batch log's watermarks as of the last complete
 	// checkpoint (nil: none yet), published by checkpointed.
-	durable   atomic.Pointer[[]DurableMark]
-	in        chan *splitMsg
-	tr        *tracker
-	transport Transport
+	durable   atomic.Pointer[[]peer.DurableMark]
+	in        chan *Msg
+	tr        *peer.Tracker
+	transport peer.Transport
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
 	due       due.Set
 	cache     *due.Clock
-	front     *frontier.Frontier
-	out       []*Batch
+	front     Frontier
+	out       []*peer.Batch
 	outBytes  []int    // URL bytes in out[dest]
 	seqs      []uint64 // last seq per destination
 	inflight  atomic.Int64
@@ -96,16 +109,18 @@ type splitter struct {
 	flushTick time.Duration
 	now       func() time.Time
 	onError   func(error)
-	stats     splitStats
+	stats     Stats
 	stop      chan struct{}
 	done      chan struct{}
 	err       error
-	// ckpt delivers checkpoint cuts; nd is the node whose state the
-	// splitter saves at one.
-	ckpt chan *barrier
-	nd   *node
+	// ckpt delivers checkpoint cuts.
+	ckpt chan Cut
+	// newDisk makes the disk DUE the in-memory one gives way to; outDir
+	// holds the node's URL log, read back by a redo scan.
+	newDisk func() (due.Set, error)
+	outDir  string
 	// budget bounds the bytes of URL messages from workers (nil: none).
-	budget *byteBudget
+	budget *bytebudget.Budget
 	// dueLimit, when positive, is the memory past which the in-memory DUE
 	// gives way to the disk DUE (Config.DUE auto); dueSwitched is the
 	// number of URLs the DUE held then.
@@ -116,7 +131,7 @@ type splitter struct {
 	redoRouted map[int]int64
 }
 
-func (s *splitter) fail(err error) {
+func (s *Splitter) fail(err error) {
 	if s.err == nil {
 		s.err = err
 		if s.onError != nil {
@@ -125,31 +140,32 @@ func (s *splitter) fail(err error) {
 	}
 }
 
-// send hands m to the splitter; the caller counted nothing yet.
-func (s *splitter) send(m *splitMsg) bool {
-	s.tr.add(1)
+// Send hands m to the splitter; the caller counted nothing yet. It
+// returns false when the splitter has stopped.
+func (s *Splitter) Send(m *Msg) bool {
+	s.tr.Add(1)
 	s.inflight.Add(1)
 	select {
 	case s.in <- m:
 		return true
 	case <-s.done:
 		s.inflight.Add(-1)
-		s.tr.add(-1)
+		s.tr.Add(-1)
 		return false
 	}
 }
 
-// receive implements receiver for batches from peers.
-func (s *splitter) receive(b *Batch) bool {
-	return s.send(&splitMsg{remote: b})
+// Receive implements peer.Receiver: b is queued for the splitter.
+func (s *Splitter) Receive(b *peer.Batch) bool {
+	return s.Send(&Msg{remote: b})
 }
 
-// receiveBatch hands b to the splitter and waits until it is processed:
-// isNew is false when its id was processed before; ok is false when the
-// node no longer accepts batches.
-func (s *splitter) receiveBatch(b *Batch) (isNew, ok bool) {
+// ReceiveBatch implements peer.Receiver: it hands b to the splitter and
+// waits until it is processed: isNew is false when its id was processed
+// before; ok is false when the node no longer accepts batches.
+func (s *Splitter) ReceiveBatch(b *peer.Batch) (isNew, ok bool) {
 	reply := make(chan bool, 1)
-	if !s.send(&splitMsg{remote: b, reply: reply}) {
+	if !s.Send(&Msg{remote: b, reply: reply}) {
 		return false, false
 	}
 	return <-reply, true
@@ -157,14 +173,15 @@ func (s *splitter) receiveBatch(b *Batch) (isNew, ok bool) {
 
 // dest is the node owning u: the live ring's owner when fail-over is on,
 // the partitioner's otherwise.
-func (s *splitter) dest(u string) int {
+func (s *Splitter) dest(u string) int {
 	if r := s.owner.Load(); r != nil {
 		return r.Node(u)
 	}
 	return s.part.Node(u)
 }
 
-func (s *splitter) run() {
+// Run is the splitter's goroutine: it processes messages until Stop.
+func (s *Splitter) Run() {
 	defer close(s.done)
 	tick := time.NewTicker(s.flushTick)
 	defer tick.Stop()
@@ -174,8 +191,11 @@ func (s *splitter) run() {
 			s.handle(m)
 		case <-tick.C:
 			s.flushDue()
-		case b := <-s.ckpt:
-			b.park(s.nd)
+		case c := <-s.ckpt:
+			// URLs logged but still in a batch being filled go to the
+			// transport now, so the cut finds them in transit.
+			s.flushPeers()
+			c.Park()
 		case <-s.stop:
 			for {
 				select {
@@ -183,7 +203,7 @@ func (s *splitter) run() {
 					s.handle(m)
 				default:
 					s.flushPeers()
-					s.closeWriters()
+					s.CloseWriters()
 					return
 				}
 			}
@@ -191,34 +211,34 @@ func (s *splitter) run() {
 	}
 }
 
-func (s *splitter) handle(m *splitMsg) {
+func (s *Splitter) handle(m *Msg) {
 	s.process(m)
-	s.budget.release(m.bytes)
+	s.budget.Release(m.Bytes)
 	if len(s.in) == 0 {
 		s.flushPeers()
 	}
 	s.inflight.Add(-1)
-	s.tr.add(-1)
+	s.tr.Add(-1)
 }
 
-func (s *splitter) process(m *splitMsg) {
-	if m.page != nil && s.pagew != nil {
-		if err := s.pagew.Append(*m.page); err != nil {
+func (s *Splitter) process(m *Msg) {
+	if m.Page != nil && s.pagew != nil {
+		if err := s.pagew.Append(*m.Page); err != nil {
 			s.fail(err)
 			s.pagew = nil
 		}
 	}
-	if len(m.urls) > 0 {
+	if len(m.URLs) > 0 {
 		t := s.now().UnixNano()
-		for i := range m.urls {
-			u := &m.urls[i]
+		for i := range m.URLs {
+			u := &m.URLs[i]
 			dest := s.dest(u.URL)
 			if s.hosts != nil {
 				s.seeHost(u.URL)
 			}
 			if s.urlw != nil {
 				if _, err := s.urlw.Append(tracefile.URLRecord{Time: t, URL: u.URL, Kind: u.Kind, Tag: u.Tag,
-					Source: m.source, Worker: m.worker, Dest: uint16(dest)}); err != nil {
+					Source: m.Source, Worker: m.Worker, Dest: uint16(dest)}); err != nil {
 					s.fail(err)
 					s.urlw = nil
 				}
@@ -242,16 +262,16 @@ func (s *splitter) process(m *splitMsg) {
 				}
 				s.stats.CacheSent++
 			}
-			s.appendOut(dest, u.URL, u.Kind, m.source)
+			s.appendOut(dest, u.URL, u.Kind, m.Source)
 		}
 	}
-	if m.task != 0 {
-		s.front.Finish(m.task)
+	if m.Task != 0 {
+		s.front.Finish(m.Task)
 	}
 	if b := m.remote; b != nil {
-		isNew := !s.log.seen(b.From, b.Epoch, b.Seq)
+		isNew := !s.log.Seen(b.From, b.Epoch, b.Seq)
 		if isNew {
-			s.log.record(b.From, b.Epoch, b.Seq)
+			s.log.Record(b.From, b.Epoch, b.Seq)
 			s.stats.ReceivedBatches++
 			s.stats.Received += int64(len(b.URLs))
 			for i, u := range b.URLs {
@@ -264,22 +284,22 @@ func (s *splitter) process(m *splitMsg) {
 					// disagree a URL may come back to a node that admitted
 					// it and gave it away.
 					s.due.Add(xxhash.Sum64String(u))
-					s.tr.add(1)
+					s.tr.Add(1)
 					s.front.Add(u)
 					continue
 				}
 				s.admit(u)
 			}
 		}
-		if a, ok := s.transport.(batchAcker); ok {
-			a.processed(s.node, b)
+		if a, ok := s.transport.(acker); ok {
+			a.Processed(s.node, b)
 		}
 		if m.reply != nil {
 			m.reply <- isNew
 		}
 	}
-	if len(m.forward) > 0 {
-		s.route(m.forward, true)
+	if len(m.Forward) > 0 {
+		s.route(m.Forward, true)
 	}
 	if m.view != nil {
 		s.changeView(m.view)
@@ -296,12 +316,12 @@ func (s *splitter) process(m *splitMsg) {
 // batched for a peer, past the splitter cache. URLs a worker took from this
 // node's own frontier (popped) are in the DUE already; they go back to the
 // frontier if this node owns them again.
-func (s *splitter) route(urls []string, popped bool) {
+func (s *Splitter) route(urls []string, popped bool) {
 	for _, u := range urls {
 		dest := s.dest(u)
 		if dest == s.node || dest < 0 {
 			if popped {
-				s.tr.add(1)
+				s.tr.Add(1)
 				s.front.Add(u)
 			} else {
 				s.admit(u)
@@ -317,10 +337,10 @@ func (s *splitter) route(urls []string, popped bool) {
 	}
 }
 
-func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
+func (s *Splitter) appendOut(dest int, u, kind string, source uint64) {
 	b := s.out[dest]
 	if b == nil {
-		b = &Batch{From: s.node}
+		b = &peer.Batch{From: s.node}
 		s.out[dest] = b
 	}
 	b.URLs = append(b.URLs, u)
@@ -329,23 +349,24 @@ func (s *splitter) appendOut(dest int, u, kind string, source uint64) {
 	if s.outBytes == nil {
 		s.outBytes = make([]int, len(s.out))
 	}
-	// A batch is closed at SplitterBatch URLs or batchSoftBytes of them,
-	// whichever comes first: receivers refuse bodies past maxBatchBytes.
-	s.outBytes[dest] += len(u) + wireURLOverhead
-	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= batchSoftBytes {
+	// A batch is closed at SplitterBatch URLs or peer.BatchSoftBytes of
+	// them, whichever comes first: receivers refuse bodies past
+	// maxBatchBytes.
+	s.outBytes[dest] += len(u) + peer.WireURLOverhead
+	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= peer.BatchSoftBytes {
 		s.flushPeer(dest)
 	}
 }
 
 // admit passes a URL this node owns through the DUE into the frontier,
 // and reports whether it was new.
-func (s *splitter) admit(u string) bool {
+func (s *Splitter) admit(u string) bool {
 	if s.due.Add(xxhash.Sum64String(u)) {
 		s.stats.Admitted++
 		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
 			s.dueToDisk()
 		}
-		s.tr.add(1)
+		s.tr.Add(1)
 		s.front.Add(u)
 		return true
 	}
@@ -354,9 +375,9 @@ func (s *splitter) admit(u string) bool {
 
 // dueToDisk moves the in-memory DUE's fingerprints into a disk DUE that
 // replaces it.
-func (s *splitter) dueToDisk() {
+func (s *Splitter) dueToDisk() {
 	s.dueLimit = 0
-	d, err := newDiskDUE(s.nd.cfg, s.node)
+	d, err := s.newDisk()
 	if err != nil {
 		s.fail(err)
 		return
@@ -374,7 +395,7 @@ func (s *splitter) dueToDisk() {
 	s.due = d
 }
 
-func (s *splitter) flushPeer(dest int) {
+func (s *Splitter) flushPeer(dest int) {
 	b := s.out[dest]
 	if b == nil || len(b.URLs) == 0 {
 		return
@@ -390,13 +411,13 @@ func (s *splitter) flushPeer(dest int) {
 	s.transport.Send(dest, b)
 }
 
-func (s *splitter) flushPeers() {
+func (s *Splitter) flushPeers() {
 	for d := range s.out {
 		s.flushPeer(d)
 	}
 }
 
-func (s *splitter) flushDue() {
+func (s *Splitter) flushDue() {
 	if e, ok := s.due.(interface{ Err() error }); ok && e.Err() != nil {
 		s.fail(e.Err())
 	}
@@ -418,7 +439,9 @@ func (s *splitter) flushDue() {
 	}
 }
 
-func (s *splitter) closeWriters() {
+// CloseWriters closes the URL and page logs (Run does when stopped; a
+// node that fails to start calls it instead).
+func (s *Splitter) CloseWriters() {
 	if s.urlw != nil {
 		if err := s.urlw.Close(); err != nil {
 			s.fail(err)
@@ -431,16 +454,27 @@ func (s *splitter) closeWriters() {
 	}
 }
 
-// checkpointed publishes the batch log's watermarks saved in the last
+// Checkpointed publishes the batch log's watermarks saved in the last
 // checkpoint as durable, once that checkpoint is complete (renamed into
 // place; the checkpointer calls it after the commit): receivers report the marks in their status and
 // senders then delete the covered batches from their outboxes instead of
 // keeping them for a restart of this node.
-func (s *splitter) checkpointed() {
-	if m := s.log.saved.Load(); m != nil {
+func (s *Splitter) Checkpointed() {
+	if m := s.log.Saved(); m != nil {
 		s.durable.Store(m)
 	}
 }
+
+// Durable implements peer.Receiver: the batch log's watermarks as of the
+// last complete checkpoint (nil: none yet).
+func (s *Splitter) Durable() []peer.DurableMark {
+	if d := s.durable.Load(); d != nil {
+		return *d
+	}
+	return nil
+}
+
+var _ peer.Receiver = (*Splitter)(nil)
 
 // kindForward marks, on the wire only, a URL a node took from its own
 // frontier and hands to the host's new owner (fail-over): the receiver
@@ -448,7 +482,7 @@ func (s *splitter) checkpointed() {
 const kindForward = "forward"
 
 // seeHost remembers u's host, to report the hosts a fail-over moves.
-func (s *splitter) seeHost(u string) {
+func (s *Splitter) seeHost(u string) {
 	h := partition.HostOf(u)
 	if _, ok := s.hosts[h]; !ok {
 		s.hosts[string([]byte(h))] = struct{}{}
@@ -458,7 +492,9 @@ func (s *splitter) seeHost(u string) {
 // queueTaker is a transport that can give back the batches it holds for a
 // node declared dead, to be routed to the new owners.
 type queueTaker interface {
-	take(dest int) (batches []*Batch, unacked int)
+	// Take removes and returns every batch held for dest and how many
+	// of them were unacknowledged.
+	Take(dest int) (batches []*peer.Batch, unacked int)
 }
 
 // changeView applies a new set of live nodes (UbiCrawler fail-over): the
@@ -467,7 +503,7 @@ type queueTaker interface {
 // hosts come back to a node that rejoins. URLs buffered or queued for a
 // node now dead are routed to their new owners; the seeds this node now
 // owns are admitted. The change is logged as a reassign event.
-func (s *splitter) changeView(live []bool) {
+func (s *Splitter) changeView(live []bool) {
 	if s.ring == nil {
 		return
 	}
@@ -494,7 +530,7 @@ func (s *splitter) changeView(live []bool) {
 			joined = append(joined, i)
 		}
 	}
-	ev := event{Event: EventReassign, Live: ids, Left: left, Joined: joined}
+	ev := tracefile.Event{Event: tracefile.EventReassign, Live: ids, Left: left, Joined: joined}
 	for h := range s.hosts {
 		u := "http://" + h + "/"
 		a, b := old.Node(u), next.Node(u)
@@ -525,12 +561,12 @@ func (s *splitter) changeView(live []bool) {
 			}
 		}
 		if qt, ok := s.transport.(queueTaker); ok {
-			bs, unacked := qt.take(d)
+			bs, unacked := qt.Take(d)
 			for _, b := range bs {
 				urls = append(urls, b.URLs...)
 			}
 			ev.BatchesTaken += len(bs)
-			s.tr.add(-int64(unacked))
+			s.tr.Add(-int64(unacked))
 		}
 	}
 	s.route(urls, false)
@@ -545,5 +581,18 @@ func (s *splitter) changeView(live []bool) {
 		}
 	}
 	ev.URLsRerouted = s.rerouted - before
-	s.events.write(ev)
+	s.events.Write(ev)
+}
+
+// URLOverhead is the memory of one queued URL besides its strings: the
+// URL value (three string headers) and slice slack.
+const URLOverhead = 64
+
+// URLBytes is the memory a slice of URLs holds while queued.
+func URLBytes(us []URL) int64 {
+	var n int64
+	for i := range us {
+		n += int64(len(us[i].URL)+len(us[i].Tag)) + URLOverhead
+	}
+	return n
 }

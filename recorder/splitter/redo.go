@@ -1,4 +1,4 @@
-package recorder
+package splitter
 
 import (
 	"fmt"
@@ -24,41 +24,41 @@ import (
 
 // startRedo flushes this node's URL log and starts streaming it in
 // another goroutine, handing the URLs logged for node d back to the
-// splitter in chunks (splitMsg.redo). It runs on the splitter's
+// splitter in chunks (Msg.redo). It runs on the splitter's
 // goroutine (changeView); the tracker counts the scan as work until it
 // ends, so the crawl cannot be found idle while URLs are still to route.
-func (s *splitter) startRedo(d int) {
-	if s.urlw == nil || s.nd == nil {
+func (s *Splitter) startRedo(d int) {
+	if s.urlw == nil || s.outDir == "" {
 		return
 	}
 	if err := s.urlw.Flush(); err != nil {
 		s.fail(err)
 		return
 	}
-	outDir := s.nd.cfg.OutDir
+	outDir := s.outDir
 	chunk := max(s.batchSize, 64)
-	s.tr.add(1)
+	s.tr.Add(1)
 	go func() {
-		defer s.tr.add(-1)
+		defer s.tr.Add(-1)
 		scanned, err := redoScan(outDir, s.node, d, chunk, func(urls []string) bool {
 			// Counted in the splitter queue's byte budget, like the
 			// workers' URLs, until the splitter has routed them.
 			var n int64
 			for _, u := range urls {
-				n += int64(len(u)) + splitURLOverhead
+				n += int64(len(u)) + URLOverhead
 			}
-			s.budget.acquire(n)
-			if !s.send(&splitMsg{redo: urls, redoPeer: d, bytes: n}) {
-				s.budget.release(n)
+			s.budget.Acquire(n)
+			if !s.Send(&Msg{redo: urls, redoPeer: d, Bytes: n}) {
+				s.budget.Release(n)
 				return false
 			}
 			return true
 		})
 		if err != nil {
-			s.send(&splitMsg{redoDone: &redoResult{peer: d, err: err}})
+			s.Send(&Msg{redoDone: &redoResult{peer: d, err: err}})
 			return
 		}
-		s.send(&splitMsg{redoDone: &redoResult{peer: d, urls: scanned}})
+		s.Send(&Msg{redoDone: &redoResult{peer: d, urls: scanned}})
 	}()
 }
 
@@ -105,7 +105,7 @@ func redoScan(outDir string, node, dest, chunk int, fn func([]string) bool) (int
 
 // redone routes a redo chunk for peer to the URLs' current owners
 // (admitted here when this node owns them now) and counts them.
-func (s *splitter) redone(peer int, urls []string) {
+func (s *Splitter) redone(peer int, urls []string) {
 	if s.redoRouted == nil {
 		s.redoRouted = map[int]int64{}
 	}
@@ -115,13 +115,13 @@ func (s *splitter) redone(peer int, urls []string) {
 
 // redoFinished logs the end of a redo scan as an event. A scan that could
 // not read the log stops the crawl: URLs may be lost otherwise.
-func (s *splitter) redoFinished(r *redoResult) {
+func (s *Splitter) redoFinished(r *redoResult) {
 	p := r.peer
-	ev := event{Event: EventRedo, Peer: &p, URLsRerouted: s.redoRouted[p]}
+	ev := tracefile.Event{Event: tracefile.EventRedo, Peer: &p, URLsRerouted: s.redoRouted[p]}
 	delete(s.redoRouted, p)
 	if r.err != nil {
 		ev.Reason = r.err.Error()
 		s.fail(r.err)
 	}
-	s.events.write(ev)
+	s.events.Write(ev)
 }

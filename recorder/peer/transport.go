@@ -1,4 +1,11 @@
-package recorder
+// Package peer carries URL batches between the host splitters of a
+// crawl's nodes: the [Batch] and its wire format (Arrow IPC), the
+// in-process transport ([MemTransport]) and the TCP one ([HTTPTransport]:
+// outbox, handshake, failure detector, termination, epochs), the
+// receiver's record of processed batch ids ([BatchLog]), a node's
+// incarnation number ([BumpEpoch]) and the crawl's [Topology]. A node's
+// splitter is a [Receiver]; the package knows nothing else of it.
+package peer
 
 import (
 	"sort"
@@ -8,7 +15,7 @@ import (
 
 // Batch is a group of URLs the host splitter of node From sends to the node
 // that owns them. Its id is (From, Epoch, Seq): Epoch is the incarnation of
-// node From that made it (bumped at every start, see [stateDir]) and Seq
+// node From that made it (bumped at every start, see [BumpEpoch]) and Seq
 // numbers that incarnation's batches (from 1), so a receiver processes each
 // id exactly once however often it is resent, and never mistakes a new
 // incarnation's batches for old ones. A Batch is not safe for concurrent
@@ -36,23 +43,38 @@ type Transport interface {
 	Close() error
 }
 
-// receiver accepts batches delivered to a node; it returns false when the
-// node no longer accepts batches (it is stopping).
-type receiver interface {
-	receive(b *Batch) bool
+// Receiver is a node's host splitter as the transports see it: what
+// batches for the node are delivered to. Implementations are safe for
+// concurrent use.
+type Receiver interface {
+	// Receive queues b to be processed and returns at once; false when
+	// the node no longer accepts batches (it is stopping). The
+	// in-process transport delivers through it.
+	Receive(b *Batch) bool
+	// ReceiveBatch hands b to the node and waits until it is processed:
+	// isNew is false when its id (From, Epoch, Seq) was processed before;
+	// ok is false when the node no longer accepts batches. The TCP
+	// endpoint answers a batch through it.
+	ReceiveBatch(b *Batch) (isNew, ok bool)
+	// Durable is the batch log's watermarks as of the node's last
+	// complete checkpoint (nil: none yet), reported in NodeStatus so
+	// that senders delete the batches it covers from their outboxes.
+	Durable() []DurableMark
 }
 
-// tracker counts outstanding work (queued URLs, splitter messages, batches
+// Tracker counts outstanding work (queued URLs, splitter messages, batches
 // in transit). When the count drops to zero the work it covers is done.
 // It is safe for concurrent use.
-type tracker struct {
+type Tracker struct {
 	n    atomic.Int64
 	zero chan struct{} // signalled (non-blocking) when n reaches 0
 }
 
-func newTracker() *tracker { return &tracker{zero: make(chan struct{}, 1)} }
+// NewTracker returns a tracker counting nothing.
+func NewTracker() *Tracker { return &Tracker{zero: make(chan struct{}, 1)} }
 
-func (t *tracker) add(d int64) {
+// Add adds d (negative when work is done) to the count.
+func (t *Tracker) Add(d int64) {
 	if t.n.Add(d) == 0 {
 		select {
 		case t.zero <- struct{}{}:
@@ -61,21 +83,26 @@ func (t *tracker) add(d int64) {
 	}
 }
 
-func (t *tracker) idle() bool { return t.n.Load() == 0 }
+// Idle reports whether the count is zero.
+func (t *Tracker) Idle() bool { return t.n.Load() == 0 }
 
-// memTransport connects the nodes of one process. Each destination has an
+// Zero is signalled (without blocking, so signals may merge) when the
+// count reaches zero; check Idle on receipt.
+func (t *Tracker) Zero() <-chan struct{} { return t.zero }
+
+// MemTransport connects the nodes of one process. Each destination has an
 // unbounded queue drained by its own goroutine, so a splitter never blocks
 // on a peer (two splitters sending to each other cannot deadlock). Batches
 // are counted in the shared tracker until the destination has taken them.
-type memTransport struct {
+type MemTransport struct {
 	// unacked holds, per destination, the batches sent to it that its
 	// splitter has not processed yet; a checkpoint saves them with the
 	// destination's state.
 	mu      sync.Mutex
 	unacked []map[*Batch]struct{}
 
-	tr    *tracker
-	nodes []receiver
+	tr    *Tracker
+	nodes []Receiver
 	qs    []*memQueue
 	wg    sync.WaitGroup
 	stop  chan struct{}
@@ -88,8 +115,10 @@ type memQueue struct {
 	ready chan struct{}
 }
 
-func newMemTransport(tr *tracker, nodes []receiver) *memTransport {
-	m := &memTransport{tr: tr, nodes: nodes, stop: make(chan struct{})}
+// NewMemTransport connects nodes (indexed by node id), counting the
+// batches in transit in tr.
+func NewMemTransport(tr *Tracker, nodes []Receiver) *MemTransport {
+	m := &MemTransport{tr: tr, nodes: nodes, stop: make(chan struct{})}
 	for i := range nodes {
 		q := &memQueue{ready: make(chan struct{}, 1)}
 		m.qs = append(m.qs, q)
@@ -100,8 +129,9 @@ func newMemTransport(tr *tracker, nodes []receiver) *memTransport {
 	return m
 }
 
-func (m *memTransport) Send(dest int, b *Batch) {
-	m.tr.add(1)
+// Send queues b for node dest; it never blocks.
+func (m *MemTransport) Send(dest int, b *Batch) {
+	m.tr.Add(1)
 	m.mu.Lock()
 	m.unacked[dest][b] = struct{}{}
 	m.mu.Unlock()
@@ -115,7 +145,7 @@ func (m *memTransport) Send(dest int, b *Batch) {
 	}
 }
 
-func (m *memTransport) deliver(dest int, q *memQueue) {
+func (m *MemTransport) deliver(dest int, q *memQueue) {
 	defer m.wg.Done()
 	for {
 		select {
@@ -133,24 +163,25 @@ func (m *memTransport) deliver(dest int, q *memQueue) {
 			q.items[0] = nil
 			q.items = q.items[1:]
 			q.mu.Unlock()
-			if !m.nodes[dest].receive(b) {
+			if !m.nodes[dest].Receive(b) {
 				return
 			}
-			m.tr.add(-1)
+			m.tr.Add(-1)
 		}
 	}
 }
 
-// processed implements batchAcker: dest's splitter has admitted b.
-func (m *memTransport) processed(dest int, b *Batch) {
+// Processed records that dest's splitter has admitted b.
+func (m *MemTransport) Processed(dest int, b *Batch) {
 	m.mu.Lock()
 	delete(m.unacked[dest], b)
 	m.mu.Unlock()
 }
 
-// unprocessed implements batchAcker: the batches sent to dest and not yet
-// processed, by sender and sequence number.
-func (m *memTransport) unprocessed(dest int) []*Batch {
+// Unprocessed returns the batches sent to dest and not yet processed, by
+// sender and sequence number: a checkpoint taken while every splitter is
+// parked saves them with the receiving node's state.
+func (m *MemTransport) Unprocessed(dest int) []*Batch {
 	m.mu.Lock()
 	out := make([]*Batch, 0, len(m.unacked[dest]))
 	for b := range m.unacked[dest] {
@@ -166,15 +197,8 @@ func (m *memTransport) unprocessed(dest int) []*Batch {
 	return out
 }
 
-// batchAcker is a transport that knows which batches a node has not
-// processed yet (the in-memory transport): a checkpoint taken while every
-// splitter is parked saves them with the receiving node's state.
-type batchAcker interface {
-	processed(dest int, b *Batch)
-	unprocessed(dest int) []*Batch
-}
-
-func (m *memTransport) Close() error {
+// Close stops delivery; batches still queued are abandoned.
+func (m *MemTransport) Close() error {
 	m.once.Do(func() { close(m.stop) })
 	m.wg.Wait()
 	return nil

@@ -1,4 +1,4 @@
-package recorder
+package peer
 
 import (
 	"encoding/json"
@@ -7,22 +7,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
 // TopologyFormat names a node's saved topology,
 // OutDir/node-NNN/state/topology.json.
 const TopologyFormat = "crawltrace-topology"
 
-// topologyFileName is the topology file in a node's state directory.
-const topologyFileName = "topology.json"
+// TopologyFileName is the topology file in a node's state directory.
+const TopologyFileName = "topology.json"
 
 // FingerprintScheme is what a URL fingerprint means in this version: the
 // 64-bit xxhash of the normalized URL. It is part of the topology, so a
@@ -33,8 +31,8 @@ const FingerprintScheme = "xxhash64(urlnorm)"
 // fingerprint means. It is fixed for a crawl's life: saved in each node's
 // state directory when the crawl starts, compared on every resume
 // ([Topology.Diff]) and, in TCP mode, exchanged with every peer before
-// any batch (the handshake, PathHello). Everything else in [Config] may
-// change on a resume.
+// any batch (the handshake, PathHello). Everything else in the crawl's
+// configuration may change on a resume.
 type Topology struct {
 	Format  string `json:"format"`
 	CrawlID string `json:"crawl_id"`
@@ -49,26 +47,6 @@ type Topology struct {
 	Replicas      int    `json:"replicas,omitempty"`
 	PolitenessKey string `json:"politeness_key"`
 	Fingerprint   string `json:"fingerprint"`
-}
-
-// topologyOf is cfg's topology; part is the crawl's partitioner.
-func topologyOf(cfg *Config, part partition.Partitioner) Topology {
-	t := Topology{Format: TopologyFormat, CrawlID: cfg.CrawlID, Nodes: cfg.Nodes, Partitioner: part.Name(),
-		PolitenessKey: cmpOr(cfg.PolitenessKey, PolitenessHost), Fingerprint: FingerprintScheme}
-	if len(cfg.Peers) > 0 {
-		t.Nodes, t.NodeID, t.Peers = len(cfg.Peers), cfg.NodeID, slices.Clone(cfg.Peers)
-	}
-	if c, ok := part.(*partition.Consistent); ok {
-		t.Replicas = c.Replicas()
-	}
-	return t
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Diff compares t, the topology a command line asks for, with saved, the
@@ -147,19 +125,19 @@ func TopologyFlags() []string {
 	return []string{"--crawl-id", "--nodes", "--node-id", "--peers", "--partitioner", "--replicas", "--politeness-key"}
 }
 
-// saveTopology writes t as node's state/topology.json.
-func saveTopology(outDir string, node int, t Topology) error {
-	dir := stateDir(outDir, node)
+// SaveTopology writes t as dir/topology.json (dir is a node's state
+// directory).
+func SaveTopology(dir string, t Topology) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	return tracefile.WriteJSON(filepath.Join(dir, topologyFileName), t)
+	return tracefile.WriteJSON(filepath.Join(dir, TopologyFileName), t)
 }
 
-// loadTopology reads node's state/topology.json; ok is false when the
-// crawl predates it (no file).
-func loadTopology(outDir string, node int) (t Topology, ok bool, err error) {
-	path := filepath.Join(stateDir(outDir, node), topologyFileName)
+// LoadTopology reads dir/topology.json (dir is a node's state directory);
+// ok is false when the crawl predates it (no file).
+func LoadTopology(dir string) (t Topology, ok bool, err error) {
+	path := filepath.Join(dir, TopologyFileName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, false, nil
@@ -171,46 +149,4 @@ func loadTopology(outDir string, node int) (t Topology, ok bool, err error) {
 		return t, false, fmt.Errorf("%w: %s: not a crawltrace topology", tracefile.ErrCorrupt, path)
 	}
 	return t, true, nil
-}
-
-// checkTopology is the resume check: the topology cfg asks for must be the
-// one saved when the crawl started (in every local node's state
-// directory; a crawl older than topology.json is compared with its saved
-// configuration, saved). A difference is an ErrConfig error naming each
-// flag and its saved value. A fresh start saves the topology instead.
-func checkTopology(cfg *Config, local []int, want Topology, saved *Config) error {
-	for _, id := range local {
-		w := want
-		if len(cfg.Peers) == 0 {
-			w.NodeID = 0
-		}
-		if !cfg.Resume {
-			if err := saveTopology(cfg.OutDir, id, w); err != nil {
-				return err
-			}
-			continue
-		}
-		have, ok, err := loadTopology(cfg.OutDir, id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			if saved == nil {
-				continue
-			}
-			part, perr := partition.New(saved.Partitioner, max(saved.Nodes, len(saved.Peers)), saved.Replicas)
-			if perr != nil {
-				return fmt.Errorf("%w: saved configuration: %v", ErrConfig, perr)
-			}
-			have = topologyOf(saved, part)
-			if err := saveTopology(cfg.OutDir, id, have); err != nil {
-				return err
-			}
-		}
-		if d := w.Diff(have); len(d) > 0 {
-			return fmt.Errorf("%w: %s: a resume may not change the crawl's topology (%s): %s",
-				ErrConfig, filepath.Join(stateDir(cfg.OutDir, id), topologyFileName), strings.Join(TopologyFlags(), ", "), strings.Join(d, "; "))
-		}
-	}
-	return nil
 }

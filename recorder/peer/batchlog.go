@@ -1,4 +1,4 @@
-package recorder
+package peer
 
 import (
 	"encoding/json"
@@ -45,33 +45,33 @@ func (s *seqSet) add(q uint64) {
 	}
 }
 
-// batchLog is a receiver's record of the batch ids it processed (admitted
+// BatchLog is a receiver's record of the batch ids it processed (admitted
 // into its DUE and frontier), per sending incarnation. The splitter owns
 // it: a batch is checked and recorded on the goroutine that admits its
 // URLs, so a batch is processed exactly once per (from, epoch, seq) even
 // when a sender resends it after a lost acknowledgement or its own
-// restart. It is one part of a node's checkpoint ([checkpointPart]): a
-// receiver restored from a checkpoint knows what it had processed then.
+// restart. It is one part of a node's checkpoint ([BatchLog.Save],
+// [BatchLog.Load]): a receiver restored from a checkpoint knows what it
+// had processed then.
 // Not safe for concurrent use.
-type batchLog struct {
+type BatchLog struct {
 	m map[batchKey]*seqSet
 	// saved holds the watermarks of the last checkpoint saved, published
-	// as durable once that checkpoint is complete (splitter.checkpointed).
+	// as durable once that checkpoint is complete ([BatchLog.Saved]).
 	saved atomic.Pointer[[]DurableMark]
 }
 
-var _ checkpointPart = (*batchLog)(nil)
+// NewBatchLog returns an empty batch log.
+func NewBatchLog() *BatchLog { return &BatchLog{m: make(map[batchKey]*seqSet)} }
 
-func newBatchLog() *batchLog { return &batchLog{m: make(map[batchKey]*seqSet)} }
-
-// seen reports whether id was processed.
-func (l *batchLog) seen(from int, epoch, seq uint64) bool {
+// Seen reports whether id was processed.
+func (l *BatchLog) Seen(from int, epoch, seq uint64) bool {
 	s := l.m[batchKey{from, epoch}]
 	return s != nil && s.has(seq)
 }
 
-// record marks id processed.
-func (l *batchLog) record(from int, epoch, seq uint64) {
+// Record marks id processed.
+func (l *BatchLog) Record(from int, epoch, seq uint64) {
 	k := batchKey{from, epoch}
 	s := l.m[k]
 	if s == nil {
@@ -81,10 +81,10 @@ func (l *batchLog) record(from int, epoch, seq uint64) {
 	s.add(seq)
 }
 
-// through is the highest seq q of (from, epoch) such that every seq <= q
+// Through is the highest seq q of (from, epoch) such that every seq <= q
 // was processed: the watermark a receiver reports as durable once its
 // checkpoint covers it.
-func (l *batchLog) through(from int, epoch uint64) uint64 {
+func (l *BatchLog) Through(from int, epoch uint64) uint64 {
 	if s := l.m[batchKey{from, epoch}]; s != nil {
 		return s.low
 	}
@@ -99,9 +99,12 @@ type batchLogEntry struct {
 	Above   []uint64 `json:"above,omitempty"`
 }
 
-func (l *batchLog) checkpointName() string { return "batches.json" }
+// CheckpointName is the batch log's file in a node's checkpoint.
+const CheckpointName = "batches.json"
 
-func (l *batchLog) saveCheckpoint(w io.Writer) error {
+// Save writes l as JSON (its checkpoint part) and keeps its watermarks,
+// to be published by the node once that checkpoint is complete (Saved).
+func (l *BatchLog) Save(w io.Writer) error {
 	out := make([]batchLogEntry, 0, len(l.m))
 	for k, s := range l.m {
 		e := batchLogEntry{From: k.From, Epoch: k.Epoch, Through: s.low}
@@ -126,12 +129,13 @@ func (l *batchLog) saveCheckpoint(w io.Writer) error {
 	if err := json.NewEncoder(w).Encode(out); err != nil {
 		return err
 	}
-	m := l.marks()
+	m := l.Marks()
 	l.saved.Store(&m)
 	return nil
 }
 
-func (l *batchLog) loadCheckpoint(r io.Reader) error {
+// Load replaces l with the log Save wrote.
+func (l *BatchLog) Load(r io.Reader) error {
 	var in []batchLogEntry
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return err
@@ -156,8 +160,8 @@ type DurableMark struct {
 	Through uint64 `json:"through"`
 }
 
-// marks returns the watermarks of l, one per sending incarnation.
-func (l *batchLog) marks() []DurableMark {
+// Marks returns the watermarks of l, one per sending incarnation.
+func (l *BatchLog) Marks() []DurableMark {
 	out := make([]DurableMark, 0, len(l.m))
 	for k, s := range l.m {
 		if s.low > 0 {
@@ -166,3 +170,8 @@ func (l *batchLog) marks() []DurableMark {
 	}
 	return out
 }
+
+// Saved returns the watermarks of the last checkpoint saved (nil: none),
+// safe to call from any goroutine: once that checkpoint is complete the
+// node publishes them as durable.
+func (l *BatchLog) Saved() *[]DurableMark { return l.saved.Load() }

@@ -1,4 +1,4 @@
-package recorder
+package peer
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -105,7 +105,7 @@ type NodeStatus struct {
 	Drained bool `json:"drained,omitempty"`
 	// Complete: the crawl is over for every node of it, none declared
 	// dead and none holding URLs back; set with Finished (see
-	// watchTermination).
+	// WatchTermination).
 	Complete bool `json:"complete,omitempty"`
 	// Peers is this node's view: the incarnation it last heard from each
 	// node (0: none yet), itself included; Dead lists the nodes its
@@ -125,7 +125,7 @@ type NodeStatus struct {
 // in memory; beyond it batches are read back from the outbox to be sent.
 const spillURLs = 1 << 20
 
-// httpTransport sends batches to peers as Arrow IPC streams over HTTP POST
+// HTTPTransport sends batches to peers as Arrow IPC streams over HTTP POST
 // and serves this node's endpoints.
 //
 // Every batch is written to the node's outbox (state/outbox/) before it
@@ -137,7 +137,7 @@ const spillURLs = 1 << 20
 // incarnation acknowledged are queued again. A restarted sender (Resume)
 // loads its outbox and resends what was not acknowledged. Receivers
 // process each (from, epoch, seq) once, so resends are harmless.
-type httpTransport struct {
+type HTTPTransport struct {
 	self     int
 	epoch    atomic.Uint64 // this incarnation; moved past a peer's view of it (moveEpochPast)
 	token    string
@@ -158,14 +158,16 @@ type httpTransport struct {
 	// maxBody are refused before they are read, at most sem's capacity
 	// are read at once, each within bodyTimeout, and their bytes (thrice,
 	// for the decoded copy) are taken from mem, the endpoint's share of
-	// Config.Memory.
+	// the node's memory budget.
 	maxBody     int64
 	sem         chan struct{}
 	bodyTimeout time.Duration
-	mem         *byteBudget
+	mem         *bytebudget.Budget
 	peers       []string
-	tr          *tracker
-	recv        *splitter
+	tr          *Tracker
+	recv        Receiver
+	onError     func(error) // a topology mismatch: the crawl is failing
+	errConfig   error       // wrapped by topology mismatch errors
 	client      *http.Client
 	hbClient    *http.Client
 	srv         *http.Server
@@ -184,10 +186,10 @@ type httpTransport struct {
 	poll        time.Duration
 	grace       time.Duration
 	decided     atomic.Bool
-	complete    atomic.Bool // the decision covered the whole crawl (see watchTermination)
+	complete    atomic.Bool // the decision covered the whole crawl (see WatchTermination)
 	refusing    atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
 	idleFn      func() bool
-	events      *eventLog
+	events      Events
 	logf        func(format string, args ...any)
 
 	// Failure detector: peers are polled every hb; one not heard from
@@ -213,10 +215,9 @@ type peerQueue struct {
 	ready chan struct{}
 }
 
-// outItem is one batch in the outbox.
 // itemBatch is it's batch, read back from its outbox file when only
 // there; nil (logged) when the file cannot be read.
-func (t *httpTransport) itemBatch(it *outItem) *Batch {
+func (t *HTTPTransport) itemBatch(it *outItem) *Batch {
 	if it.b != nil || it.path == "" {
 		return it.b
 	}
@@ -234,6 +235,7 @@ func (t *httpTransport) itemBatch(it *outItem) *Batch {
 	return b
 }
 
+// outItem is one batch in the outbox.
 type outItem struct {
 	b       *Batch // nil when only on disk
 	path    string // outbox file ("" when it could not be written)
@@ -242,74 +244,141 @@ type outItem struct {
 	ackedBy uint64 // the receiver incarnation that acknowledged it
 }
 
-// Batch size bounds: a splitter closes a batch for a peer once its URLs
-// take batchSoftBytes (or SplitterBatch URLs); a receiver refuses a body
-// larger than maxBatchBytes.
-const batchSoftBytes = 2 << 20
+// BatchSoftBytes bounds a batch's size: a splitter closes a batch for a
+// peer once its URLs take BatchSoftBytes (or its batch size in URLs); a
+// receiver refuses a body larger than [MaxBatchBytes].
+const BatchSoftBytes = 2 << 20
 
-// wireURLOverhead is what one URL adds to a batch on the wire besides its
+// WireURLOverhead is what one URL adds to a batch on the wire besides its
 // bytes: the url and kind offsets, the kind, the source id, with slack.
-const wireURLOverhead = 32
+const WireURLOverhead = 32
 
-// maxBatchBytes is the largest batch body a node accepts: a full batch of
-// URLs plus one URL of the longest length the URL filter lets through
-// (a page's body size when it has no limit) and the Arrow framing.
-func maxBatchBytes(cfg *Config) int64 {
-	url := int64(cfg.Filter.MaxURLLength)
+// MaxBatchBytes is the largest batch body a node accepts: a full batch of
+// batchURLs URLs plus one URL of the longest length the URL filter lets
+// through (maxURLLength; a page's body size, maxBodyBytes, when it has no
+// limit) and the Arrow framing.
+func MaxBatchBytes(maxURLLength int, maxBodyBytes int64, batchURLs int) int64 {
+	url := int64(maxURLLength)
 	if url <= 0 {
-		url = max(cfg.MaxBodyBytes, 64<<10)
+		url = max(maxBodyBytes, 64<<10)
 	}
-	n := max(cfg.SplitterBatch, 1)
-	return min(int64(n)*(url+wireURLOverhead), batchSoftBytes) + url + wireURLOverhead + 1<<20
+	n := max(batchURLs, 1)
+	return min(int64(n)*(url+WireURLOverhead), BatchSoftBytes) + url + WireURLOverhead + 1<<20
 }
 
-// endpointMemory is the peer endpoint's share of Config.Memory: a
-// sixteenth (the frontier takes half, the DUE a quarter, the splitter
-// queue an eighth and the disk DUE's buffer a sixteenth), 64 MiB without
-// a budget.
-func endpointMemory(cfg *Config) int64 {
-	if cfg.Memory > 0 {
-		return max(cfg.Memory/16, 1<<20)
-	}
-	return 64 << 20
+// Events is the node's event log as the TCP transport writes to it.
+// Implementations are safe for concurrent use.
+type Events interface {
+	// Write appends e, stamped with the time, node and current epoch.
+	Write(e tracefile.Event)
+	// SetEpoch stamps later events with epoch (the node moved its epoch).
+	SetEpoch(epoch uint64)
 }
 
-func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, events *eventLog, topo Topology) (*httpTransport, error) {
-	listen := cfg.Listen
+type noEvents struct{}
+
+func (noEvents) Write(tracefile.Event) {}
+func (noEvents) SetEpoch(uint64)       {}
+
+// Options configure a node's TCP transport; the recorder builds them from
+// its configuration.
+type Options struct {
+	// Self is this node's id, an index into Peers, every node's
+	// host:port.
+	Self  int
+	Peers []string
+	// Listen is the address the node's endpoints bind (Peers[Self] when
+	// empty); Listener, when set, is used instead (tests).
+	Listen   string
+	Listener net.Listener
+	// Token is the crawl's bearer token, required on every request.
+	Token string
+	// Epoch is this node's incarnation; Topology the crawl's, with this
+	// node's id.
+	Epoch    uint64
+	Topology Topology
+	// StateDir is the node's state directory, where a moved epoch is
+	// saved (SetEpoch); Outbox the directory of batches not yet durable
+	// at their receivers.
+	StateDir string
+	Outbox   string
+	// Resume loads the outbox a previous incarnation left; otherwise it
+	// is emptied.
+	Resume bool
+	// PeerTimeout declares a peer dead after that long without an answer
+	// (30 s when 0); IdleGrace is how long every node must be found idle
+	// before the crawl is over.
+	PeerTimeout time.Duration
+	IdleGrace   time.Duration
+	// MaxBody is the largest batch body accepted ([MaxBatchBytes]);
+	// EndpointMemory the bytes batch bodies being read may take.
+	MaxBody        int64
+	EndpointMemory int64
+	// Failover: dead peers leave the live set given to OnView.
+	Failover bool
+	OnView   func(live []bool)
+	// Tracker counts the batches queued for peers until acknowledged;
+	// Receiver processes the batches peers send.
+	Tracker  *Tracker
+	Receiver Receiver
+	// Idle reports whether the node has nothing to fetch (a used page
+	// share counts), for NodeStatus.Idle; nil: the tracker alone.
+	Idle func() bool
+	// Events is the node's event log (nil: none).
+	Events Events
+	// OnError is told of a topology mismatch, which ends the crawl; such
+	// errors wrap ErrConfig.
+	OnError   func(error)
+	ErrConfig error
+}
+
+// NewHTTPTransport starts a node's TCP transport: its endpoints, a
+// sender per peer and the failure detector.
+func NewHTTPTransport(o Options) (*HTTPTransport, error) {
+	listen := o.Listen
 	if listen == "" {
-		listen = cfg.Peers[cfg.NodeID]
+		listen = o.Peers[o.Self]
 	}
-	ln := cfg.listener
+	ln := o.Listener
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", listen); err != nil {
 			return nil, fmt.Errorf("recorder: listen %s: %w", listen, err)
 		}
 	}
-	n := len(cfg.Peers)
-	timeout := cfg.PeerTimeout
+	n := len(o.Peers)
+	timeout := o.PeerTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	events := o.Events
+	if events == nil {
+		events = noEvents{}
+	}
+	errConfig := o.ErrConfig
+	if errConfig == nil {
+		errConfig = errors.New("recorder: bad configuration")
+	}
 	hb := min(max(timeout/5, 20*time.Millisecond), 2*time.Second)
-	t := &httpTransport{self: cfg.NodeID, token: cfg.Token, peers: cfg.Peers, tr: tr, recv: recv, ln: ln,
-		topo: topo, topoHash: topo.Hash(), greeted: make([]atomic.Bool, n), helloKnown: make([]atomic.Uint64, n), seenEpoch: make([]atomic.Uint64, n), greetMu: make([]sync.Mutex, n),
-		stateDir: stateDir(cfg.OutDir, cfg.NodeID),
-		maxBody:  maxBatchBytes(cfg), sem: make(chan struct{}, max(2, n)), bodyTimeout: 15 * time.Second,
-		mem:      newByteBudget(endpointMemory(cfg)),
+	t := &HTTPTransport{self: o.Self, token: o.Token, peers: o.Peers, tr: o.Tracker, recv: o.Receiver, ln: ln,
+		topo: o.Topology, topoHash: o.Topology.Hash(), greeted: make([]atomic.Bool, n), helloKnown: make([]atomic.Uint64, n), seenEpoch: make([]atomic.Uint64, n), greetMu: make([]sync.Mutex, n),
+		stateDir: o.StateDir,
+		maxBody:  o.MaxBody, sem: make(chan struct{}, max(2, n)), bodyTimeout: 15 * time.Second,
+		mem:      bytebudget.New(o.EndpointMemory),
 		client:   &http.Client{Timeout: 10 * time.Second},
 		hbClient: &http.Client{Timeout: max(hb, time.Second)},
-		outbox:   filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName), stop: make(chan struct{}),
+		outbox:   o.Outbox, stop: make(chan struct{}),
 		finished: make(chan struct{}), events: events,
-		grace: cfg.IdleGrace, poll: max(cfg.IdleGrace/4, 20*time.Millisecond),
-		timeout: timeout, hb: hb, failover: recv.ring != nil,
+		grace: o.IdleGrace, poll: max(o.IdleGrace/4, 20*time.Millisecond),
+		timeout: timeout, hb: hb, failover: o.Failover, onView: o.OnView, idleFn: o.Idle,
+		onError: o.OnError, errConfig: errConfig,
 		known: make([]uint64, n), heard: make([]time.Time, n), dead: make([]bool, n),
 		logf: func(format string, args ...any) {
-			log.Printf("crawltrace: node %d: "+format, append([]any{cfg.NodeID}, args...)...)
+			log.Printf("crawltrace: node %d: "+format, append([]any{o.Self}, args...)...)
 		}}
-	t.epoch.Store(epoch)
-	t.firstEpoch = epoch
-	t.known[t.self] = epoch
+	t.epoch.Store(o.Epoch)
+	t.firstEpoch = o.Epoch
+	t.known[t.self] = o.Epoch
 	now := time.Now()
 	for i := range t.heard {
 		t.heard[i] = now
@@ -317,7 +386,7 @@ func newHTTPTransport(cfg *Config, tr *tracker, recv *splitter, epoch uint64, ev
 	for range n {
 		t.queues = append(t.queues, &peerQueue{ready: make(chan struct{}, 1)})
 	}
-	if cfg.Resume {
+	if o.Resume {
 		if err := t.loadOutbox(); err != nil {
 			return nil, err
 		}
@@ -359,16 +428,17 @@ func outboxBase(path string) string {
 	return path
 }
 
-// outboxName is the file of batch (epoch, seq) for dest; an acknowledged
-// one is renamed with the receiver's incarnation and ".acked".
-func outboxName(dest int, epoch, seq uint64) string {
+// OutboxName is the outbox file of batch (epoch, seq) for dest; an
+// acknowledged one is renamed with the receiver's incarnation and
+// ".acked".
+func OutboxName(dest int, epoch, seq uint64) string {
 	return fmt.Sprintf("to%03d-e%010d-s%012d.arrows", dest, epoch, seq)
 }
 
 // loadOutbox queues the batches a previous incarnation left in the outbox:
 // unacknowledged ones are resent at once, acknowledged ones are kept for
 // a new incarnation of their receiver.
-func (t *httpTransport) loadOutbox() error {
+func (t *HTTPTransport) loadOutbox() error {
 	ents, err := os.ReadDir(t.outbox)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -398,7 +468,7 @@ func (t *httpTransport) loadOutbox() error {
 		}
 		q.items = append(q.items, it)
 		t.loaded++
-		t.tr.add(1)
+		t.tr.Add(1)
 	}
 	for _, q := range t.queues {
 		sortItems(q.items)
@@ -418,16 +488,16 @@ func sortItems(xs []*outItem) {
 }
 
 // Addr is the listener's address.
-func (t *httpTransport) Addr() string { return t.ln.Addr().String() }
+func (t *HTTPTransport) Addr() string { return t.ln.Addr().String() }
 
-func (t *httpTransport) authorized(r *http.Request) bool {
+func (t *HTTPTransport) authorized(r *http.Request) bool {
 	want := "Bearer " + t.token
 	got := r.Header.Get("Authorization")
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // refuse answers a bad request with code and msg, and logs one line.
-func (t *httpTransport) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+func (t *HTTPTransport) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	t.logf("refused %s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, msg)
 	// The connection closes after the answer: the server would otherwise
 	// read the unread body first, as slowly as the client sends it.
@@ -436,7 +506,7 @@ func (t *httpTransport) refuse(w http.ResponseWriter, r *http.Request, code int,
 }
 
 // admitPost refuses a request without the crawl's token, or not a POST.
-func (t *httpTransport) admitPost(w http.ResponseWriter, r *http.Request) bool {
+func (t *HTTPTransport) admitPost(w http.ResponseWriter, r *http.Request) bool {
 	if !t.authorized(r) {
 		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return false
@@ -448,7 +518,7 @@ func (t *httpTransport) admitPost(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
+func (t *HTTPTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 	if !t.admitPost(w, r) {
 		return
 	}
@@ -484,13 +554,13 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	need := 3 * r.ContentLength
-	if !t.mem.tryAcquire(need) {
+	if !t.mem.TryAcquire(need) {
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Connection", "close")
 		http.Error(w, "batch memory in use", http.StatusServiceUnavailable)
 		return
 	}
-	defer t.mem.release(need)
+	defer t.mem.Release(need)
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(t.bodyTimeout))
 	b, err := DecodeBatch(http.MaxBytesReader(w, r.Body, r.ContentLength))
@@ -516,7 +586,7 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "node stopping", http.StatusServiceUnavailable)
 		return
 	}
-	isNew, ok := t.recv.receiveBatch(b)
+	isNew, ok := t.recv.ReceiveBatch(b)
 	if !ok {
 		http.Error(w, "node stopping", http.StatusServiceUnavailable)
 		return
@@ -537,7 +607,7 @@ func (t *httpTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 // node's (412; with a hash that differs the crawl stops, see failTopology)
 // or that is meant for another node (421). Without need, a request with
 // neither header passes (a status poll by a monitor).
-func (t *httpTransport) checkPeerHeaders(w http.ResponseWriter, r *http.Request, need bool) bool {
+func (t *HTTPTransport) checkPeerHeaders(w http.ResponseWriter, r *http.Request, need bool) bool {
 	h, to := r.Header.Get(HeaderTopology), r.Header.Get(HeaderTo)
 	if !need && h == "" && to == "" {
 		return true
@@ -547,7 +617,7 @@ func (t *httpTransport) checkPeerHeaders(w http.ResponseWriter, r *http.Request,
 			h, t.topoHash, t.self, t.topo.CrawlID)
 		t.refuse(w, r, http.StatusPreconditionFailed, msg)
 		if h != "" {
-			t.failTopology(fmt.Errorf("%w: %s %s from %s: %s", ErrConfig, r.Method, r.URL.Path, r.RemoteAddr, msg))
+			t.failTopology(fmt.Errorf("%w: %s %s from %s: %s", t.errConfig, r.Method, r.URL.Path, r.RemoteAddr, msg))
 		}
 		return false
 	}
@@ -560,20 +630,20 @@ func (t *httpTransport) checkPeerHeaders(w http.ResponseWriter, r *http.Request,
 
 // failTopology stops the crawl on a topology mismatch: the error goes to
 // this node's log and ends the crawl with ErrConfig (exit status 2).
-func (t *httpTransport) failTopology(err error) {
+func (t *HTTPTransport) failTopology(err error) {
 	if t.mismatch.Swap(true) {
 		return
 	}
 	t.logf("%v", err)
-	if t.recv != nil && t.recv.onError != nil {
-		t.recv.onError(err)
+	if t.onError != nil {
+		t.onError(err)
 	}
 }
 
 // handleHello is the handshake's receiving side: it answers this node's
 // Hello, 200 when the asking node's topology agrees and 412 (and the crawl
 // stops) when it does not.
-func (t *httpTransport) handleHello(w http.ResponseWriter, r *http.Request) {
+func (t *HTTPTransport) handleHello(w http.ResponseWriter, r *http.Request) {
 	if !t.admitPost(w, r) {
 		return
 	}
@@ -600,7 +670,7 @@ func (t *httpTransport) handleHello(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(diff) > 0 {
 		t.failTopology(fmt.Errorf("%w: peer handshake: node %d (%s) does not agree with node %d on the crawl's topology: %s",
-			ErrConfig, h.Node, r.RemoteAddr, t.self, strings.Join(diff, "; ")))
+			t.errConfig, h.Node, r.RemoteAddr, t.self, strings.Join(diff, "; ")))
 		w.WriteHeader(http.StatusPreconditionFailed)
 		json.NewEncoder(w).Encode(reply)
 		return
@@ -614,7 +684,7 @@ func (t *httpTransport) handleHello(w http.ResponseWriter, r *http.Request) {
 // knows an epoch of this node at least as new as its own moves this
 // node's epoch past it. Other errors (the peer is down) are returned to
 // be retried.
-func (t *httpTransport) greet(i int) error {
+func (t *HTTPTransport) greet(i int) error {
 	if t.greeted[i].Load() {
 		return nil
 	}
@@ -656,7 +726,7 @@ func (t *httpTransport) greet(i int) error {
 	}
 	if len(diff) > 0 {
 		err := fmt.Errorf("%w: peer handshake: node %d (%s) does not agree with node %d on the crawl's topology: %s",
-			ErrConfig, i, t.peers[i], t.self, strings.Join(diff, "; "))
+			t.errConfig, i, t.peers[i], t.self, strings.Join(diff, "; "))
 		t.failTopology(err)
 		return errTopology
 	}
@@ -684,7 +754,7 @@ var errTopology = errors.New("recorder: topology mismatch")
 // from an older copy of its state directory, or named in a forged batch
 // claiming a later epoch, would otherwise have its batches refused as
 // stale (409) for ever. The new epoch is saved before it is used.
-func (t *httpTransport) moveEpochPast(view uint64, why string) {
+func (t *HTTPTransport) moveEpochPast(view uint64, why string) {
 	if view > maxEpoch {
 		return
 	}
@@ -696,7 +766,7 @@ func (t *httpTransport) moveEpochPast(view uint64, why string) {
 	}
 	next := view + 1
 	if t.stateDir != "" {
-		if err := setEpoch(t.stateDir, next); err != nil {
+		if err := SetEpoch(t.stateDir, next); err != nil {
 			t.logf("moving past epoch %d: %v", view, err)
 			return
 		}
@@ -705,8 +775,8 @@ func (t *httpTransport) moveEpochPast(view uint64, why string) {
 	t.peerMu.Lock()
 	t.known[t.self] = next
 	t.peerMu.Unlock()
-	t.events.setEpoch(next)
-	t.events.write(event{Event: EventEpoch, PeerEpoch: view, Reason: why})
+	t.events.SetEpoch(next)
+	t.events.Write(tracefile.Event{Event: tracefile.EventEpoch, PeerEpoch: view, Reason: why})
 	t.logf("epoch %d is behind its peers' view (%s): now epoch %d", old, why, next)
 }
 
@@ -715,7 +785,7 @@ func (t *httpTransport) moveEpochPast(view uint64, why string) {
 // seen used by another copy of this node (at most known): i would take
 // them for that copy's batches and drop them. Called at the handshake,
 // before anything is sent to i.
-func (t *httpTransport) restamp(i int, known uint64) {
+func (t *HTTPTransport) restamp(i int, known uint64) {
 	q := t.queues[i]
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -731,7 +801,7 @@ func (t *httpTransport) restamp(i int, known uint64) {
 		t.stampLocked(q, b)
 		old := it.path
 		it.epoch, it.seq = b.Epoch, b.Seq
-		p := filepath.Join(t.outbox, outboxName(i, b.Epoch, b.Seq))
+		p := filepath.Join(t.outbox, OutboxName(i, b.Epoch, b.Seq))
 		if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
 			t.logf("outbox: %v (batch kept in memory only)", err)
 			if it.b == nil {
@@ -754,7 +824,7 @@ func (t *httpTransport) restamp(i int, known uint64) {
 // (a new epoch starts at 1). The transport numbers a node's batches, so
 // that a node that moves its epoch (moveEpochPast) starts the new one at
 // 1, as receivers' batch logs expect.
-func (t *httpTransport) stampLocked(q *peerQueue, b *Batch) {
+func (t *HTTPTransport) stampLocked(q *peerQueue, b *Batch) {
 	e := t.epoch.Load()
 	if q.epoch != e {
 		q.epoch, q.seq = e, 0
@@ -767,7 +837,7 @@ func (t *httpTransport) stampLocked(q *peerQueue, b *Batch) {
 // newest incarnation known of it. A newer incarnation means the peer
 // restarted: what its old incarnation acknowledged is queued again. A
 // peer declared dead that answers comes back.
-func (t *httpTransport) observe(peer int, epoch uint64) uint64 {
+func (t *HTTPTransport) observe(peer int, epoch uint64) uint64 {
 	t.peerMu.Lock()
 	cur := t.known[peer]
 	if epoch < cur {
@@ -789,7 +859,7 @@ func (t *httpTransport) observe(peer int, epoch uint64) uint64 {
 	}
 	if back {
 		p := peer
-		t.events.write(event{Event: EventPeerBack, Peer: &p, PeerEpoch: epoch})
+		t.events.Write(tracefile.Event{Event: tracefile.EventPeerBack, Peer: &p, PeerEpoch: epoch})
 		t.logf("peer %d is back (epoch %d)", peer, epoch)
 		if t.failover && t.onView != nil {
 			t.onView(live)
@@ -798,7 +868,7 @@ func (t *httpTransport) observe(peer int, epoch uint64) uint64 {
 	return epoch
 }
 
-func (t *httpTransport) liveLocked() []bool {
+func (t *HTTPTransport) liveLocked() []bool {
 	live := make([]bool, len(t.dead))
 	for i, d := range t.dead {
 		live[i] = !d
@@ -808,7 +878,7 @@ func (t *httpTransport) liveLocked() []bool {
 
 // requeueAcked queues again, ahead of the rest, the batches for peer that
 // an incarnation older than epoch acknowledged.
-func (t *httpTransport) requeueAcked(peer int, epoch uint64) {
+func (t *HTTPTransport) requeueAcked(peer int, epoch uint64) {
 	q := t.queues[peer]
 	q.mu.Lock()
 	var again, keep []*outItem
@@ -823,33 +893,33 @@ func (t *httpTransport) requeueAcked(peer int, epoch uint64) {
 	q.items = append(again, q.items...)
 	q.mu.Unlock()
 	if len(again) > 0 {
-		t.tr.add(int64(len(again)))
+		t.tr.Add(int64(len(again)))
 		t.resent.Add(uint64(len(again)))
 		t.logf("peer %d restarted (epoch %d): resending %d acknowledged batches", peer, epoch, len(again))
 	}
 	t.wake(q)
 }
 
-func (t *httpTransport) wake(q *peerQueue) {
+func (t *HTTPTransport) wake(q *peerQueue) {
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
 }
 
-func (t *httpTransport) status() NodeStatus {
+func (t *HTTPTransport) status() NodeStatus {
 	fin := false
 	select {
 	case <-t.finished:
 		fin = true
 	default:
 	}
-	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.tr.idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
+	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.tr.Idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
 		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending(),
-		Drained: t.tr.idle()}
+		Drained: t.tr.Idle()}
 	s.Complete = s.Finished && t.complete.Load()
-	if d := t.recv.durable.Load(); d != nil {
-		s.Durable = *d
+	if t.recv != nil {
+		s.Durable = t.recv.Durable()
 	}
 	t.peerMu.Lock()
 	s.Peers = slices.Clone(t.known)
@@ -863,7 +933,7 @@ func (t *httpTransport) status() NodeStatus {
 }
 
 // pending is the number of batches queued for peers, not yet acknowledged.
-func (t *httpTransport) pending() int {
+func (t *HTTPTransport) pending() int {
 	n := 0
 	for _, q := range t.queues {
 		q.mu.Lock()
@@ -873,7 +943,7 @@ func (t *httpTransport) pending() int {
 	return n
 }
 
-func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
+func (t *HTTPTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if !t.authorized(r) {
 		t.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
@@ -885,7 +955,7 @@ func (t *httpTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(t.status())
 }
 
-func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
+func (t *HTTPTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 	if !t.admitPost(w, r) {
 		return
 	}
@@ -901,15 +971,15 @@ func (t *httpTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
 
 // Send writes b to the outbox and queues it for peer dest; it never blocks
 // on the network.
-func (t *httpTransport) Send(dest int, b *Batch) {
-	t.tr.add(1)
+func (t *HTTPTransport) Send(dest int, b *Batch) {
+	t.tr.Add(1)
 	q := t.queues[dest]
 	q.mu.Lock()
 	defer t.wake(q)
 	defer q.mu.Unlock()
 	t.stampLocked(q, b)
 	it := &outItem{b: b, epoch: b.Epoch, seq: b.Seq}
-	p := filepath.Join(t.outbox, outboxName(dest, b.Epoch, b.Seq))
+	p := filepath.Join(t.outbox, OutboxName(dest, b.Epoch, b.Seq))
 	if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
 		t.logf("outbox: %v (batch kept in memory only)", err)
 	} else {
@@ -923,10 +993,10 @@ func (t *httpTransport) Send(dest int, b *Batch) {
 	q.items = append(q.items, it)
 }
 
-// take removes and returns every batch held for dest (declared dead):
+// Take removes and returns every batch held for dest (declared dead):
 // unacknowledged ones and those its incarnations acknowledged. Their
 // outbox files are deleted; the caller routes their URLs anew.
-func (t *httpTransport) take(dest int) ([]*Batch, int) {
+func (t *HTTPTransport) Take(dest int) ([]*Batch, int) {
 	q := t.queues[dest]
 	q.mu.Lock()
 	items, acked := q.items, q.acked
@@ -949,7 +1019,7 @@ func (t *httpTransport) take(dest int) ([]*Batch, int) {
 
 // forgetDurable deletes the acknowledged batches for peer that its
 // checkpoint covers (marks from its status).
-func (t *httpTransport) forgetDurable(peer int, marks []DurableMark) {
+func (t *HTTPTransport) forgetDurable(peer int, marks []DurableMark) {
 	through := map[uint64]uint64{}
 	for _, m := range marks {
 		if m.From == t.self {
@@ -978,13 +1048,13 @@ func (t *httpTransport) forgetDurable(peer int, marks []DurableMark) {
 	}
 }
 
-func (t *httpTransport) isDead(i int) bool {
+func (t *HTTPTransport) isDead(i int) bool {
 	t.peerMu.Lock()
 	defer t.peerMu.Unlock()
 	return t.dead[i]
 }
 
-func (t *httpTransport) sender(dest int, q *peerQueue) {
+func (t *HTTPTransport) sender(dest int, q *peerQueue) {
 	defer t.wg.Done()
 	backoff := 50 * time.Millisecond
 	for {
@@ -1071,11 +1141,11 @@ func (t *httpTransport) sender(dest int, q *peerQueue) {
 			}
 		}
 		t.sent.Add(1)
-		t.tr.add(-1)
+		t.tr.Add(-1)
 	}
 }
 
-func (t *httpTransport) request(c *http.Client, method string, dest int, path string, body []byte) (*http.Response, error) {
+func (t *HTTPTransport) request(c *http.Client, method string, dest int, path string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequest(method, "http://"+t.peers[dest]+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -1090,7 +1160,7 @@ func (t *httpTransport) request(c *http.Client, method string, dest int, path st
 	return c.Do(req)
 }
 
-func (t *httpTransport) post(dest int, body []byte) (BatchAck, error) {
+func (t *HTTPTransport) post(dest int, body []byte) (BatchAck, error) {
 	var ack BatchAck
 	url := "http://" + t.peers[dest] + PathBatch
 	resp, err := t.request(t.client, http.MethodPost, dest, PathBatch, body)
@@ -1104,7 +1174,7 @@ func (t *httpTransport) post(dest int, body []byte) (BatchAck, error) {
 		switch resp.StatusCode {
 		case http.StatusServiceUnavailable:
 		case http.StatusPreconditionFailed, http.StatusMisdirectedRequest:
-			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a batch: %s: %s", ErrConfig, dest, t.peers[dest], resp.Status, text))
+			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a batch: %s: %s", t.errConfig, dest, t.peers[dest], resp.Status, text))
 		case http.StatusConflict:
 			// The peer knows a later epoch of this node: move past it.
 			if cur, err := strconv.ParseUint(resp.Header.Get(HeaderEpochCurrent), 10, 64); err == nil {
@@ -1121,7 +1191,7 @@ func (t *httpTransport) post(dest int, body []byte) (BatchAck, error) {
 	return ack, nil
 }
 
-func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
+func (t *HTTPTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 	if i == t.self {
 		return t.status(), nil
 	}
@@ -1133,7 +1203,7 @@ func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 	if resp.StatusCode != http.StatusOK {
 		if resp.StatusCode == http.StatusPreconditionFailed || resp.StatusCode == http.StatusMisdirectedRequest {
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a status poll: %s: %s", ErrConfig, i, t.peers[i], resp.Status, strings.TrimSpace(string(msg))))
+			t.failTopology(fmt.Errorf("%w: node %d (%s) refused a status poll: %s: %s", t.errConfig, i, t.peers[i], resp.Status, strings.TrimSpace(string(msg))))
 		}
 		return NodeStatus{}, errors.New(resp.Status)
 	}
@@ -1143,7 +1213,7 @@ func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 		err = fmt.Errorf("recorder: %s answers as node %d epoch %d", t.peers[i], s.Node, s.Epoch)
 	}
 	if err == nil && s.Topology != t.topoHash {
-		t.failTopology(fmt.Errorf("%w: node %d (%s) has topology %q, this node %q", ErrConfig, i, t.peers[i], s.Topology, t.topoHash))
+		t.failTopology(fmt.Errorf("%w: node %d (%s) has topology %q, this node %q", t.errConfig, i, t.peers[i], s.Topology, t.topoHash))
 		err = errTopology
 	}
 	return s, err
@@ -1152,7 +1222,7 @@ func (t *httpTransport) peerStatus(c *http.Client, i int) (NodeStatus, error) {
 // detect is the failure detector: every hb it asks each peer for its
 // status (the heartbeat). A peer neither answering nor acknowledging for
 // the peer timeout is declared dead; with fail-over the live set changes.
-func (t *httpTransport) detect() {
+func (t *HTTPTransport) detect() {
 	defer t.wg.Done()
 	tick := time.NewTicker(t.hb)
 	defer tick.Stop()
@@ -1193,7 +1263,7 @@ func (t *httpTransport) detect() {
 			t.peerMu.Unlock()
 			if died {
 				p := i
-				t.events.write(event{Event: EventPeerDead, Peer: &p, PeerEpoch: known})
+				t.events.Write(tracefile.Event{Event: tracefile.EventPeerDead, Peer: &p, PeerEpoch: known})
 				t.logf("peer %d declared dead (no heartbeat for %s)", i, t.timeout)
 				if t.failover && t.onView != nil {
 					t.onView(live)
@@ -1203,7 +1273,7 @@ func (t *httpTransport) detect() {
 	}
 }
 
-// watchTermination implements the TCP-mode termination rule. Every poll
+// WatchTermination implements the TCP-mode termination rule. Every poll
 // interval (IdleGrace/4) the node asks every live node (itself included)
 // for its status. The crawl is over when, over at least IdleGrace, every
 // poll finds every live node reachable and idle, all of them agreeing on
@@ -1228,7 +1298,7 @@ func (t *httpTransport) detect() {
 // live part of it, had nothing left, and no page share held URLs back.
 // Only then does a node record in its final checkpoint that the crawl is
 // finished (see finishedCrawl and docs/crash-safety.md).
-func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
+func (t *HTTPTransport) WatchTermination(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(t.poll)
@@ -1285,7 +1355,7 @@ func (t *httpTransport) watchTermination(ctx context.Context) <-chan struct{} {
 
 // snapshot polls every live node; ok when all answered idle with views
 // that agree, fin when one of them already decided the crawl is over.
-func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
+func (t *HTTPTransport) snapshot() (snap string, fin, ok bool) {
 	me := t.status()
 	var sb strings.Builder
 	all := make([]NodeStatus, len(t.peers))
@@ -1325,11 +1395,11 @@ func (t *httpTransport) snapshot() (snap string, fin, ok bool) {
 	return sb.String(), false, true
 }
 
-// drain stops accepting batches (senders keep them for a later start of
+// Drain stops accepting batches (senders keep them for a later start of
 // this node) and waits up to d for this node's queues to be acknowledged
 // by the live peers. It returns the batches left unacknowledged, which
 // stay in the outbox for --resume.
-func (t *httpTransport) drain(d time.Duration) int {
+func (t *HTTPTransport) Drain(d time.Duration) int {
 	t.refusing.Store(true)
 	if t.mismatch.Load() {
 		// Stopping on a topology mismatch: greet once every peer not
@@ -1359,10 +1429,10 @@ func (t *httpTransport) drain(d time.Duration) int {
 	}
 }
 
-// shutdownServer stops the listener. A node that decided the crawl is over
+// ShutdownServer stops the listener. A node that decided the crawl is over
 // keeps answering status polls for two poll intervals first, so peers that
 // missed the finish message see it.
-func (t *httpTransport) shutdownServer() {
+func (t *HTTPTransport) ShutdownServer() {
 	if t.decided.Load() {
 		time.Sleep(2 * t.poll)
 	}
@@ -1374,7 +1444,7 @@ func (t *httpTransport) shutdownServer() {
 // Close stops the senders and the failure detector. When the crawl ended
 // (every node agreed it is over) the outbox is removed; otherwise the
 // batches in it stay for --resume.
-func (t *httpTransport) Close() error {
+func (t *HTTPTransport) Close() error {
 	t.stopOnce.Do(func() { close(t.stop) })
 	t.wg.Wait()
 	t.srv.Close()
@@ -1384,40 +1454,32 @@ func (t *httpTransport) Close() error {
 	return nil
 }
 
-// mergeManifest adds this node's entry to dir/manifest.json under an
-// exclusive file lock, so the processes of a TCP crawl sharing one output
-// directory build one manifest. An existing manifest of another crawl id is
-// replaced.
-func mergeManifest(dir string, m *tracefile.Manifest) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("recorder: %w", err)
-	}
-	lf, err := os.OpenFile(filepath.Join(dir, "manifest.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return fmt.Errorf("recorder: %w", err)
-	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("recorder: lock manifest: %w", err)
-	}
-	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
-	old, err := tracefile.ReadManifest(dir)
-	if err == nil && old.CrawlID == m.CrawlID {
-		for _, nm := range old.NodeInfo {
-			mine := false
-			for _, x := range m.NodeInfo {
-				mine = mine || x.Node == nm.Node
-			}
-			if !mine {
-				m.AddNode(nm.Node, nm.URLSegments, nm.PageSegments)
-			}
-		}
-		if old.Created.Before(m.Created) {
-			m.Created = old.Created
-		}
-		if old.Finished.After(m.Finished) {
-			m.Finished = old.Finished
-		}
-	}
-	return tracefile.WriteManifest(dir, m)
-}
+// Loaded is the number of unacknowledged batches loaded from the outbox a
+// previous incarnation left (Options.Resume).
+func (t *HTTPTransport) Loaded() int { return t.loaded }
+
+// Refuse makes the endpoint refuse further batches (503): their senders
+// keep them in their outboxes. The node is stopping.
+func (t *HTTPTransport) Refuse() { t.refusing.Store(true) }
+
+// Complete reports whether the termination decision covered the whole
+// crawl (see WatchTermination).
+func (t *HTTPTransport) Complete() bool { return t.complete.Load() }
+
+// Epoch is this node's current incarnation (moved past a peer's view of
+// it when needed).
+func (t *HTTPTransport) Epoch() uint64 { return t.epoch.Load() }
+
+// Sent is the number of batches peers acknowledged, this incarnation;
+// Resent the number of batches sent again (loaded from the outbox, or
+// requeued for a restarted receiver).
+func (t *HTTPTransport) Sent() uint64 { return t.sent.Load() }
+
+// Resent: see Sent.
+func (t *HTTPTransport) Resent() uint64 { return t.resent.Load() }
+
+// OutboxDir is the outbox directory (Options.Outbox).
+func (t *HTTPTransport) OutboxDir() string { return t.outbox }
+
+// Logf writes one line to the node's log.
+func (t *HTTPTransport) Logf(format string, args ...any) { t.logf(format, args...) }

@@ -1,14 +1,21 @@
-package recorder
+// Package bytebudget bounds the bytes held by messages waiting between
+// producers and a consumer: a producer takes the bytes of a message
+// before handing it over and the consumer gives them back once done, so a
+// flood of work slows the producers (back-pressure) instead of growing
+// memory. The recorder's host splitter queue and its peer batch endpoint
+// each hold one.
+package bytebudget
 
 import "sync"
 
-// byteBudget bounds the bytes of URL messages waiting between the fetch
+// Budget bounds the bytes of URL messages waiting between the fetch
 // workers and the host splitter: a worker takes the bytes of a message
 // before sending it and the splitter gives them back once the message is
 // logged, so a flood of links slows fetching (back-pressure) instead of
 // growing memory. A message larger than the whole budget waits until the
-// queue is empty and then goes alone. It is safe for concurrent use.
-type byteBudget struct {
+// queue is empty and then goes alone. A nil *Budget bounds nothing. It is
+// safe for concurrent use.
+type Budget struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	max  int64
@@ -18,14 +25,15 @@ type byteBudget struct {
 	waits int64
 }
 
-func newByteBudget(max int64) *byteBudget {
-	b := &byteBudget{max: max}
+// New returns a budget of max bytes.
+func New(max int64) *Budget {
+	b := &Budget{max: max}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-// acquire takes n bytes, waiting while they do not fit.
-func (b *byteBudget) acquire(n int64) {
+// Acquire takes n bytes, waiting while they do not fit.
+func (b *Budget) Acquire(n int64) {
 	if b == nil || n <= 0 {
 		return
 	}
@@ -43,9 +51,9 @@ func (b *byteBudget) acquire(n int64) {
 	b.mu.Unlock()
 }
 
-// tryAcquire takes n bytes if they fit now (or nothing else is held) and
+// TryAcquire takes n bytes if they fit now (or nothing else is held) and
 // reports whether it did; it never waits.
-func (b *byteBudget) tryAcquire(n int64) bool {
+func (b *Budget) TryAcquire(n int64) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
@@ -59,8 +67,8 @@ func (b *byteBudget) tryAcquire(n int64) bool {
 	return true
 }
 
-// release gives n bytes back.
-func (b *byteBudget) release(n int64) {
+// Release gives n bytes back.
+func (b *Budget) Release(n int64) {
 	if b == nil || n <= 0 {
 		return
 	}
@@ -70,24 +78,13 @@ func (b *byteBudget) release(n int64) {
 	b.mu.Unlock()
 }
 
-func (b *byteBudget) stats() (peak, waits int64) {
+// Stats returns the most bytes held at once and the number of
+// acquisitions that had to wait.
+func (b *Budget) Stats() (peak, waits int64) {
 	if b == nil {
 		return 0, 0
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.peak, b.waits
-}
-
-// splitURLOverhead is the memory of one queued URL besides its strings:
-// the splitURL value (three string headers) and slice slack.
-const splitURLOverhead = 64
-
-// urlBytes is the memory a slice of URLs holds while queued.
-func urlBytes(us []splitURL) int64 {
-	var n int64
-	for i := range us {
-		n += int64(len(us[i].URL)+len(us[i].Tag)) + splitURLOverhead
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package recorder
+package splitter
 
 import (
 	"fmt"
@@ -9,8 +9,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // captureTransport records the batches sent, by destination.
@@ -19,13 +20,53 @@ type captureTransport struct {
 	sent map[int][]string
 }
 
-func (c *captureTransport) Send(dest int, b *Batch) {
+func (c *captureTransport) Send(dest int, b *peer.Batch) {
 	c.mu.Lock()
 	c.sent[dest] = append(c.sent[dest], b.URLs...)
 	c.mu.Unlock()
 }
 
 func (c *captureTransport) Close() error { return nil }
+
+// testFrontier is a node's frontier as the splitter sees it: it keeps
+// the URLs added and the tasks finished.
+type testFrontier struct {
+	mu       sync.Mutex
+	added    []string
+	finished []uint64
+}
+
+func (f *testFrontier) Add(u string) {
+	f.mu.Lock()
+	f.added = append(f.added, u)
+	f.mu.Unlock()
+}
+
+func (f *testFrontier) Finish(task uint64) {
+	f.mu.Lock()
+	f.finished = append(f.finished, task)
+	f.mu.Unlock()
+}
+
+func (f *testFrontier) Err() error { return nil }
+
+// testEvents keeps the events written.
+type testEvents struct {
+	mu  sync.Mutex
+	evs []tracefile.Event
+}
+
+func (e *testEvents) Write(ev tracefile.Event) {
+	e.mu.Lock()
+	e.evs = append(e.evs, ev)
+	e.mu.Unlock()
+}
+
+func (e *testEvents) events() []tracefile.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]tracefile.Event(nil), e.evs...)
+}
 
 // TestRedoRoutesDeadNodesURLs (issue 21, case 4): node 0 of three logs
 // URLs, some for node 1 (sent, and as far as node 0 knows delivered for
@@ -34,36 +75,30 @@ func (c *captureTransport) Close() error { return nil }
 // without node 1: admitted into its own DUE and frontier, or batched for
 // node 2. The reference is the ring itself.
 func TestRedoRoutesDeadNodesURLs(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.OutDir = t.TempDir()
+	outDir := t.TempDir()
 	ring := partition.NewConsistent([]int{0, 1, 2}, 0)
 	after := ring.Without(1)
-	tr := newTracker()
+	tr := peer.NewTracker()
 	ct := &captureTransport{sent: map[int][]string{}}
-	nd := &node{cfg: &cfg}
-	s := &splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: newBatchLog(), in: make(chan *splitMsg, 8), tr: tr,
-		due: NewDUE(64), front: newFrontier(OrderBFS, 1), out: make([]*Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
-		batchSize: 7, flushTick: time.Hour, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), transport: ct, nd: nd,
-		redirs: &fetch.Redirects{}}
+	s := &Splitter{node: 0, part: ring, ring: ring, live: []bool{true, true, true}, log: peer.NewBatchLog(), in: make(chan *Msg, 8), tr: tr,
+		due: due.NewMemory(64), front: &testFrontier{}, out: make([]*peer.Batch, 3), seqs: make([]uint64, 3), hosts: map[string]struct{}{},
+		batchSize: 7, flushTick: time.Hour, now: time.Now, stop: make(chan struct{}), done: make(chan struct{}), transport: ct, outDir: outDir,
+		redirs: noRedirects{}}
 	s.owner.Store(ring)
-	ev, err := openEventLog(t.TempDir(), 0, 1, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.close()
+	ev := &testEvents{}
 	s.events = ev
-	uw, err := tracefile.CreateURLWriter(tracefile.NodeDir(cfg.OutDir, 0), tracefile.Meta{CrawlID: "t", Nodes: 3, Partitioner: "consistent"}, cfg.Writer)
+	uw, err := tracefile.CreateURLWriter(tracefile.NodeDir(outDir, 0), tracefile.Meta{CrawlID: "t", Nodes: 3, Partitioner: "consistent"}, tracefile.DefaultWriterConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.urlw = uw
-	go s.run()
-	var urls []splitURL
+	go s.Run()
+	var urls []URL
 	var toOne []string
 	for h := range 40 {
 		for p := range 5 {
 			u := fmt.Sprintf("http://h%04d.test/%d.html", h, p)
-			urls = append(urls, splitURL{URL: u, Kind: tracefile.URLLink})
+			urls = append(urls, URL{URL: u, Kind: tracefile.URLLink})
 			if ring.Node(u) == 1 {
 				toOne = append(toOne, u)
 			}
@@ -72,7 +107,7 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	if len(toOne) < 20 {
 		t.Fatalf("only %d URLs for node 1", len(toOne))
 	}
-	s.send(&splitMsg{urls: urls, source: 1})
+	s.Send(&Msg{URLs: urls, Source: 1})
 	waitFor(t, "the URLs for node 1 to be sent", func() bool {
 		ct.mu.Lock()
 		defer ct.mu.Unlock()
@@ -81,13 +116,12 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	ct.mu.Lock()
 	ct.sent = map[int][]string{}
 	ct.mu.Unlock()
-	s.send(&splitMsg{view: []bool{true, false, true}})
+	s.Send(&Msg{view: []bool{true, false, true}})
 	// The redo scan runs in the background and ends with its event.
 	var redo *tracefile.Event
 	waitFor(t, "the redo event", func() bool {
-		evs, _ := tracefile.ReadEvents(ev.f.Name())
-		for _, e := range evs {
-			if e.Event == EventRedo {
+		for _, e := range ev.events() {
+			if e.Event == tracefile.EventRedo {
 				redo = &e
 			}
 		}
@@ -121,6 +155,15 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	for _, u := range ct.sent[2] {
 		if ring.Node(u) != 1 {
 			t.Errorf("%s, node %d's, routed again", u, ring.Node(u))
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }

@@ -1,0 +1,139 @@
+package recorder
+
+// The root's glue for package peer: the transport's options built from
+// Config, the topology a Config asks for and the resume check, and the
+// adapters through which peer sees the node (its event log, its batch log
+// as a checkpoint part).
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
+)
+
+// endpointMemory is the peer endpoint's share of Config.Memory: a
+// sixteenth (the frontier takes half, the DUE a quarter, the splitter
+// queue an eighth and the disk DUE's buffer a sixteenth), 64 MiB without
+// a budget.
+func endpointMemory(cfg *Config) int64 {
+	if cfg.Memory > 0 {
+		return max(cfg.Memory/16, 1<<20)
+	}
+	return 64 << 20
+}
+
+// maxBatchBytes is the largest batch body a node of cfg's crawl accepts
+// (peer.MaxBatchBytes).
+func maxBatchBytes(cfg *Config) int64 {
+	return peer.MaxBatchBytes(cfg.Filter.MaxURLLength, cfg.MaxBodyBytes, cfg.SplitterBatch)
+}
+
+// peerOptions are the options of node cfg.NodeID's TCP transport in
+// crawl c, which delivers to sp. idle reports whether the node has nothing to fetch;
+// onView is told of a new live set (fail-over).
+func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, epoch uint64, events *eventLog, topo peer.Topology,
+	idle func() bool, onView func(live []bool)) peer.Options {
+	sdir := stateDir(cfg.OutDir, cfg.NodeID)
+	return peer.Options{Self: cfg.NodeID, Peers: cfg.Peers, Listen: cfg.Listen, Listener: cfg.listener, Token: cfg.Token,
+		Epoch: epoch, Topology: topo, StateDir: sdir, Outbox: filepath.Join(sdir, outboxDirName), Resume: cfg.Resume,
+		PeerTimeout: cfg.PeerTimeout, IdleGrace: cfg.IdleGrace, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
+		Failover: sp.Failover(), OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
+		Events: peerEvents{events}, OnError: c.fail, ErrConfig: ErrConfig}
+}
+
+// peerEvents is a node's event log as package peer writes to it.
+type peerEvents struct{ l *eventLog }
+
+func (e peerEvents) Write(ev tracefile.Event) { e.l.write(ev) }
+func (e peerEvents) SetEpoch(epoch uint64)    { e.l.setEpoch(epoch) }
+
+// batchAcker is a transport that knows which batches a node has not
+// processed yet (the in-memory transport, peer.MemTransport): a
+// checkpoint taken while every splitter is parked saves them with the
+// receiving node's state.
+type batchAcker interface {
+	// Processed records that dest's splitter has admitted b.
+	Processed(dest int, b *peer.Batch)
+	// Unprocessed returns the batches sent to dest and not processed yet.
+	Unprocessed(dest int) []*peer.Batch
+}
+
+var _ batchAcker = (*peer.MemTransport)(nil)
+
+// batchLogPart is a receiver's batch log as a part of its checkpoint.
+type batchLogPart struct{ l *peer.BatchLog }
+
+var _ checkpointPart = batchLogPart{}
+
+func (batchLogPart) checkpointName() string             { return peer.CheckpointName }
+func (p batchLogPart) saveCheckpoint(w io.Writer) error { return p.l.Save(w) }
+func (p batchLogPart) loadCheckpoint(r io.Reader) error { return p.l.Load(r) }
+
+// topologyOf is cfg's topology; part is the crawl's partitioner.
+func topologyOf(cfg *Config, part partition.Partitioner) peer.Topology {
+	t := peer.Topology{Format: peer.TopologyFormat, CrawlID: cfg.CrawlID, Nodes: cfg.Nodes, Partitioner: part.Name(),
+		PolitenessKey: cmpOr(cfg.PolitenessKey, PolitenessHost), Fingerprint: peer.FingerprintScheme}
+	if len(cfg.Peers) > 0 {
+		t.Nodes, t.NodeID, t.Peers = len(cfg.Peers), cfg.NodeID, slices.Clone(cfg.Peers)
+	}
+	if c, ok := part.(*partition.Consistent); ok {
+		t.Replicas = c.Replicas()
+	}
+	return t
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// checkTopology is the resume check: the topology cfg asks for must be the
+// one saved when the crawl started (in every local node's state
+// directory; a crawl older than topology.json is compared with its saved
+// configuration, saved). A difference is an ErrConfig error naming each
+// flag and its saved value. A fresh start saves the topology instead.
+func checkTopology(cfg *Config, local []int, want peer.Topology, saved *Config) error {
+	for _, id := range local {
+		w := want
+		if len(cfg.Peers) == 0 {
+			w.NodeID = 0
+		}
+		if !cfg.Resume {
+			if err := peer.SaveTopology(stateDir(cfg.OutDir, id), w); err != nil {
+				return err
+			}
+			continue
+		}
+		have, ok, err := peer.LoadTopology(stateDir(cfg.OutDir, id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if saved == nil {
+				continue
+			}
+			part, perr := partition.New(saved.Partitioner, max(saved.Nodes, len(saved.Peers)), saved.Replicas)
+			if perr != nil {
+				return fmt.Errorf("%w: saved configuration: %v", ErrConfig, perr)
+			}
+			have = topologyOf(saved, part)
+			if err := peer.SaveTopology(stateDir(cfg.OutDir, id), have); err != nil {
+				return err
+			}
+		}
+		if d := w.Diff(have); len(d) > 0 {
+			return fmt.Errorf("%w: %s: a resume may not change the crawl's topology (%s): %s",
+				ErrConfig, filepath.Join(stateDir(cfg.OutDir, id), peer.TopologyFileName), strings.Join(peer.TopologyFlags(), ", "), strings.Join(d, "; "))
+		}
+	}
+	return nil
+}

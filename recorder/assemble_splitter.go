@@ -1,0 +1,52 @@
+package recorder
+
+// The root's glue for package splitter: a node's splitter built from
+// Config, and the adapters through which the splitter sees the node (its
+// events, a checkpoint's cut).
+
+import (
+	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
+)
+
+// newSplitter makes node n's splitter (node id of total, routing by
+// part), with the DUE cfg asks for.
+func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (*splitter.Splitter, error) {
+	cfg := c.cfg
+	o := splitter.Options{Node: id, Nodes: total, Part: part, Queue: 4*cfg.Workers + 64, QueueBytes: cfg.queueBytes(),
+		BatchSize: cfg.SplitterBatch, FlushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), CacheSize: cfg.SplitterCache,
+		DUE: NewDUE(1024), Tracker: c.tr, Log: peer.NewBatchLog(), Frontier: n.front, Redirects: &c.redirs,
+		OutDir: cfg.OutDir, Now: cfg.Now, OnError: c.fail,
+		NewDiskDUE: func() (due.Set, error) { return newDiskDUE(cfg, id) }}
+	if cfg.DUE == DUEDisk {
+		d, err := newDiskDUE(cfg, id)
+		if err != nil {
+			return nil, err
+		}
+		o.DUE = d
+	} else if cfg.DUE != DUEMemory && cfg.Memory > 0 {
+		o.DUELimit = int(cfg.Memory / 4)
+	}
+	return splitter.New(o), nil
+}
+
+// nodeCut is a periodic checkpoint's cut as node n's splitter takes it.
+type nodeCut struct {
+	b *barrier
+	n *node
+}
+
+func (c nodeCut) Park() { c.b.park(c.n) }
+
+var (
+	_ splitter.Frontier  = (*frontier.Frontier)(nil)
+	_ splitter.Redirects = (*fetch.Redirects)(nil)
+	_ splitter.Events    = peerEvents{}
+	_ splitter.Cut       = nodeCut{}
+)

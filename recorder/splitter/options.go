@@ -1,0 +1,232 @@
+package splitter
+
+import (
+	"time"
+
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/partition"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+)
+
+// Frontier is the node's frontier as the splitter feeds it. It is called
+// on the splitter's goroutine only.
+type Frontier interface {
+	// Add queues u, a URL this node owns that its DUE admitted (or that
+	// a peer handed over). The splitter has counted it in the tracker.
+	Add(u string)
+	// Finish ends the in-flight URL task: its page and URLs are logged.
+	Finish(task uint64)
+	// Err is the frontier's first error (its spill store failed), nil
+	// while there is none; the splitter fails the crawl with it.
+	Err() error
+}
+
+// Redirects is the crawl's table of redirect-hop counts as the splitter
+// trims it.
+type Redirects interface {
+	// Forget drops u's hop count: this node will not fetch u (another
+	// node owns it, or the DUE knew it).
+	Forget(u string)
+}
+
+// Events is the node's event log. Implementations are safe for concurrent
+// use.
+type Events interface {
+	// Write appends e (a reassign or redo event), stamped with the time,
+	// node and epoch.
+	Write(e tracefile.Event)
+}
+
+// Cut is a checkpoint's cut as one splitter takes it (see Checkpoint).
+type Cut interface {
+	// Park is called on the splitter's goroutine once the batches being
+	// filled are handed to the transport; it returns when the node's
+	// state is saved at the cut. The splitter processes nothing
+	// meanwhile, so its DUE, logs and counters can be read.
+	Park()
+}
+
+// acker is a transport that knows which batches a node has not processed
+// yet (peer.MemTransport): the splitter tells it of each one it has.
+type acker interface {
+	Processed(dest int, b *peer.Batch)
+}
+
+// Options configure a node's splitter; the recorder builds them from its
+// configuration.
+type Options struct {
+	// Node is this node's id, Nodes the crawl's node count; Part assigns
+	// URLs to nodes.
+	Node, Nodes int
+	Part        partition.Partitioner
+	// Queue is the capacity, in messages, of the splitter's channel.
+	Queue int
+	// QueueBytes bounds the bytes of URL messages queued for the
+	// splitter (0: no bound).
+	QueueBytes int64
+	// BatchSize closes a batch for a peer at that many URLs.
+	BatchSize int
+	// FlushTick is how often the logs' flush deadlines are checked (200
+	// ms when 0).
+	FlushTick time.Duration
+	// CacheSize is the splitter cache's entries (0: no cache).
+	CacheSize int
+	// DUE is the duplicate URL eliminator. With DUELimit positive, an
+	// in-memory DUE past that many bytes gives way to the one NewDiskDUE
+	// makes.
+	DUE        due.Set
+	DUELimit   int
+	NewDiskDUE func() (due.Set, error)
+	// Tracker counts outstanding work (a new one when nil); Log is the
+	// node's batch log (a new one when nil).
+	Tracker *peer.Tracker
+	Log     *peer.BatchLog
+	// Frontier receives the URLs this node owns; Redirects is trimmed of
+	// targets this node will not fetch (none when nil).
+	Frontier  Frontier
+	Redirects Redirects
+	// Events is the node's event log (none when nil).
+	Events Events
+	// OutDir is the crawl directory holding the node's URL log, which a
+	// redo scan reads.
+	OutDir string
+	// Now stamps the URL log's rows (time.Now when nil); OnError is told
+	// of the first error (a log write failed).
+	Now     func() time.Time
+	OnError func(error)
+}
+
+type noRedirects struct{}
+
+func (noRedirects) Forget(string) {}
+
+type noEvents struct{}
+
+func (noEvents) Write(tracefile.Event) {}
+
+// New returns a node's splitter; Run starts it.
+func New(o Options) *Splitter {
+	s := &Splitter{node: o.Node, part: o.Part, log: o.Log, seqs: make([]uint64, o.Nodes), in: make(chan *Msg, o.Queue), tr: o.Tracker,
+		due: o.DUE, front: o.Frontier, out: make([]*peer.Batch, o.Nodes), batchSize: o.BatchSize,
+		flushTick: o.FlushTick, now: o.Now, onError: o.OnError,
+		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan Cut), redirs: o.Redirects,
+		events: o.Events, newDisk: o.NewDiskDUE, outDir: o.OutDir, dueLimit: o.DUELimit}
+	if s.flushTick <= 0 {
+		s.flushTick = 200 * time.Millisecond
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = peer.NewBatchLog()
+	}
+	if s.tr == nil {
+		s.tr = peer.NewTracker()
+	}
+	if s.redirs == nil {
+		s.redirs = noRedirects{}
+	}
+	if s.events == nil {
+		s.events = noEvents{}
+	}
+	if o.CacheSize > 0 {
+		s.cache = due.NewClock(o.CacheSize)
+	}
+	if o.QueueBytes > 0 {
+		s.budget = bytebudget.New(o.QueueBytes)
+	}
+	return s
+}
+
+// SetTransport sets the transport batches for peers go to; before Run.
+func (s *Splitter) SetTransport(t peer.Transport) { s.transport = t }
+
+// SetEvents sets the node's event log; before Run.
+func (s *Splitter) SetEvents(e Events) { s.events = e }
+
+// SetEpoch sets this node's incarnation, carried in batch ids; before
+// Run.
+func (s *Splitter) SetEpoch(epoch uint64) { s.epoch = epoch }
+
+// EnableFailover makes the splitter route by ring, a consistent
+// partitioner over every node id, restricted to the live nodes (all of
+// them at first); seeds are the crawl's, admitted by their new owner when
+// a view change moves them. Before Run.
+func (s *Splitter) EnableFailover(ring *partition.Consistent, nodes int, seeds []string) {
+	s.ring, s.hosts, s.seeds = ring, make(map[string]struct{}), seeds
+	s.live = make([]bool, nodes)
+	for i := range s.live {
+		s.live[i] = true
+	}
+	s.owner.Store(ring)
+}
+
+// Failover reports whether EnableFailover was called.
+func (s *Splitter) Failover() bool { return s.ring != nil }
+
+// SendView hands the splitter a new set of live nodes (fail-over):
+// live[i] is true when node i is alive.
+func (s *Splitter) SendView(live []bool) bool { return s.Send(&Msg{view: live}) }
+
+// Owner is the live ring with fail-over (nil without): the node that owns
+// a URL now. Safe for concurrent use.
+func (s *Splitter) Owner() *partition.Consistent { return s.owner.Load() }
+
+// Inflight is the number of messages sent to the splitter and not yet
+// processed. Safe for concurrent use.
+func (s *Splitter) Inflight() int64 { return s.inflight.Load() }
+
+// Budget bounds the bytes of URL messages queued for the splitter (nil:
+// no bound): a sender takes a message's Bytes before Send and gives them
+// back when Send fails; the splitter gives them back once it is logged.
+func (s *Splitter) Budget() *bytebudget.Budget { return s.budget }
+
+// Stop ends Run once the messages already sent are processed, the last
+// batches handed to the transport and the logs closed, and waits for it.
+func (s *Splitter) Stop() {
+	close(s.stop)
+	<-s.done
+}
+
+// Checkpoint hands c to the splitter, which parks at it between two
+// messages (see Cut). It waits until the splitter takes c.
+func (s *Splitter) Checkpoint(c Cut) { s.ckpt <- c }
+
+// The methods below read or set the state the splitter's goroutine owns:
+// call them before Run, after Stop, or from a Cut's Park.
+
+// URLWriter and PageWriter are the node's URL and page logs (nil: none or
+// failed).
+func (s *Splitter) URLWriter() *tracefile.URLWriter { return s.urlw }
+
+// PageWriter: see URLWriter.
+func (s *Splitter) PageWriter() *tracefile.PageWriter { return s.pagew }
+
+// SetWriters sets the node's URL and page logs.
+func (s *Splitter) SetWriters(u *tracefile.URLWriter, p *tracefile.PageWriter) {
+	s.urlw, s.pagew = u, p
+}
+
+// DUE is the node's duplicate URL eliminator (the disk one, once the
+// in-memory one gave way to it).
+func (s *Splitter) DUE() due.Set { return s.due }
+
+// DUESwitched is the number of URLs the in-memory DUE held when it gave
+// way to the disk DUE (0: it did not).
+func (s *Splitter) DUESwitched() int64 { return s.dueSwitched }
+
+// Stats are the splitter's counters; SetStats restores them from a
+// checkpoint.
+func (s *Splitter) Stats() Stats { return s.stats }
+
+// SetStats: see Stats.
+func (s *Splitter) SetStats(st Stats) { s.stats = st }
+
+// Tracker counts the crawl's outstanding work.
+func (s *Splitter) Tracker() *peer.Tracker { return s.tr }
+
+// BatchLog is the node's record of the batch ids it processed, a part of
+// its checkpoint.
+func (s *Splitter) BatchLog() *peer.BatchLog { return s.log }
