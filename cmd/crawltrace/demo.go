@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawltrace/crawltrace/internal/study/demo"
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/demo"
 	"github.com/crawltrace/crawltrace/replay"
 )
 

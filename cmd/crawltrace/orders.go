@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawltrace/crawltrace/internal/study/orders"
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/orders"
 )
 
 func init() {
