@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -68,11 +69,7 @@ func TestResumeMultiNode(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 12, 40, 0
 	wc.Latency = true
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, wc)
 	mk := func() Config {
 		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 		cfg.Nodes = 3

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -19,18 +20,8 @@ func smallWeb(t *testing.T) (*testweb.Web, string) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 5, 20, 0
 	wc.CrawlDelay = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	w, err := testweb.New(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w, srv.Addr()
+	srv := crawltest.Serve(t, wc)
+	return srv.Web(), srv.Addr()
 }
 
 func webConfig(t *testing.T, w *testweb.Web, addr string) Config {

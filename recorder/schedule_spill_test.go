@@ -1,13 +1,13 @@
 package recorder
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	frontierdisk "github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
@@ -91,11 +91,7 @@ func TestSpillingCrawl(t *testing.T) {
 	}
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 600, 0
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, wc)
 	mem := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 	runCrawl(t, mem)
 	disk := localConfig(t, srv.Addr(), srv.Web().Seeds()...)

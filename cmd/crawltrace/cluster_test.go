@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,13 +18,10 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
-
-// execEnv makes the test binary run as crawltrace itself, so the
-// multi-process tests exec real crawltrace processes without a build step.
-const execEnv = "CRAWLTRACE_TEST_EXEC"
 
 // clusterWeb serves a small deterministic web (no traps, no crawl delays)
 // in the test process and writes its seeds file.
@@ -40,22 +36,8 @@ func startClusterWeb(t testing.TB, hosts, pages int) *clusterWeb {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = hosts, pages, 0
 	wc.CrawlDelayFraction = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	w, err := testweb.New(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeds := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(w.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &clusterWeb{addr: srv.Addr(), seeds: seeds, web: w}
+	srv := crawltest.Serve(t, wc)
+	return &clusterWeb{addr: srv.Addr(), seeds: crawltest.SeedsFile(t, srv.Web().Seeds()), web: srv.Web()}
 }
 
 // proc is one crawltrace process.
@@ -72,8 +54,7 @@ func startProc(t testing.TB, logPath string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), execEnv+"=1")
+	cmd := crawltest.Command(cliChild, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -169,7 +170,7 @@ func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 func TestResumeFinishedCrawlCLI(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 15, 0
-	srv := serveWeb(t, wc)
+	srv := crawltest.Serve(t, wc)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), srv.Web().Seeds(), "--nodes", "2")...); code != 0 {
 		t.Fatalf("crawl: exit %d: %s", code, errs)

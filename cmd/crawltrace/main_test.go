@@ -1,20 +1,16 @@
 package main
 
 import (
-	"os"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
-// TestMain runs the test binary as crawltrace itself when execEnv is set
-// (the multi-process tests exec it), and otherwise runs the tests and
-// removes the binary buildBinary made.
+// cliChild is the child that runs this test binary as crawltrace itself;
+// the multi-process tests start it with crawltest.Command(cliChild, ...).
+const cliChild = "crawltrace"
+
+// TestMain runs the tests, or, in a process a test started, crawltrace.
 func TestMain(m *testing.M) {
-	if os.Getenv(execEnv) == "1" {
-		os.Exit(run(os.Args[1:]))
-	}
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	crawltest.Main(m, map[string]func([]string) int{cliChild: run})
 }
