@@ -85,16 +85,15 @@ func TestResumeMultiNode(t *testing.T) {
 	cfg.DUE, cfg.DUEBuffer, cfg.DUECache = DUEDisk, 200, 64
 	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpointDirName, checkpointMetaName)
-		for {
-			if _, err := os.Stat(ck); err == nil {
-				time.Sleep(300 * time.Millisecond)
-				cancel()
-				return
+	go func() { // stop once every node has written a checkpoint
+		for id := 0; id < cfg.Nodes; {
+			if _, err := os.Stat(filepath.Join(stateDir(cfg.OutDir, id), checkpointDirName, checkpointMetaName)); err == nil {
+				id++
+				continue
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+		cancel()
 	}()
 	res, err := Run(ctx, cfg)
 	if err != nil {

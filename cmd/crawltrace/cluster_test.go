@@ -171,6 +171,38 @@ func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
 	}
 }
 
+// outboxFor lists the batches node holds in its outbox for dest (their
+// files: sent and not yet acknowledged, or kept for a restart of dest).
+func outboxFor(dir string, node, dest int) []string {
+	names, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(dir, node), "state", "outbox", fmt.Sprintf("to%03d-*", dest)))
+	return names
+}
+
+// waitQueuedFor waits up to d until every other node holds in its outbox
+// a batch for the node dest, which the caller has killed, that it did not
+// hold when called: batches dest never received and must get when it
+// comes back.
+func (c *cluster) waitQueuedFor(t testing.TB, dest int, d time.Duration) {
+	t.Helper()
+	before := map[string]bool{}
+	for i := range c.procs {
+		for _, n := range outboxFor(c.dir, i, dest) {
+			before[n] = true
+		}
+	}
+	waitUntil(t, fmt.Sprintf("node %d's peers to queue batches for it", dest), d, func() bool {
+		for i := range c.procs {
+			if i == dest {
+				continue
+			}
+			if !slices.ContainsFunc(outboxFor(c.dir, i, dest), func(n string) bool { return !before[n] }) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // pagesOf returns the URLs of node's page log (robots.txt excluded), cut
 // segments of killed incarnations included.
 func pagesOf(t testing.TB, dir string, node int) []string {
@@ -311,7 +343,8 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 }
 
 // TestClusterRestart: three crawltrace processes; node 1 is killed with
-// SIGKILL mid-crawl and restarted with --resume 8 s later. All three exit
+// SIGKILL mid-crawl and restarted with --resume once both its peers have
+// queued batches it never received. All three exit
 // 0 on their own and every page a 1-process crawl fetches is fetched.
 // Wrong tokens, garbage and a stale epoch sent to a live node are refused
 // and the crawl goes on.
@@ -355,7 +388,7 @@ func clusterRestart(t *testing.T, extra []string) {
 	})
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[1].done
-	time.Sleep(8 * time.Second)
+	c.waitQueuedFor(t, 1, 30*time.Second)
 	c.procs[1] = c.start(t, 1, "--resume")
 	waitUntil(t, "node 0 to see node 1's new incarnation", 30*time.Second, func() bool {
 		s, err := c.status(0)
