@@ -357,6 +357,7 @@ func TestClusterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	for _, tc := range []struct {
 		name  string
 		extra []string
@@ -501,6 +502,7 @@ func TestClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
@@ -663,6 +665,7 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms"}}

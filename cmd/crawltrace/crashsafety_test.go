@@ -27,6 +27,7 @@ func TestCrawlDirectoryLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	logs := t.TempDir()
@@ -107,6 +108,7 @@ func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
@@ -210,6 +212,7 @@ func TestClusterNodeLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
 	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")

@@ -43,6 +43,7 @@ func TestHostilePagesMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls millions of links (half a minute, half a GiB)")
 	}
+	t.Parallel() // the child reads its own peak RSS: other tests may run beside it
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

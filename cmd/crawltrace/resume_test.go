@@ -97,6 +97,7 @@ func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a test web several times, in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	// The uninterrupted crawl: every page of the web is fetched and every
 	// link logged whatever the number of nodes, so one serves both cases.

@@ -114,19 +114,28 @@ func NodeURLRows(t testing.TB, dir string, node int) []tracefile.URLRecord {
 const childEnv = "CRAWLTEST_CHILD"
 
 // Main is a package's TestMain: in a process that [Command] started, it
-// runs the child it names with the process's arguments and exits with
-// the status the child returns; otherwise it runs the tests. A name the
-// map does not hold exits 2 with a line saying so.
+// runs the child it names ([RunChild]); otherwise it runs the tests.
 func Main(m *testing.M, children map[string]func(args []string) int) {
-	if name := os.Getenv(childEnv); name != "" {
-		child, ok := children[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "crawltest: no child %q in this test binary\n", name)
-			os.Exit(2)
-		}
-		os.Exit(child(os.Args[1:]))
-	}
+	RunChild(children)
 	os.Exit(m.Run())
+}
+
+// RunChild, in a process that [Command] started, runs the child it names
+// with the process's arguments and exits with the status the child
+// returns; a name the map does not hold exits 2 with a line saying so.
+// In any other process it returns at once. A TestMain that does more
+// than [Main] calls it first, before it parses flags.
+func RunChild(children map[string]func(args []string) int) {
+	name := os.Getenv(childEnv)
+	if name == "" {
+		return
+	}
+	child, ok := children[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "crawltest: no child %q in this test binary\n", name)
+		os.Exit(2)
+	}
+	os.Exit(child(os.Args[1:]))
 }
 
 // Command returns the command that runs this test binary as the child
