@@ -17,6 +17,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
@@ -208,11 +209,7 @@ func BenchmarkCrawlCheckpoints(b *testing.B) {
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts, wc.CrawlDelay = 200, 25, 0, 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(b, wc)
 	crawl := func(b *testing.B, every time.Duration) *Result {
 		cfg := DefaultConfig()
 		cfg.OutDir = b.TempDir()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -17,12 +18,8 @@ func BenchmarkCrawl(b *testing.B) {
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts, wc.CrawlDelay = 200, 25, 0, 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	w, _ := testweb.New(wc)
+	srv := crawltest.Serve(b, wc)
+	w := srv.Web()
 	for _, trace := range []bool{false, true} {
 		b.Run(fmt.Sprintf("trace=%v", trace), func(b *testing.B) {
 			var pages, urls int64

@@ -16,6 +16,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -66,11 +67,7 @@ func checkpointSum(t *testing.T, path string) (recorded, computed string) {
 // in the frontier part. (Each was read as "no checkpoint", or loaded,
 // and the crawl restarted or went on silently.)
 func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, testweb.DefaultConfig())
 	ckptFile := func(dir string, node int, name string) string {
 		return filepath.Join(stateDir(dir, node), checkpoint.DirName, name)
 	}
@@ -152,11 +149,7 @@ func TestResumeRefusesDamagedCheckpoint(t *testing.T) {
 // again from the seeds; so does one killed while its first checkpoint was
 // committed node by node (some nodes hold it only in checkpoint.tmp/).
 func TestResumeWithoutCheckpointSaysSo(t *testing.T) {
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, testweb.DefaultConfig())
 	for _, tc := range []string{"none", "first commit cut"} {
 		t.Run(tc, func(t *testing.T) {
 			cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
@@ -200,11 +193,7 @@ func TestResumeWithoutCheckpointSaysSo(t *testing.T) {
 func TestResumeFinishedCrawl(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 4, 20, 0 // a finite web
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, wc)
 	for _, tc := range []struct {
 		name        string
 		first, then int64 // --max-pages of the crawl and of its resume

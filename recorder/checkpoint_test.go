@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
@@ -70,11 +71,7 @@ func TestResumeMultiNode(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 12, 40, 0
 	wc.Latency = true
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, wc)
 	mk := func() Config {
 		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 		cfg.Nodes = 3
@@ -90,16 +87,15 @@ func TestResumeMultiNode(t *testing.T) {
 	cfg.DUE, cfg.DUEBuffer, cfg.DUECache = DUEDisk, 200, 64
 	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		ck := filepath.Join(stateDir(cfg.OutDir, 2), checkpoint.DirName, checkpoint.MetaName)
-		for {
-			if _, err := os.Stat(ck); err == nil {
-				time.Sleep(300 * time.Millisecond)
-				cancel()
-				return
+	go func() { // stop once every node has written a checkpoint
+		for id := 0; id < cfg.Nodes; {
+			if _, err := os.Stat(filepath.Join(stateDir(cfg.OutDir, id), checkpoint.DirName, checkpoint.MetaName)); err == nil {
+				id++
+				continue
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+		cancel()
 	}()
 	res, err := Run(ctx, cfg)
 	if err != nil {

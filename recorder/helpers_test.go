@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -82,33 +83,7 @@ func runCrawl(t *testing.T, cfg Config) *Result {
 // readURLs returns every row of every node's URL log in dir.
 func readURLs(t *testing.T, dir string) []tracefile.URLRecord {
 	t.Helper()
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.URLRecord
-	for _, n := range nodes {
-		r, err := tracefile.OpenNodeURLs(dir, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			b := r.Batch()
-			for i := 0; i < b.Len(); i++ {
-				out = append(out, b.Row(i))
-			}
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range r.Segments() {
-			if !s.Clean {
-				t.Errorf("node %d segment %s not clean: %s", n, s.File, s.Error)
-			}
-		}
-		r.Close()
-	}
-	return out
+	return crawltest.URLRows(t, dir)
 }
 
 // readPages returns every row of node's page log.

@@ -3,31 +3,24 @@ package recorder
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
-const killChildEnv = "CRAWLTRACE_TEST_KILL_CHILD_DIR"
-
-// TestKill9 runs a crawl in a child process (this test binary re-executed),
-// kills it with SIGKILL mid-crawl, and reads the cut trace: every flushed
-// batch is there.
+// TestKill9 runs a crawl in a child process (killChild, started through
+// crawltest), kills it with SIGKILL mid-crawl, and reads the cut trace:
+// every flushed batch is there.
 func TestKill9(t *testing.T) {
-	if dir := os.Getenv(killChildEnv); dir != "" {
-		killChild(dir)
-		return
-	}
 	if testing.Short() {
 		t.Skip("runs a child process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9$", "-test.v")
-	cmd.Env = append(os.Environ(), killChildEnv+"="+dir)
+	cmd := crawltest.Command(killChildName, dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -19,18 +23,8 @@ func smallWeb(t *testing.T) (*testweb.Web, string) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 5, 20, 0
 	wc.CrawlDelay = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	w, err := testweb.New(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w, srv.Addr()
+	srv := crawltest.Serve(t, wc)
+	return srv.Web(), srv.Addr()
 }
 
 func webConfig(t *testing.T, w *testweb.Web, addr string) Config {
@@ -73,7 +67,7 @@ func TestMultiNodeSameTrace(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	runTCP(t, w, addr, dir, 4, -1, 0)
+	runTCP(t, w, addr, dir, 4, -1)
 	compareMultisets(t, "tcp", want, urlMultiset(readURLs(t, dir)))
 }
 
@@ -88,7 +82,7 @@ func TestPeerDownThenBack(t *testing.T) {
 	runCrawl(t, cfg)
 	want := urlMultiset(readURLs(t, cfg.OutDir))
 	dir := t.TempDir()
-	stats := runTCP(t, w, addr, dir, 3, 1, 700*time.Millisecond)
+	stats := runTCP(t, w, addr, dir, 3, 1)
 	compareMultisets(t, "late peer", want, urlMultiset(readURLs(t, dir)))
 	var recv int64
 	for _, s := range stats {
@@ -105,8 +99,9 @@ func cfg4part(t *testing.T, u string) int {
 }
 
 // runTCP runs n nodes of a TCP crawl in this process, node late starting
-// after delay.
-func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int, delay time.Duration) []*Stats {
+// once every other node has started (saved the crawl's topology), so
+// its peers find its port closed.
+func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int) []*Stats {
 	t.Helper()
 	lns := make([]net.Listener, n)
 	peers := make([]string, n)
@@ -135,7 +130,11 @@ func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int, delay t
 		go func(i int) {
 			defer wg.Done()
 			if i == late {
-				time.Sleep(delay)
+				for j := 0; j < n && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
+					if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, j), "state", "topology.json")); j == i || err == nil {
+						j++ // node j is up (it saved the crawl's topology)
+					}
+				}
 				ln, err := net.Listen("tcp", peers[i])
 				if err != nil {
 					errs[i] = err

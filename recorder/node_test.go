@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 	"github.com/crawltrace/crawltrace/recorder/worker"
@@ -59,11 +60,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 // refused on resume with an error naming it (a missing part was skipped,
 // and the node resumed without that state).
 func TestResumeRefusesDamagedCheckpointPart(t *testing.T) {
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", testweb.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, testweb.DefaultConfig())
 	for _, damage := range []string{"missing", "longer"} {
 		cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 		cfg.MaxPages = 30

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -67,31 +68,64 @@ func oracleTotal(m map[string]float64) float64 {
 	return s
 }
 
-// summarizeProgress builds [Progress] from the fetches of a crawl that
-// lasted total; oracle reports whether qualities are known and sum is
-// the oracle's total.
-func summarizeProgress(points []fetchPoint, total time.Duration, oracle bool, sum float64) *Progress {
-	pts := slices.Clone(points)
-	slices.SortFunc(pts, func(a, b fetchPoint) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
+// Fetch is one page fetch (robots.txt excluded) as [SummarizeProgress]
+// and [ProgressCurve] read it: when it ended, measured from the crawl's
+// start, and its quality (NaN when unknown).
+type Fetch struct {
+	End     time.Duration
+	Quality float64
+}
+
+// CurvePoint is a crawl just after one of its fetches ended: when (End),
+// the pages fetched by then and their summed quality.
+type CurvePoint struct {
+	End     time.Duration
+	Pages   int64
+	Quality float64
+}
+
+// ProgressCurve puts fetches, given in any order, in the order they ended
+// and sums pages and quality along them: point i is the crawl after its
+// (i+1)th fetch. Unknown qualities (NaN), and every quality when oracle
+// is false, count as 0. It is the curve [SummarizeProgress] samples and
+// the one the crawl-order plots draw.
+func ProgressCurve(fetches []Fetch, oracle bool) []CurvePoint {
+	pts := slices.Clone(fetches)
+	slices.SortStableFunc(pts, func(a, b Fetch) int { return cmp.Compare(a.End, b.End) })
+	curve := make([]CurvePoint, len(pts))
+	var q float64
+	for i, x := range pts {
+		if oracle && !math.IsNaN(x.Quality) {
+			q += x.Quality
 		}
-		return 0
-	})
-	p := &Progress{Pages: int64(len(pts))}
+		curve[i] = CurvePoint{End: x.End, Pages: int64(i + 1), Quality: q}
+	}
+	return curve
+}
+
+// summarizeProgress is [SummarizeProgress] on the recorder's own timeline.
+func summarizeProgress(points []fetchPoint, total time.Duration, oracle bool, sum float64) *Progress {
+	fs := make([]Fetch, len(points))
+	for i, x := range points {
+		fs[i] = Fetch{End: x.at, Quality: x.q}
+	}
+	return SummarizeProgress(fs, total, oracle, sum)
+}
+
+// SummarizeProgress builds [Progress] from the fetches of a crawl that
+// lasted total; oracle reports whether qualities are known and sum is
+// the oracle's total. The recorder builds stats.json's progress with it;
+// a driver that reads fetches back from a page log can measure the same
+// way.
+func SummarizeProgress(fetches []Fetch, total time.Duration, oracle bool, sum float64) *Progress {
+	curve := ProgressCurve(fetches, oracle)
+	p := &Progress{Pages: int64(len(curve))}
 	if oracle {
 		p.OracleQuality = sum
 	}
-	cum := make([]float64, len(pts)) // quality fetched by the end of fetch i
-	var q float64
-	for i, x := range pts {
-		if oracle && !math.IsNaN(x.q) {
-			q += x.q
-		}
-		cum[i] = q
+	var q float64 // quality fetched by the end of the crawl
+	if len(curve) > 0 {
+		q = curve[len(curve)-1].Quality
 	}
 	p.Quality = q
 	qDenom := sum
@@ -100,18 +134,18 @@ func summarizeProgress(points []fetchPoint, total time.Duration, oracle bool, su
 	}
 	for _, f := range progressTimeFractions {
 		at := time.Duration(f * float64(total))
-		k, _ := slices.BinarySearchFunc(pts, at, func(x fetchPoint, t time.Duration) int {
-			if x.at <= t {
+		k, _ := slices.BinarySearchFunc(curve, at, func(x CurvePoint, t time.Duration) int {
+			if x.End <= t {
 				return -1
 			}
 			return 1
 		})
 		pt := ProgressPoint{TimeFraction: f, Seconds: at.Seconds(), Pages: int64(k)}
-		if len(pts) > 0 {
-			pt.PageFraction = float64(k) / float64(len(pts))
+		if len(curve) > 0 {
+			pt.PageFraction = float64(k) / float64(len(curve))
 		}
 		if k > 0 {
-			pt.Quality = cum[k-1]
+			pt.Quality = curve[k-1].Quality
 		}
 		if qDenom > 0 {
 			pt.QualityFraction = pt.Quality / qDenom
@@ -120,16 +154,16 @@ func summarizeProgress(points []fetchPoint, total time.Duration, oracle bool, su
 	}
 	for _, f := range progressMilestones {
 		m := Milestone{Fraction: f, Seconds: -1}
-		if need := int(math.Ceil(f * float64(len(pts)))); len(pts) > 0 {
-			m.Seconds = pts[max(need, 1)-1].at.Seconds()
+		if need := int(math.Ceil(f * float64(len(curve)))); len(curve) > 0 {
+			m.Seconds = curve[max(need, 1)-1].End.Seconds()
 		}
 		p.TimeToPages = append(p.TimeToPages, m)
 		if oracle {
 			m := Milestone{Fraction: f, Seconds: -1}
-			for i := range pts {
+			for _, c := range curve {
 				// A small tolerance absorbs rounding in the running sum.
-				if qDenom > 0 && cum[i] >= f*qDenom*(1-1e-9) {
-					m.Seconds = pts[i].at.Seconds()
+				if qDenom > 0 && c.Quality >= f*qDenom*(1-1e-9) {
+					m.Seconds = c.End.Seconds()
 					break
 				}
 			}

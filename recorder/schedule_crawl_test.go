@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -201,13 +202,7 @@ func TestOrdersFetchSameSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := testweb.ServeWeb(ctx, "127.0.0.1:0", web)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.ServeWeb(t, web)
 	oracle := web.Quality()
 	var first []string
 	for _, order := range Orders() {

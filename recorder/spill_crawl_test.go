@@ -1,10 +1,10 @@
 package recorder
 
 import (
-	"context"
 	"reflect"
 	"testing"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -17,11 +17,7 @@ func TestSpillingCrawl(t *testing.T) {
 	}
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 600, 0
-	srv, err := testweb.Serve(context.Background(), "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := crawltest.Serve(t, wc)
 	mem := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
 	runCrawl(t, mem)
 	disk := localConfig(t, srv.Addr(), srv.Web().Seeds()...)

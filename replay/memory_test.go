@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -12,26 +11,25 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
-// gridChildEnv names the trace and policies a child process of
-// TestGridPeakMemory replays; the child prints its own peak RSS.
-const gridChildEnv = "CRAWLTRACE_GRID_MEMORY_CHILD"
-
-// TestGridMemoryChild is the child of TestGridPeakMemory; it does nothing
-// unless started by it.
-func TestGridMemoryChild(t *testing.T) {
-	arg := os.Getenv(gridChildEnv)
-	if arg == "" {
-		t.Skip("run by TestGridPeakMemory")
+// gridChild is the child process of TestGridPeakMemory (see main_test.go):
+// it replays the trace args[0] through the policies args[1] with one
+// worker and prints its own peak RSS.
+func gridChild(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "grid child: want TRACE POLICIES")
+		return 2
 	}
-	trace, policies, _ := strings.Cut(arg, "|")
 	cfg := DefaultConfig()
-	cfg.Traces, cfg.Policies, cfg.Workers, cfg.Plots = []string{trace}, strings.Split(policies, ","), 1, false
+	cfg.Traces, cfg.Policies, cfg.Workers, cfg.Plots = []string{args[0]}, strings.Split(args[1], ","), 1, false
 	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	fmt.Printf("peak-rss %d\n", procmem.PeakRSS())
+	return 0
 }
 
 // A grid holds no more than the simulation running now plus the trace:
@@ -52,8 +50,7 @@ func TestGridPeakMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	peak := func(policies string) int64 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestGridMemoryChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), gridChildEnv+"="+trace+"|"+policies)
+		cmd := crawltest.Command(gridChildName, trace, policies)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", policies, err, out)

@@ -84,15 +84,15 @@ func firstEventTime(b *testing.B, dir, kind string) time.Time {
 }
 
 // BenchmarkClusterRestart: batches sent again after node 1 is killed and
-// restarted with --resume 2 s later (its own outbox plus what its peers
-// resend to the new incarnation).
+// restarted with --resume once its peers have queued batches for it (its
+// own outbox plus what its peers resend to the new incarnation).
 func BenchmarkClusterRestart(b *testing.B) {
 	web := startClusterWeb(b, benchHosts, benchPages)
 	var resent, sent int64
 	for range b.N {
 		c := newCluster(b, web, 3, "--min-delay", "20ms")
 		killWhenBusy(b, c, 1)
-		time.Sleep(2 * time.Second)
+		c.waitQueuedFor(b, 1, 30*time.Second)
 		c.procs[1] = c.start(b, 1, "--resume")
 		c.waitNodes(b, 120*time.Second, 0, 1, 2)
 		for i := range 3 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,14 +18,11 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
-
-// execEnv makes the test binary run as crawltrace itself, so the
-// multi-process tests exec real crawltrace processes without a build step.
-const execEnv = "CRAWLTRACE_TEST_EXEC"
 
 // clusterWeb serves a small deterministic web (no traps, no crawl delays)
 // in the test process and writes its seeds file.
@@ -41,22 +37,8 @@ func startClusterWeb(t testing.TB, hosts, pages int) *clusterWeb {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = hosts, pages, 0
 	wc.CrawlDelayFraction = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	w, err := testweb.New(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeds := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(w.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &clusterWeb{addr: srv.Addr(), seeds: seeds, web: w}
+	srv := crawltest.Serve(t, wc)
+	return &clusterWeb{addr: srv.Addr(), seeds: crawltest.SeedsFile(t, srv.Web().Seeds()), web: srv.Web()}
 }
 
 // proc is one crawltrace process.
@@ -73,8 +55,7 @@ func startProc(t testing.TB, logPath string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), execEnv+"=1")
+	cmd := crawltest.Command(cliChild, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -189,6 +170,38 @@ func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// outboxFor lists the batches node holds in its outbox for dest (their
+// files: sent and not yet acknowledged, or kept for a restart of dest).
+func outboxFor(dir string, node, dest int) []string {
+	names, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(dir, node), "state", "outbox", fmt.Sprintf("to%03d-*", dest)))
+	return names
+}
+
+// waitQueuedFor waits up to d until every other node holds in its outbox
+// a batch for the node dest, which the caller has killed, that it did not
+// hold when called: batches dest never received and must get when it
+// comes back.
+func (c *cluster) waitQueuedFor(t testing.TB, dest int, d time.Duration) {
+	t.Helper()
+	before := map[string]bool{}
+	for i := range c.procs {
+		for _, n := range outboxFor(c.dir, i, dest) {
+			before[n] = true
+		}
+	}
+	waitUntil(t, fmt.Sprintf("node %d's peers to queue batches for it", dest), d, func() bool {
+		for i := range c.procs {
+			if i == dest {
+				continue
+			}
+			if !slices.ContainsFunc(outboxFor(c.dir, i, dest), func(n string) bool { return !before[n] }) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // pagesOf returns the URLs of node's page log (robots.txt excluded), cut
@@ -331,7 +344,8 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 }
 
 // TestClusterRestart: three crawltrace processes; node 1 is killed with
-// SIGKILL mid-crawl and restarted with --resume 8 s later. All three exit
+// SIGKILL mid-crawl and restarted with --resume once both its peers have
+// queued batches it never received. All three exit
 // 0 on their own and every page a 1-process crawl fetches is fetched.
 // Wrong tokens, garbage and a stale epoch sent to a live node are refused
 // and the crawl goes on.
@@ -344,6 +358,7 @@ func TestClusterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	for _, tc := range []struct {
 		name  string
 		extra []string
@@ -375,7 +390,7 @@ func clusterRestart(t *testing.T, extra []string) {
 	})
 	c.procs[1].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[1].done
-	time.Sleep(8 * time.Second)
+	c.waitQueuedFor(t, 1, 30*time.Second)
 	c.procs[1] = c.start(t, 1, "--resume")
 	waitUntil(t, "node 0 to see node 1's new incarnation", 30*time.Second, func() bool {
 		s, err := c.status(0)
@@ -488,6 +503,7 @@ func TestClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
@@ -650,6 +666,7 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms"}}

@@ -14,6 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -26,6 +27,7 @@ func TestCrawlDirectoryLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	logs := t.TempDir()
@@ -106,6 +108,7 @@ func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
@@ -169,7 +172,7 @@ func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 func TestResumeFinishedCrawlCLI(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 15, 0
-	srv := serveWeb(t, wc)
+	srv := crawltest.Serve(t, wc)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), srv.Web().Seeds(), "--nodes", "2")...); code != 0 {
 		t.Fatalf("crawl: exit %d: %s", code, errs)
@@ -209,6 +212,7 @@ func TestClusterNodeLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
 	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawltrace/crawltrace/internal/study/demo"
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/demo"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -51,15 +52,9 @@ local web is exhausted, and SUMMARY.md says which.`,
 			}
 			cfg.Log = cmd.ErrOrStderr()
 			cfg.Progress = progressOut(cmd)
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
 			// demo.Run logs the crawl's stop reason and puts it in SUMMARY.md.
-			res, err := demo.Run(ctx, cfg)
-			if res != nil {
-				err = finishOut(dir, err, res.Files...)
-			} else {
-				err = finishOut(dir, err)
-			}
+			res, err := runInOut(cmd, dir, func(ctx context.Context) (*demo.Result, error) { return demo.Run(ctx, cfg) },
+				func(r *demo.Result) []string { return r.Files })
 			if err != nil {
 				return err
 			}

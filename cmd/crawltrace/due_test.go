@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
@@ -14,17 +15,9 @@ import (
 // urlRows is node 0's URL log as a sorted multiset of URLs.
 func urlRows(t *testing.T, dir string) []string {
 	t.Helper()
-	r, err := tracefile.OpenNodeURLs(dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var out []string
-	for r.Next() {
-		b := r.Batch()
-		for i := range b.Len() {
-			out = append(out, b.URL.Value(i))
-		}
+	for _, r := range crawltest.NodeURLRows(t, dir, 0) {
+		out = append(out, r.URL)
 	}
 	sort.Strings(out)
 	return out
@@ -37,7 +30,7 @@ func urlRows(t *testing.T, dir string) []string {
 func TestDiskDUE(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 10, 30, 0
-	srv := serveWeb(t, wc)
+	srv := crawltest.Serve(t, wc)
 	seeds := srv.Web().Seeds()
 	tmp := t.TempDir()
 	mem, disk := filepath.Join(tmp, "mem"), filepath.Join(tmp, "disk")

@@ -7,13 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // hostilePage writes a 16 MiB page of short distinct links (about 800,000)
@@ -43,7 +43,7 @@ func TestHostilePagesMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls millions of links (half a minute, half a GiB)")
 	}
-	bin := binary(t)
+	t.Parallel() // the child reads its own peak RSS: other tests may run beside it
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestHostilePagesMemory(t *testing.T) {
 	cfg := recorder.DefaultConfig()
 	cfg.Workers = 2
 	allowance := recorder.MemoryAllowance(&cfg)
-	cmd := exec.Command(bin, "crawl", "-o", dir, "--resolve", "*:"+ln.Addr().String(), "--allow-private",
+	cmd := crawltest.Command(cliChild, "crawl", "-o", dir, "--resolve", "*:"+ln.Addr().String(), "--allow-private",
 		"--min-delay", "0", "--delay-factor", "0", "--workers", "2", "--max-conns", "2", "--max-pages", "6",
 		"--memory", "256MiB", "--due", "disk", "http://hostile.test/a")
 	var stderr strings.Builder

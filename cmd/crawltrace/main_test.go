@@ -1,20 +1,34 @@
 package main
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
-// TestMain runs the test binary as crawltrace itself when execEnv is set
-// (the multi-process tests exec it), and otherwise runs the tests and
-// removes the binary buildBinary made.
+// cliChild is the child that runs this test binary as crawltrace itself;
+// the multi-process tests start it with crawltest.Command(cliChild, ...).
+const cliChild = "crawltrace"
+
+// parallelTests is how many of the package's parallel tests run at once
+// unless -test.parallel says otherwise. They are the multi-process crawls,
+// which spend their time waiting on child processes, politeness delays
+// and the test web's latency, not on the CPU (a quarter of one core each
+// on two cores): the default, GOMAXPROCS, would leave two cores mostly idle
+// while they wait.
+const parallelTests = 4
+
+// TestMain runs the tests, or, in a process a test started, crawltrace.
 func TestMain(m *testing.M) {
-	if os.Getenv(execEnv) == "1" {
-		os.Exit(run(os.Args[1:]))
+	crawltest.RunChild(map[string]func([]string) int{cliChild: run})
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", fmt.Sprint(parallelTests))
 	}
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }

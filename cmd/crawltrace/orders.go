@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawltrace/crawltrace/internal/study/orders"
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/orders"
 )
 
 func init() {
@@ -38,14 +39,8 @@ DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 				return err
 			}
 			cfg.Progress = progressOut(cmd) // its step lines; none under --progress never
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			rep, err := orders.Run(ctx, cfg)
-			if rep != nil {
-				err = finishOut(dir, err, rep.Files...)
-			} else {
-				err = finishOut(dir, err)
-			}
+			rep, err := runInOut(cmd, dir, func(ctx context.Context) (*orders.Report, error) { return orders.Run(ctx, cfg) },
+				func(r *orders.Report) []string { return r.Files })
 			if errors.Is(err, orders.ErrConfig) {
 				return badInput("%v", err)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,26 @@ func finishOut(d *outdir.Dir, runErr error, files ...string) error {
 		return err
 	}
 	return runErr
+}
+
+// runInOut is how a command runs its library call in an output directory
+// that prepareOut prepared: under signalContext (the first SIGINT or
+// SIGTERM cancels the run, which stops and returns what it has), then
+// finishRun. files names what a result says it wrote.
+func runInOut[R any](cmd *cobra.Command, d *outdir.Dir, run func(context.Context) (*R, error), files func(*R) []string) (*R, error) {
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	res, err := run(ctx)
+	return res, finishRun(d, res, err, files)
+}
+
+// finishRun is finishOut for a run that returned res (nil: nothing
+// written), whose files are files(res).
+func finishRun[R any](d *outdir.Dir, res *R, runErr error, files func(*R) []string) error {
+	if res == nil {
+		return finishOut(d, runErr)
+	}
+	return finishOut(d, runErr, files(res)...)
 }
 
 // checkCrawlOut refuses, for a new crawl, an output directory that is not

@@ -14,6 +14,7 @@ import (
 	"github.com/crawltrace/crawltrace/condense"
 	"github.com/crawltrace/crawltrace/internal/duckdbtest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -61,17 +62,7 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	full0 := filepath.Join(pq, "condensed", "node-000.full.parquet")
 
 	// Sampled rows, read by crawltrace's own readers.
-	var raw []tracefile.URLRecord
-	r, err := tracefile.OpenNodeURLs(filepath.Join(run, "crawl"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Next() {
-		for i := range r.Batch().Len() {
-			raw = append(raw, r.Batch().Row(i))
-		}
-	}
-	r.Close()
+	raw := crawltest.NodeURLRows(t, filepath.Join(run, "crawl"), 0)
 	fps, _, err := tracefile.ReadCondensedAll(filepath.Join(run, "condensed", "node-000.full.arrow"))
 	if err != nil {
 		t.Fatal(err)

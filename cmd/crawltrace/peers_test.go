@@ -87,6 +87,7 @@ func TestPeerEpochsMovePast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--checkpoint-every", "500ms")

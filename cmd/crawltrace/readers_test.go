@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // refusedWith fails t unless the run exited with want and wrote one line on
@@ -188,7 +188,9 @@ func TestScenarioCutSegmentWarns(t *testing.T) {
 // results.csv). The simulation loops and whole-trace passes look at the
 // cancellation every 64Ki requests, and no unit starts after it.
 func TestReplaySIGINTStopsPromptly(t *testing.T) {
-	bin := binary(t)
+	if testing.Short() {
+		t.Skip("replays a 4M-request trace in a child process")
+	}
 	if _, err := os.Stat("/proc/self/maps"); err != nil {
 		t.Skip("needs /proc to see the trace mapped")
 	}
@@ -200,7 +202,7 @@ func TestReplaySIGINTStopsPromptly(t *testing.T) {
 	for i := range sizes {
 		sizes[i] = strconv.Itoa(1000 + 97*i)
 	}
-	cmd := exec.Command(bin, "replay", trace, "--policies", "min,static,clock", "--sizes", strings.Join(sizes, ","),
+	cmd := crawltest.Command(cliChild, "replay", trace, "--policies", "min,static,clock", "--sizes", strings.Join(sizes, ","),
 		"--workers", "2", "--no-plots", "--progress", "never", "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

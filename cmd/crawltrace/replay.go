@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,22 +69,11 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			res, err := replay.Run(ctx, cfg)
-			if res != nil {
-				err = finishOut(dir, err, res.Files...)
-			} else {
-				err = finishOut(dir, err)
-			}
+			res, err := runInOut(cmd, dir, func(ctx context.Context) (*replay.Results, error) { return replay.Run(ctx, cfg) }, resultFiles)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			res.Summary(out, 6)
-			for _, f := range res.Files {
-				fmt.Fprintln(out, "wrote", f)
-			}
+			printResults(cmd.OutOrStdout(), res)
 			return nil
 		},
 	}
@@ -109,6 +100,17 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	return cmd
 }
 
+// resultFiles are the files a replay wrote.
+func resultFiles(r *replay.Results) []string { return r.Files }
+
+// printResults prints a replay's summary and the files it wrote.
+func printResults(w io.Writer, r *replay.Results) {
+	r.Summary(w, 6)
+	for _, f := range r.Files {
+		fmt.Fprintln(w, "wrote", f)
+	}
+}
+
 func newReplayMergeCmd() *cobra.Command {
 	var out string
 	var noPlots, force bool
@@ -129,19 +131,10 @@ results.arrow, memory.csv and the figures to OUT.`,
 				return err
 			}
 			res, err := replay.Merge(args, out, !noPlots)
-			if res != nil {
-				err = finishOut(dir, err, res.Files...)
-			} else {
-				err = finishOut(dir, err)
-			}
-			if err != nil {
+			if err := finishRun(dir, res, err, resultFiles); err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			res.Summary(w, 6)
-			for _, f := range res.Files {
-				fmt.Fprintln(w, "wrote", f)
-			}
+			printResults(cmd.OutOrStdout(), res)
 			return nil
 		},
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -23,21 +22,8 @@ func resumeWeb(t *testing.T) (*testweb.Server, []string) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 24, 60, 0
 	wc.Latency = true
-	srv := serveWeb(t, wc)
+	srv := crawltest.Serve(t, wc)
 	return srv, srv.Web().Seeds()
-}
-
-// serveWeb serves the test web wc on loopback until the test ends.
-func serveWeb(t *testing.T, wc testweb.Config) *testweb.Server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := testweb.Serve(ctx, "127.0.0.1:0", wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
 }
 
 func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
@@ -109,9 +95,9 @@ func diff(a, b map[string]bool) []string {
 // checkpoint are not lost).
 func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and crawls a test web several times")
+		t.Skip("crawls a test web several times, in child processes")
 	}
-	bin := binary(t)
+	t.Parallel() // child processes waiting on the network: it overlaps with the others
 	srv, seeds := resumeWeb(t)
 	// The uninterrupted crawl: every page of the web is fetched and every
 	// link logged whatever the number of nodes, so one serves both cases.
@@ -122,15 +108,15 @@ func TestKill9Resume(t *testing.T) {
 	for _, nodes := range []string{"1", "3"} {
 		t.Run("nodes="+nodes, func(t *testing.T) {
 			t.Parallel()
-			kill9Resume(t, bin, srv.Addr(), seeds, nodes, whole)
+			kill9Resume(t, srv.Addr(), seeds, nodes, whole)
 		})
 	}
 }
 
-func kill9Resume(t *testing.T, bin, addr string, seeds []string, nodes, whole string) {
+func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string) {
 	killed := filepath.Join(t.TempDir(), "killed")
 
-	cmd := exec.Command(bin, crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
+	cmd := crawltest.Command(cliChild, crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

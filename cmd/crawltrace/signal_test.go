@@ -16,38 +16,9 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
-
-// binDir holds the binary built by buildBinary; TestMain removes it.
-var binDir string
-
-// buildBinary builds crawltrace once per test binary run.
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "crawltrace-bin-")
-	if err != nil {
-		return "", err
-	}
-	binDir = dir
-	bin := filepath.Join(dir, "crawltrace")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", errors.New(string(out))
-	}
-	return bin, nil
-})
-
-func binary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return bin
-}
 
 func exitStatus(t *testing.T, err error) int {
 	t.Helper()
@@ -64,7 +35,6 @@ func exitStatus(t *testing.T, err error) int {
 // A crawl stopped by SIGINT flushes its trace (manifest and segments
 // readable, condense works) and exits 130, not 0.
 func TestCrawlSIGINTExits130(t *testing.T) {
-	bin := binary(t)
 	cfg := testweb.DefaultConfig()
 	cfg.Hosts, cfg.PagesPerHost = 200, 1000
 	web, err := testweb.New(cfg)
@@ -86,12 +56,9 @@ func TestCrawlSIGINTExits130(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	seeds := filepath.Join(dir, "seeds.txt")
-	var sb strings.Builder
-	web.WriteSeeds(&sb)
-	os.WriteFile(seeds, []byte(sb.String()), 0o644)
+	seeds := crawltest.SeedsFile(t, web.Seeds())
 	out := filepath.Join(dir, "crawl")
-	cmd := exec.Command(bin, "crawl", "--seeds", seeds, "--resolve", "*:"+srv.Listener.Addr().String(),
+	cmd := crawltest.Command(cliChild, "crawl", "--seeds", seeds, "--resolve", "*:"+srv.Listener.Addr().String(),
 		"--allow-private", "--min-delay", "0", "--delay-factor", "0", "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -125,8 +92,7 @@ func TestCrawlSIGINTExits130(t *testing.T) {
 
 // testweb is stopped by SIGTERM with status 143.
 func TestTestwebSIGTERMExits143(t *testing.T) {
-	bin := binary(t)
-	cmd := exec.Command(bin, "testweb", "--listen", "127.0.0.1:0", "--hosts", "2", "--pages", "2")
+	cmd := crawltest.Command(cliChild, "testweb", "--listen", "127.0.0.1:0", "--hosts", "2", "--pages", "2")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/sampledata"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // sharedData is a real sample file (not in the repo): skipped when missing,
@@ -32,20 +33,7 @@ func readTrace(t *testing.T, dir string) [][]tracefile.URLRecord {
 	}
 	out := make([][]tracefile.URLRecord, m.Nodes)
 	for n := range out {
-		r, err := tracefile.OpenNodeURLs(dir, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			b := r.Batch()
-			for i := 0; i < b.Len(); i++ {
-				out[n] = append(out[n], b.Row(i))
-			}
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
+		out[n] = crawltest.NodeURLRows(t, dir, n)
 	}
 	return out
 }

@@ -177,14 +177,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		res.Rows = append(res.Rows, t.finish())
 	}
 	res.Buckets = append(res.Buckets, bucketRows(-1, &totalBuckets)...)
-	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
-		res.Files = append(res.Files, files...)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
 }
 
 // finish fills the totals and fractions from ByClass.
@@ -233,46 +226,38 @@ func (res *LocalityResult) Tables() []*Table {
 }
 
 func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
-	files, err := writeTables(dir, res.Tables(), meta)
-	if err != nil {
-		return files, err
-	}
-	if !plots {
-		return files, nil
-	}
-	hit, same := series{name: "LRU hit rate"}, series{name: "hits from a page of the same host (of known hits)"}
-	for _, r := range res.Rows {
-		if r.Node == -1 {
-			x := math.Log2(float64(r.Size))
-			hit.xys = append(hit.xys, plotter.XY{X: x, Y: r.HitRate})
-			same.xys = append(same.xys, plotter.XY{X: x, Y: r.SameHostFraction})
-		}
-	}
-	f, err := linePlot(meta, dir, "locality", "host locality of LRU hits (all nodes)",
-		axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same})
-	files = append(files, f...)
-	if err != nil {
-		return files, err
-	}
-	names := [numClasses]string{"same page", "same host, other page", "other host", "unknown source"}
-	lines := make([]series, numClasses)
-	var all int64
-	for _, r := range res.Buckets {
-		if r.Node == -1 {
-			for _, v := range r.ByClass {
-				all += v
+	return writeResult(dir, meta, res.Tables(), plots, func() []figure {
+		hit, same := series{name: "LRU hit rate"}, series{name: "hits from a page of the same host (of known hits)"}
+		for _, r := range res.Rows {
+			if r.Node == -1 {
+				x := math.Log2(float64(r.Size))
+				hit.xys = append(hit.xys, plotter.XY{X: x, Y: r.HitRate})
+				same.xys = append(same.xys, plotter.XY{X: x, Y: r.SameHostFraction})
 			}
 		}
-	}
-	for c := range numClasses {
-		lines[c].name = names[c]
+		names := [numClasses]string{"same page", "same host, other page", "other host", "unknown source"}
+		lines := make([]series, numClasses)
+		var all int64
 		for _, r := range res.Buckets {
 			if r.Node == -1 {
-				lines[c].xys = append(lines[c].xys, plotter.XY{X: math.Log2(float64(r.Lo)), Y: ratio(float64(r.ByClass[c]), float64(all))})
+				for _, v := range r.ByClass {
+					all += v
+				}
 			}
 		}
-	}
-	f, err = linePlot(meta, dir, "locality-reuse", "LRU stack distance of re-references by source (all nodes)",
-		axis{label: "stack distance (log2 bucket)", log2: true}, axis{label: "fraction of re-references"}, lines)
-	return append(files, f...), err
+		for c := range numClasses {
+			lines[c].name = names[c]
+			for _, r := range res.Buckets {
+				if r.Node == -1 {
+					lines[c].xys = append(lines[c].xys, plotter.XY{X: math.Log2(float64(r.Lo)), Y: ratio(float64(r.ByClass[c]), float64(all))})
+				}
+			}
+		}
+		return []figure{
+			{"locality", "host locality of LRU hits (all nodes)",
+				axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same}},
+			{"locality-reuse", "LRU stack distance of re-references by source (all nodes)",
+				axis{label: "stack distance (log2 bucket)", log2: true}, axis{label: "fraction of re-references"}, lines},
+		}
+	})
 }

@@ -285,14 +285,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		_, _, row.BalanceHosts = balance(hl)
 		res.Rows = append(res.Rows, *row)
 	}
-	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
-		res.Files = append(res.Files, files...)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
 }
 
 // Tables returns the summary (node-loss) and per-node (node-loss-nodes)
@@ -317,33 +310,27 @@ func (res *NodeLossResult) Tables() []*Table {
 }
 
 func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
-	files, err := writeTables(dir, res.Tables(), meta)
-	if err != nil {
-		return files, err
-	}
-	if !plots {
-		return files, nil
-	}
-	var lines []series
-	for _, row := range res.Rows {
-		var loads []int64
-		for _, nr := range res.Nodes {
-			if nr.Partitioner == row.Partitioner {
-				loads = append(loads, nr.Hosts)
+	return writeResult(dir, meta, res.Tables(), plots, func() []figure {
+		var lines []series
+		for _, row := range res.Rows {
+			var loads []int64
+			for _, nr := range res.Nodes {
+				if nr.Partitioner == row.Partitioner {
+					loads = append(loads, nr.Hosts)
+				}
 			}
+			_, mean, _ := balance(loads)
+			slices.SortFunc(loads, func(a, b int64) int { return cmp.Compare(b, a) })
+			s := series{name: fmt.Sprintf("%s (%.1f%% of hosts moved)", row.Partitioner, 100*row.HostsMovedFraction)}
+			for i, l := range loads {
+				s.xys = append(s.xys, plotter.XY{X: float64(i + 1), Y: ratio(float64(l), mean)})
+			}
+			lines = append(lines, s)
 		}
-		_, mean, _ := balance(loads)
-		slices.SortFunc(loads, func(a, b int64) int { return cmp.Compare(b, a) })
-		s := series{name: fmt.Sprintf("%s (%.1f%% of hosts moved)", row.Partitioner, 100*row.HostsMovedFraction)}
-		for i, l := range loads {
-			s.xys = append(s.xys, plotter.XY{X: float64(i + 1), Y: ratio(float64(l), mean)})
+		title := "hosts per node after the event"
+		if len(res.Rows) > 0 {
+			title = fmt.Sprintf("hosts per node after %s node %d", map[string]string{EventRemove: "removing", EventAdd: "adding"}[res.Rows[0].Event], res.Rows[0].Node)
 		}
-		lines = append(lines, s)
-	}
-	title := "hosts per node after the event"
-	if len(res.Rows) > 0 {
-		title = fmt.Sprintf("hosts per node after %s node %d", map[string]string{EventRemove: "removing", EventAdd: "adding"}[res.Rows[0].Event], res.Rows[0].Node)
-	}
-	f, err := linePlot(meta, dir, "node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines)
-	return append(files, f...), err
+		return []figure{{"node-loss", title, axis{label: "node rank (most loaded first)"}, axis{label: "hosts / mean hosts"}, lines}}
+	})
 }

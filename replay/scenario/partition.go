@@ -320,14 +320,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 	}
-	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
-		res.Files = append(res.Files, files...)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
 }
 
 // PartitionTraceDir is the directory, under PartitionConfig.WriteTraces, of
@@ -427,30 +420,21 @@ func (res *PartitionResult) Tables() []*Table {
 }
 
 func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
-	files, err := writeTables(dir, res.Tables(), meta)
-	if err != nil {
-		return files, err
-	}
-	if !plots {
-		return files, nil
-	}
-	var crossLines, balLines []series
-	for _, r := range res.Rows {
-		if len(crossLines) == 0 || crossLines[len(crossLines)-1].name != r.Partitioner {
-			crossLines = append(crossLines, series{name: r.Partitioner})
-			balLines = append(balLines, series{name: r.Partitioner})
+	return writeResult(dir, meta, res.Tables(), plots, func() []figure {
+		var crossLines, balLines []series
+		for _, r := range res.Rows {
+			if len(crossLines) == 0 || crossLines[len(crossLines)-1].name != r.Partitioner {
+				crossLines = append(crossLines, series{name: r.Partitioner})
+				balLines = append(balLines, series{name: r.Partitioner})
+			}
+			x := math.Log2(float64(r.Nodes))
+			crossLines[len(crossLines)-1].xys = append(crossLines[len(crossLines)-1].xys, plotter.XY{X: x, Y: r.CrossFraction})
+			balLines[len(balLines)-1].xys = append(balLines[len(balLines)-1].xys, plotter.XY{X: x, Y: r.BalanceURLs})
 		}
-		x := math.Log2(float64(r.Nodes))
-		crossLines[len(crossLines)-1].xys = append(crossLines[len(crossLines)-1].xys, plotter.XY{X: x, Y: r.CrossFraction})
-		balLines[len(balLines)-1].xys = append(balLines[len(balLines)-1].xys, plotter.XY{X: x, Y: r.BalanceURLs})
-	}
-	f, err := linePlot(meta, dir, "partition-cross", "URLs sent to a peer", axis{label: "nodes N (log2 scale)", log2: true},
-		axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines)
-	files = append(files, f...)
-	if err != nil {
-		return files, err
-	}
-	f, err = linePlot(meta, dir, "partition-balance", "load balance (URLs owned)", axis{label: "nodes N (log2 scale)", log2: true},
-		axis{label: "max / mean URLs per node", legendLow: true}, balLines)
-	return append(files, f...), err
+		nodes := axis{label: "nodes N (log2 scale)", log2: true}
+		return []figure{
+			{"partition-cross", "URLs sent to a peer", nodes, axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines},
+			{"partition-balance", "load balance (URLs owned)", nodes, axis{label: "max / mean URLs per node", legendLow: true}, balLines},
+		}
+	})
 }

@@ -204,14 +204,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 		t.SentFraction = ratio(float64(t.Sent), float64(t.Cross))
 		res.Rows = append(res.Rows, *t)
 	}
-	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
-		res.Files = append(res.Files, files...)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
 }
 
 // Tables returns the splitter-cache table.
@@ -226,21 +219,18 @@ func (res *SplitterCacheResult) Tables() []*Table {
 }
 
 func (res *SplitterCacheResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
-	files, err := res.Tables()[0].write(dir, meta)
-	if err != nil || !plots {
-		return files, err
-	}
-	var lines []series
-	for _, r := range res.Rows {
-		if r.Node != -1 || r.Size < 1 {
-			continue
+	return writeResult(dir, meta, res.Tables()[:1], plots, func() []figure {
+		var lines []series
+		for _, r := range res.Rows {
+			if r.Node != -1 || r.Size < 1 {
+				continue
+			}
+			if len(lines) == 0 || lines[len(lines)-1].name != r.Policy {
+				lines = append(lines, series{name: r.Policy})
+			}
+			lines[len(lines)-1].xys = append(lines[len(lines)-1].xys, plotter.XY{X: math.Log2(float64(r.Size)), Y: r.SentFraction})
 		}
-		if len(lines) == 0 || lines[len(lines)-1].name != r.Policy {
-			lines = append(lines, series{name: r.Policy})
-		}
-		lines[len(lines)-1].xys = append(lines[len(lines)-1].xys, plotter.XY{X: math.Log2(float64(r.Size)), Y: r.SentFraction})
-	}
-	f, err := linePlot(meta, dir, "splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
-		axis{label: "cache size per node (entries, log2 scale)", log2: true}, axis{label: "fraction of cross URLs sent", lo: 0, hi: 1}, lines)
-	return append(files, f...), err
+		return []figure{{"splitter-cache", "cross URLs sent to peers through a splitter cache (all nodes)",
+			axis{label: "cache size per node (entries, log2 scale)", log2: true}, axis{label: "fraction of cross URLs sent", lo: 0, hi: 1}, lines}}
+	})
 }

@@ -306,6 +306,51 @@ func writeTables(dir string, tables []*Table, meta tracefile.TableMeta) ([]strin
 	return files, nil
 }
 
+// resultWriter is a scenario's result: it writes its tables, and its
+// figures when plots, into dir and returns the paths written.
+type resultWriter interface {
+	write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error)
+}
+
+// save is the ending every scenario's Run shares: with an output
+// directory, it writes res there, with metadata naming input and cfg
+// ([runMeta]), and adds what it wrote to *files, up to the first error.
+// Without one it writes nothing.
+func save(res resultWriter, files *[]string, outDir string, plots bool, input string, cfg any) error {
+	if outDir == "" {
+		return nil
+	}
+	f, err := res.write(outDir, plots, runMeta(input, cfg))
+	*files = append(*files, f...)
+	return err
+}
+
+// figure is one plot of a result, drawn by [linePlot] into dir/base.png
+// and dir/base.svg.
+type figure struct {
+	base, title string
+	x, y        axis
+	lines       []series
+}
+
+// writeResult is the ending every scenario's write shares: it writes the
+// result's tables into dir and then, when plots, the figures (built only
+// then), and returns every path written, up to the first error.
+func writeResult(dir string, meta tracefile.TableMeta, tables []*Table, plots bool, figures func() []figure) ([]string, error) {
+	files, err := writeTables(dir, tables, meta)
+	if err != nil || !plots {
+		return files, err
+	}
+	for _, fig := range figures() {
+		f, err := linePlot(meta, dir, fig.base, fig.title, fig.x, fig.y, fig.lines)
+		files = append(files, f...)
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
 // cacheSizes sorts and dedupes a question's cache sizes, all of which must
 // be at least 1.
 func cacheSizes(in []int, question string) ([]int, error) {

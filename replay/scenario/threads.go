@@ -169,14 +169,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		t.ThreadMissRate = ratio(float64(t.ThreadMisses), float64(t.Requests))
 		res.Rows = append(res.Rows, t)
 	}
-	if cfg.OutDir != "" {
-		files, err := res.write(cfg.OutDir, cfg.Plots, runMeta(cfg.Input, cfg))
-		res.Files = append(res.Files, files...)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
 }
 
 // Tables returns the threads table.
@@ -190,19 +183,16 @@ func (res *ThreadsResult) Tables() []*Table {
 }
 
 func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
-	files, err := res.Tables()[0].write(dir, meta)
-	if err != nil || !plots {
-		return files, err
-	}
-	g, th := series{name: "one shared LRU cache of k"}, series{name: "W per-thread LRU caches of k/W"}
-	for _, r := range res.Rows {
-		if r.Node == -1 {
-			x := math.Log2(float64(r.Size))
-			g.xys = append(g.xys, plotter.XY{X: x, Y: r.GlobalMissRate})
-			th.xys = append(th.xys, plotter.XY{X: x, Y: r.ThreadMissRate})
+	return writeResult(dir, meta, res.Tables()[:1], plots, func() []figure {
+		g, th := series{name: "one shared LRU cache of k"}, series{name: "W per-thread LRU caches of k/W"}
+		for _, r := range res.Rows {
+			if r.Node == -1 {
+				x := math.Log2(float64(r.Size))
+				g.xys = append(g.xys, plotter.XY{X: x, Y: r.GlobalMissRate})
+				th.xys = append(th.xys, plotter.XY{X: x, Y: r.ThreadMissRate})
+			}
 		}
-	}
-	f, err := linePlot(meta, dir, "threads", "per-thread vs global URL cache (all nodes)",
-		axis{label: "total cache size k per node (entries, log2 scale)", log2: true}, axis{label: "miss rate", lo: 0, hi: 1}, []series{g, th})
-	return append(files, f...), err
+		return []figure{{"threads", "per-thread vs global URL cache (all nodes)",
+			axis{label: "total cache size k per node (entries, log2 scale)", log2: true}, axis{label: "miss rate", lo: 0, hi: 1}, []series{g, th}}}
+	})
 }

@@ -12,46 +12,32 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
-// Milestones of a curve, measured on the fetches themselves: the crawl's
-// duration is the completion time of its last fetch.
-
-// timeToPages is when fraction f of the crawl's pages had been fetched.
-func timeToPages(c []Point, f float64) float64 {
-	if len(c) == 0 {
-		return math.NaN()
-	}
-	k := int(math.Ceil(f * float64(len(c))))
-	return c[max(k, 1)-1].Seconds
-}
-
-// timeToQuality is when fraction f of the oracle's quality had been
-// fetched (NaN if never).
-func timeToQuality(c []Point, f float64) float64 {
-	for _, p := range c {
-		if p.QualityFraction >= f*(1-1e-9) {
-			return p.Seconds
+// milestone is the time at which fraction f of the pages or of the quality
+// had been fetched (NaN if never, or not measured).
+func milestone(ms []recorder.Milestone, f float64) float64 {
+	for _, m := range ms {
+		if m.Fraction == f && m.Seconds >= 0 {
+			return m.Seconds
 		}
 	}
 	return math.NaN()
 }
 
-// at returns the last point at or before fraction f of the duration.
-func at(c []Point, f float64) Point {
-	if len(c) == 0 {
-		return Point{}
+// at is the sample of a crawl at fraction f of its duration (nil if none).
+func at(p *recorder.Progress, f float64) *recorder.ProgressPoint {
+	if p == nil {
+		return nil
 	}
-	t := f * c[len(c)-1].Seconds
-	var p Point
-	for _, x := range c {
-		if x.Seconds > t {
-			break
+	for i := range p.At {
+		if p.At[i].TimeFraction == f {
+			return &p.At[i]
 		}
-		p = x
 	}
-	return p
+	return nil
 }
 
 // lruMiss is the LRU miss rate at size (NaN if not replayed).
@@ -92,21 +78,25 @@ func WriteCSV(w io.Writer, results []Result) error {
 	}
 	for i := range results {
 		r := &results[i]
-		c := r.Curve
-		dur := 0.0
-		var final Point
-		if len(c) > 0 {
-			final = c[len(c)-1]
-			dur = final.Seconds
+		tl := r.Timeline
+		dur, half, third, fetched := math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		var pages, quality []recorder.Milestone
+		if tl != nil {
+			pages, quality = tl.TimeToPages, tl.TimeToQuality
 		}
-		half := math.NaN()
-		if len(c) > 0 {
-			half = float64(at(c, 0.5).Pages) / float64(len(c))
+		if p := at(tl, 1); p != nil {
+			dur, fetched = p.Seconds, p.QualityFraction
+		}
+		if p := at(tl, 0.5); p != nil && tl.Pages > 0 {
+			half = p.PageFraction
+		}
+		if p := at(tl, 1.0/3); p != nil {
+			third = p.QualityFraction
 		}
 		row := []string{r.Order, num(dur), strconv.FormatInt(r.Pages, 10), num(float64(r.Pages) / dur),
 			strconv.Itoa(r.PeakConns), strconv.FormatInt(r.URLs, 10),
-			num(timeToPages(c, 0.5)), num(timeToPages(c, 0.8)), num(half),
-			num(timeToQuality(c, 0.5)), num(timeToQuality(c, 0.8)), num(at(c, 1.0/3).QualityFraction), num(final.QualityFraction)}
+			num(milestone(pages, 0.5)), num(milestone(pages, 0.8)), num(half),
+			num(milestone(quality, 0.5)), num(milestone(quality, 0.8)), num(third), num(fetched)}
 		for _, s := range csvSizes {
 			row = append(row, num(lruMiss(r, s)))
 		}

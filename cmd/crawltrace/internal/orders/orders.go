@@ -93,6 +93,10 @@ type Result struct {
 	PeakConns int
 	// Progress is the crawl's progress summary (stats.json).
 	Progress *recorder.Progress
+	// Timeline is the same summary measured on the fetches themselves,
+	// from the crawl's first request to the end of its last fetch: what
+	// orders.csv reports.
+	Timeline *recorder.Progress
 	// Curve is every fetch in completion order, for the plots.
 	Curve []Point
 	// URLs is the number of URLs the host splitter logged (the trace).
@@ -254,7 +258,7 @@ func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []stri
 		return nil, fmt.Errorf("orders: crawl %s: %w", order, err)
 	}
 	st := res.Stats
-	curve, err := readCurve(dir, total)
+	curve, timeline, err := readCurve(dir, total)
 	if err != nil {
 		return nil, err
 	}
@@ -286,26 +290,24 @@ func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []stri
 		return nil, fmt.Errorf("orders: replay %s: %w", order, err)
 	}
 	return &Result{Order: order, Seconds: st.Seconds, Pages: st.FetchAttempts, PeakConns: st.PeakConns,
-		Progress: st.Progress, Curve: curve, URLs: st.URLsLogged, LRU: rr.Rows}, nil
+		Progress: st.Progress, Timeline: timeline, Curve: curve, URLs: st.URLsLogged, LRU: rr.Rows}, nil
 }
 
-// readCurve reads a one-node crawl's page log into fetches in completion
-// order (robots.txt excluded), timed from the crawl's first request.
-func readCurve(dir string, total float64) ([]Point, error) {
+// readCurve reads a one-node crawl's page log into its fetches in
+// completion order (robots.txt excluded), timed from the crawl's first
+// request, and summarizes them as the recorder summarizes a crawl's
+// progress, over the time to the end of the last fetch.
+func readCurve(dir string, total float64) ([]Point, *recorder.Progress, error) {
 	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
 	if err != nil {
-		return nil, fmt.Errorf("orders: %w", err)
+		return nil, nil, fmt.Errorf("orders: %w", err)
 	}
-	type fetch struct {
-		end int64
-		q   float64
-	}
-	var fs []fetch
+	var fetches []recorder.Fetch // ends in Unix nanoseconds until start is known
 	start := int64(math.MaxInt64)
 	for _, p := range paths {
 		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
 		if err != nil {
-			return nil, fmt.Errorf("orders: %w", err)
+			return nil, nil, fmt.Errorf("orders: %w", err)
 		}
 		for s.Next() {
 			rec := s.Record()
@@ -315,36 +317,27 @@ func readCurve(dir string, total float64) ([]Point, error) {
 				if strings.HasSuffix(pr.URL, "/robots.txt") {
 					continue
 				}
-				q := pr.Quality
-				if math.IsNaN(q) {
-					q = 0
-				}
-				fs = append(fs, fetch{end: pr.Time + pr.DurationNS, q: q})
+				fetches = append(fetches, recorder.Fetch{End: time.Duration(pr.Time + pr.DurationNS), Quality: pr.Quality})
 			}
 		}
 		info := s.Info()
 		s.Close()
 		if !info.Clean {
-			return nil, fmt.Errorf("orders: page log %s: %s", p, info.Error)
+			return nil, nil, fmt.Errorf("orders: page log %s: %s", p, info.Error)
 		}
 	}
-	slices.SortFunc(fs, func(a, b fetch) int {
-		switch {
-		case a.end < b.end:
-			return -1
-		case a.end > b.end:
-			return 1
-		}
-		return 0
-	})
-	out := make([]Point, len(fs))
-	var q float64
-	for i, f := range fs {
-		q += f.q
-		out[i] = Point{Seconds: float64(f.end-start) / 1e9, Pages: int64(i + 1)}
+	for i := range fetches {
+		fetches[i].End -= time.Duration(start)
+	}
+	curve := recorder.ProgressCurve(fetches, true)
+	out := make([]Point, len(curve))
+	var last time.Duration
+	for i, c := range curve {
+		out[i] = Point{Seconds: c.End.Seconds(), Pages: c.Pages}
 		if total > 0 {
-			out[i].QualityFraction = q / total
+			out[i].QualityFraction = c.Quality / total
 		}
+		last = c.End
 	}
-	return out, nil
+	return out, recorder.SummarizeProgress(fetches, last, true, total), nil
 }

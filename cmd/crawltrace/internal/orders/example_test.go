@@ -2,18 +2,22 @@ package orders_test
 
 import (
 	"os"
+	"time"
 
-	"github.com/crawltrace/crawltrace/internal/study/orders"
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/orders"
+	"github.com/crawltrace/crawltrace/recorder"
 )
 
 // A crawl of three pages, the second holding most of the quality: half the
 // pages after 2s, 80% of the quality after 2s as well.
 func ExampleWriteCSV() {
-	r := orders.Result{Order: "capability", Pages: 3, PeakConns: 1, URLs: 40, Curve: []orders.Point{
-		{Seconds: 1, QualityFraction: 0.1, Pages: 1},
-		{Seconds: 2, QualityFraction: 0.9, Pages: 2},
-		{Seconds: 3, QualityFraction: 1, Pages: 3},
-	}}
+	fetches := []recorder.Fetch{
+		{End: 1 * time.Second, Quality: 0.1},
+		{End: 2 * time.Second, Quality: 0.8},
+		{End: 3 * time.Second, Quality: 0.1},
+	}
+	r := orders.Result{Order: "capability", Pages: 3, PeakConns: 1, URLs: 40,
+		Timeline: recorder.SummarizeProgress(fetches, 3*time.Second, true, 1)}
 	orders.WriteCSV(os.Stdout, []orders.Result{r})
 	// Output:
 	// order,seconds,pages,pages_per_second,peak_conns,urls_logged,time_to_50pct_pages,time_to_80pct_pages,pages_at_half_time,time_to_50pct_quality,time_to_80pct_quality,quality_at_third_time,quality_fetched,lru_miss_16,lru_miss_256,lru_miss_4096,lru_miss_65536,lru_miss_1048576

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -109,11 +110,13 @@ func TestConfigErrors(t *testing.T) {
 
 // TestWriteCSV pins the table's columns and arithmetic on a constructed
 // result: 4 fetches at 1, 2, 3 and 4 seconds with 10%, 40%, 40% and 10%
-// of the quality.
+// of the quality (given out of order, as a page log may hold them).
 func TestWriteCSV(t *testing.T) {
 	r := Result{Order: "quality", Pages: 4, PeakConns: 2, URLs: 100,
-		Curve: []Point{{1, 0.1, 1}, {2, 0.5, 2}, {3, 0.9, 3}, {4, 1, 4}},
-		LRU:   []replay.Row{{Policy: "lru", Size: 16, MissRate: 0.5}, {Policy: "lru", Size: 256, MissRate: 0.25}}}
+		Timeline: recorder.SummarizeProgress([]recorder.Fetch{{End: 4 * time.Second, Quality: 0.1},
+			{End: 2 * time.Second, Quality: 0.4}, {End: 1 * time.Second, Quality: 0.1}, {End: 3 * time.Second, Quality: 0.4}},
+			4*time.Second, true, 1),
+		LRU: []replay.Row{{Policy: "lru", Size: 16, MissRate: 0.5}, {Policy: "lru", Size: 256, MissRate: 0.25}}}
 	var b strings.Builder
 	if err := WriteCSV(&b, []Result{r}); err != nil {
 		t.Fatal(err)

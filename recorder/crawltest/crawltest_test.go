@@ -1,0 +1,101 @@
+package crawltest_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
+	"github.com/crawltrace/crawltrace/recorder/testweb"
+)
+
+// The children this test binary can run: "exit" prints its arguments and
+// exits with the status its first argument names.
+func TestMain(m *testing.M) {
+	crawltest.Main(m, map[string]func([]string) int{
+		"exit": func(args []string) int {
+			fmt.Println(strings.Join(args, " "))
+			code, _ := strconv.Atoi(args[0])
+			return code
+		},
+	})
+}
+
+// A child runs the function its name selects, with the arguments given,
+// and its status is the function's; a name not in the map exits 2.
+func TestCommand(t *testing.T) {
+	out, err := crawltest.Command("exit", "3", "a b", "c").Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || string(out) != "3 a b c\n" {
+		t.Errorf("child exit: %v, output %q; want status 3 and %q", err, out, "3 a b c\n")
+	}
+	if out, err := crawltest.Command("exit", "0").Output(); err != nil || string(out) != "0\n" {
+		t.Errorf("child exit 0: %v, %q", err, out)
+	}
+	cmd := crawltest.Command("nosuch")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), `no child "nosuch"`) {
+		t.Errorf("unknown child: %v, stderr %q", err, stderr.String())
+	}
+}
+
+// Serve serves the web on loopback until the test ends; SeedsFile holds
+// its seeds one a line.
+func TestServe(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 2, 3, 0
+	srv := crawltest.Serve(t, wc)
+	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") {
+		t.Fatalf("address %s, want loopback", srv.Addr())
+	}
+	resp, err := http.Get(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(body) == 0 {
+		t.Errorf("GET %s: %d, %d bytes", srv.URL(), resp.StatusCode, len(body))
+	}
+	b, err := os.ReadFile(crawltest.SeedsFile(t, srv.Web().Seeds()))
+	if err != nil || string(b) != strings.Join(srv.Web().Seeds(), "\n")+"\n" {
+		t.Errorf("seeds file %q, %v; want %q", b, err, srv.Web().Seeds())
+	}
+}
+
+// URLRows reads node after node, each in log order, every row written.
+func TestURLRows(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for node, urls := range [][]string{{"http://a.test/", "http://a.test/x"}, {"http://b.test/"}} {
+		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, node), tracefile.Meta{CrawlID: "t", Nodes: 2, Node: node}, tracefile.WriterConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range urls {
+			w.Append(tracefile.URLRecord{URL: u, Kind: tracefile.URLLink})
+			want = append(want, u)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range crawltest.URLRows(t, dir) {
+		got = append(got, r.URL)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	if rows := crawltest.NodeURLRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
+		t.Errorf("node 1 rows %+v", rows)
+	}
+}
