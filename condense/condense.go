@@ -36,8 +36,10 @@ type Config struct {
 	// Seed is the fingerprint hash seed; default 0 (the trace format's).
 	Seed uint64
 	// MemoryBytes bounds the memory of the collision check: the map side's
-	// repeat filter (a quarter) and bucket buffers (an eighth), the reduce
-	// side's loaded ranges (a third per worker). Default 1 GiB.
+	// repeat filter (a quarter), bucket buffers (an eighth) and, in an
+	// unsharded run, spill blocks kept in memory instead of written to the
+	// bucket files (three eighths), the reduce side's loaded ranges (a
+	// third per worker). Default 1 GiB.
 	MemoryBytes int64
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
@@ -127,6 +129,19 @@ func limitHeap(on bool, budget int64) func() {
 // heapAllowance is what LimitHeap allows beyond the budget: readers'
 // buffers and condensed-trace batches.
 const heapAllowance = 24 << 20
+
+// keptShare (a variable for tests) is the part of the memory budget that an unsharded run's
+// spill blocks may take in memory: blocks within it are never written to
+// a file and read back (on this virtual machine, writing fresh page-cache
+// pages and reading them again was most of a spill's cost). It adds to the
+// map side's repeat filter (a quarter) and block buffers (an eighth); at
+// the reduce, each range's kept blocks are freed once it is verified,
+// while the loaded ranges take at most a third per worker.
+var keptShare = 3.0 / 8
+
+// testAfterMap, when set by a test, sees an unsharded run's spill blocks
+// kept in memory and written to files before they are verified.
+var testAfterMap func(kept, written rangeChunks)
 
 // minPartitionBytes keeps partitions from being uselessly small (a
 // variable so tests can force splitting on small inputs).
@@ -236,7 +251,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	cfg.TempDir = tmp
 	defer limitHeap(cfg.LimitHeap, cfg.MemoryBytes)()
-	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output}
+	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output, kept: rangeChunks{}}
+	if !sharded {
+		// A map task's buckets are read by other processes: only an
+		// unsharded run keeps blocks in memory.
+		r.keepBytes = int64(float64(cfg.MemoryBytes) * keptShare)
+	}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {
 		total = manifestRows(cfg.Input)
@@ -285,6 +305,11 @@ type run struct {
 	totalRanges int
 	// reading reports rowsIn against the manifest's row count.
 	reading *progress.Reporter
+	// keepBytes is how many bytes of spill blocks an unsharded run keeps
+	// in memory rather than in its bucket files; kept holds them by range
+	// once the map side is done (guarded by mu while it runs).
+	keepBytes int64
+	kept      rangeChunks
 }
 
 // cleanup removes the outputs of a failed run, so nothing half-written looks
@@ -349,6 +374,11 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if testAfterMap != nil {
+			testAfterMap(r.kept, chunks)
+		}
+		chunks.add(r.kept)
+		r.kept = nil
 		perNode, tot, err := r.verify(ctx, ranges, r.parts, chunks)
 		if err != nil {
 			return nil, err

@@ -37,10 +37,14 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, chunks rangeC
 	prog := progress.New(r.cfg.Progress, "condense: verifying", "ranges", int64(len(ranges)))
 	defer prog.Finish()
 	for _, p := range ranges {
+		cs := chunks[p]
 		g.Go(func() error {
 			res := newPartResult()
-			if err := r.processChunks(gctx, chunks[p], limit, 0, res); err != nil {
+			if err := r.processChunks(gctx, cs, limit, 0, res); err != nil {
 				return err
+			}
+			for i := range cs {
+				cs[i].mem = nil // a block kept in memory is garbage now
 			}
 			mu.Lock()
 			sum.add(res.total)
