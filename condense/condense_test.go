@@ -611,3 +611,23 @@ func TestKeptAndWrittenBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A large budget still cuts the buckets into ranges of a few MiB (the
+// reduce sorts each in cache), and a small one into ranges that fit its
+// share; a sharded run's tasks split the same count of ranges between them.
+func TestRangesFor(t *testing.T) {
+	for _, c := range []struct {
+		in, budget int64
+		shards     int
+		min, max   int
+	}{
+		{1 << 30, 1 << 30, 1, 128, 512},   // 0.7 GiB of spill in 4 MiB ranges
+		{256 << 20, 6 << 20, 1, 128, 256}, // in ranges of a sixth of 6 MiB
+		{1 << 30, 1 << 30, 4, 32, 128},
+		{1 << 20, 1 << 30, 1, 1, 1},
+	} {
+		if got := rangesFor(c.in, c.budget, c.shards); got < c.min || got > c.max {
+			t.Errorf("rangesFor(%d, %d, %d) = %d, want %d..%d", c.in, c.budget, c.shards, got, c.min, c.max)
+		}
+	}
+}
