@@ -20,7 +20,9 @@
 # The traces are those of scripts/bench-condense.sh (made there, or reused:
 # crawl-like 6% distinct and uniform 40% distinct, each with urls.txt, the
 # same URLs one a line).
-# Environment: BENCH_DIR (as bench-condense.sh), REPS (3), MEMORY (64MiB),
+# Environment: BENCH_DIR (as bench-condense.sh), REPS (3), MEMORY (condense
+# --memory; 1GiB, its default), CONDENSE_BIN (a crawltrace binary to time
+# instead of the one built from this checkout, e.g. an earlier commit's),
 # DUCKDB_THREADS (2), CRAWLTRACE_DUCKDB (the npm prefix of
 # @duckdb/node-api, as for internal/duckdbtest; .ci/duckdb installs it).
 set -euo pipefail
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/.."
 sizes=${*:-10000000 50000000}
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}
 reps=${REPS:-3}
-memory=${MEMORY:-64MiB}
+memory=${MEMORY:-1GiB}
 threads=${DUCKDB_THREADS:-2}
 duckdb=${CRAWLTRACE_DUCKDB:-${XDG_CACHE_HOME:-$HOME/.cache}/crawltrace/duckdb}
 [ -f "$duckdb/node_modules/@duckdb/node-api/package.json" ] ||
@@ -36,7 +38,7 @@ duckdb=${CRAWLTRACE_DUCKDB:-${XDG_CACHE_HOME:-$HOME/.cache}/crawltrace/duckdb}
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 2; }
 
 GEN_ONLY=1 scripts/bench-condense.sh $sizes >&2
-bin=$dir/bin/crawltrace
+bin=${CONDENSE_BIN:-$dir/bin/crawltrace}
 traces=()
 for n in $sizes; do
   m=$((n / 1000000))M
@@ -59,7 +61,9 @@ const { DuckDBInstance } = require(path.join(process.env.DUCKDB_DIR, 'node_modul
 })().catch((e) => { console.error('duckdb: ' + e.message); process.exit(1); });
 EOF
 
-echo "condense: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(go version | cut -d' ' -f3), DuckDB $(node -p "require('$duckdb/node_modules/@duckdb/node-api/package.json').version") with $threads threads, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(date -u +%FT%TZ), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -n "${CONDENSE_BIN:-}" ] && rev=$CONDENSE_BIN
+echo "condense: $rev --memory $memory, $(go version | cut -d' ' -f3), DuckDB $(node -p "require('$duckdb/node_modules/@duckdb/node-api/package.json').version") with $threads threads, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(date -u +%FT%TZ), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| trace | distinct | condense wall min / median | CPU min / median | peak RSS | \`--no-verify\` wall min / median | CPU min / median | peak RSS | DuckDB wall min / median | CPU min / median | peak RSS | DuckDB / condense (median wall) | (median CPU) | RSS condense / DuckDB | condense / \`--no-verify\` (median wall) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
