@@ -38,8 +38,8 @@ type Config struct {
 	// MemoryBytes bounds the memory of the collision check: the map side's
 	// repeat filter (a quarter), bucket buffers (an eighth) and, in an
 	// unsharded run, spill blocks kept in memory instead of written to the
-	// bucket files (three eighths), the reduce side's loaded ranges (a
-	// third per worker). Default 1 GiB.
+	// bucket files (three eighths of the budget beyond its first 64 MiB),
+	// the reduce side's loaded ranges (a third per worker). Default 1 GiB.
 	MemoryBytes int64
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
@@ -130,14 +130,26 @@ func limitHeap(on bool, budget int64) func() {
 // buffers and condensed-trace batches.
 const heapAllowance = 24 << 20
 
-// keptShare (a variable for tests) is the part of the memory budget that an unsharded run's
-// spill blocks may take in memory: blocks within it are never written to
-// a file and read back (on this virtual machine, writing fresh page-cache
-// pages and reading them again was most of a spill's cost). It adds to the
-// map side's repeat filter (a quarter) and block buffers (an eighth); at
-// the reduce, each range's kept blocks are freed once it is verified,
-// while the loaded ranges take at most a third per worker.
-var keptShare = 3.0 / 8
+// keptShare is the part of the memory budget beyond keepFloor that an
+// unsharded run's spill blocks may take in memory: blocks within it are
+// never written to a file and read back (on this virtual machine, writing
+// fresh page-cache pages and reading them again was most of a spill's
+// cost). It adds to the map side's repeat filter (a quarter) and block
+// buffers (an eighth); at the reduce, each range's kept blocks are freed
+// once it is verified, and the loaded ranges are small (maxRangeBytes).
+const keptShare = 3.0 / 8
+
+// keepFloor is the part of a budget that keeps no blocks (a variable for
+// tests): a budget this small is chosen to bound memory, and at 64 MiB a
+// run keeps the peak RSS it had before blocks were kept (the target of at
+// most 24 bytes per distinct URL of docs/benchmarks.md is measured there).
+var keepFloor int64 = 64 << 20
+
+// keepFor is the bytes of spill blocks an unsharded run with this budget
+// keeps in memory.
+func keepFor(budget int64) int64 {
+	return int64(float64(max(budget-keepFloor, 0)) * keptShare)
+}
 
 // testAfterMap, when set by a test, sees an unsharded run's spill blocks
 // kept in memory and written to files before they are verified.
@@ -264,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !sharded {
 		// A map task's buckets are read by other processes: only an
 		// unsharded run keeps blocks in memory.
-		r.keepBytes = int64(float64(cfg.MemoryBytes) * keptShare)
+		r.keepBytes = keepFor(cfg.MemoryBytes)
 	}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {

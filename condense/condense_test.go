@@ -575,6 +575,8 @@ func TestKeptAndWrittenBlocks(t *testing.T) {
 	recs := makeCrawl(t, in, 3, 4000, 3000, 5)
 	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
 	minPartitionBytes = 4 << 10
+	defer func(old int64) { keepFloor = old }(keepFloor)
+	keepFloor = 0
 	var kept, written int
 	testAfterMap = func(k, w rangeChunks) {
 		for _, cs := range k {
@@ -628,6 +630,16 @@ func TestRangesFor(t *testing.T) {
 	} {
 		if got := rangesFor(c.in, c.budget, c.shards); got < c.min || got > c.max {
 			t.Errorf("rangesFor(%d, %d, %d) = %d, want %d..%d", c.in, c.budget, c.shards, got, c.min, c.max)
+		}
+	}
+}
+
+// An unsharded run keeps no spill blocks in memory within the first 64 MiB
+// of its budget, and three eighths of the rest.
+func TestKeepFor(t *testing.T) {
+	for _, c := range []struct{ budget, want int64 }{{1, 0}, {64 << 20, 0}, {1 << 30, 360 << 20}} {
+		if got := keepFor(c.budget); got != c.want {
+			t.Errorf("keepFor(%d) = %d, want %d", c.budget, got, c.want)
 		}
 	}
 }
