@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -52,6 +53,31 @@ type bucketWriter struct {
 	bufs  [][]byte // pending records per range
 	off   uint64
 	index []blockRef
+	// mem, when set, is an allowance of memory shared by the workers of
+	// an unsharded run: a full block that fits in it is kept in memory
+	// (in kept) instead of being written, and the reduce reads it from
+	// there. The blocks beyond it go to the file.
+	mem  *memAllowance
+	kept rangeChunks
+}
+
+// memAllowance is bytes of spill blocks that may still be kept in memory;
+// safe for concurrent use.
+type memAllowance struct{ left atomic.Int64 }
+
+func newMemAllowance(n int64) *memAllowance {
+	m := &memAllowance{}
+	m.left.Store(n)
+	return m
+}
+
+// take reserves n bytes, or reports that they do not fit.
+func (m *memAllowance) take(n int64) bool {
+	if m.left.Add(-n) >= 0 {
+		return true
+	}
+	m.left.Add(n)
+	return false
 }
 
 func newBucketWriter(path string, ranges, blk int) (*bucketWriter, error) {
@@ -64,12 +90,28 @@ func newBucketWriter(path string, ranges, blk int) (*bucketWriter, error) {
 
 // write adds one spill record (head is fingerprint and node) to range g.
 func (b *bucketWriter) write(g int, head []byte, u string) error {
+	if err := b.room(g, len(head)+binary.MaxVarintLen64+len(u)); err != nil {
+		return err
+	}
 	return b.added(g, appendRec(b.pending(g), head, u))
 }
 
 // writeRec adds an encoded spill record to range g.
 func (b *bucketWriter) writeRec(g int, rec []byte) error {
+	if err := b.room(g, len(rec)); err != nil {
+		return err
+	}
 	return b.added(g, append(b.pending(g), rec...))
+}
+
+// room writes range g's pending records first when n more bytes would
+// not fit their buffer, so that a block is never copied to a larger
+// buffer to grow (a kept block would be copied every time).
+func (b *bucketWriter) room(g, n int) error {
+	if buf := b.bufs[g]; len(buf) > 0 && len(buf)+n > cap(buf) {
+		return b.flush(g)
+	}
+	return nil
 }
 
 func (b *bucketWriter) pending(g int) []byte {
@@ -92,6 +134,14 @@ func (b *bucketWriter) added(g int, buf []byte) error {
 func (b *bucketWriter) flush(g int) error {
 	buf := b.bufs[g]
 	if len(buf) == 0 {
+		return nil
+	}
+	if b.mem != nil && b.mem.take(int64(cap(buf))) {
+		if b.kept == nil {
+			b.kept = rangeChunks{}
+		}
+		b.kept[g] = append(b.kept[g], spillChunk{mem: buf, n: int64(len(buf))})
+		b.bufs[g] = nil // a new block is allocated for the next records
 		return nil
 	}
 	if _, err := b.w.Write(buf); err != nil {
@@ -141,12 +191,13 @@ func (b *bucketWriter) abort() {
 	}
 }
 
-// spillChunk is a run of spill records: a block of a bucket file, or a
-// whole spill file (a range split further).
+// spillChunk is a run of spill records: a block of a bucket file, a whole
+// spill file (a range split further), or a block kept in memory (mem).
 type spillChunk struct {
 	path string
 	off  int64
 	n    int64
+	mem  []byte
 }
 
 // rangeChunks maps each fingerprint range to its blocks in every bucket
@@ -236,6 +287,10 @@ func readChunks(chunks []spillChunk, buf []byte) ([]byte, error) {
 		}
 	}()
 	for _, c := range byPath {
+		if c.mem != nil {
+			buf = append(buf, c.mem...)
+			continue
+		}
 		if f == nil || f.Name() != c.path {
 			if f != nil {
 				f.Close()
@@ -274,6 +329,13 @@ func scanChunk(c spillChunk, fn func(rec []byte) error) error {
 		off = next
 	}
 	return nil
+}
+
+// add appends the chunks of o to c, range by range.
+func (c rangeChunks) add(o rangeChunks) {
+	for g, cs := range o {
+		c[g] = append(c[g], cs...)
+	}
 }
 
 // chunksByRange groups the blocks of the bucket file at path by range.

@@ -36,8 +36,10 @@ type Config struct {
 	// Seed is the fingerprint hash seed; default 0 (the trace format's).
 	Seed uint64
 	// MemoryBytes bounds the memory of the collision check: the map side's
-	// repeat filter (a quarter) and bucket buffers (an eighth), the reduce
-	// side's loaded ranges (a third per worker). Default 1 GiB.
+	// repeat filter (a quarter), bucket buffers (an eighth) and, in an
+	// unsharded run, spill blocks kept in memory instead of written to the
+	// bucket files (three eighths of the budget beyond its first 64 MiB),
+	// the reduce side's loaded ranges (a third per worker). Default 1 GiB.
 	MemoryBytes int64
 	// Workers is the parallelism; default GOMAXPROCS.
 	Workers int
@@ -128,6 +130,39 @@ func limitHeap(on bool, budget int64) func() {
 // buffers and condensed-trace batches.
 const heapAllowance = 24 << 20
 
+// keptShare is the part of the memory budget beyond keepFloor that an
+// unsharded run's spill blocks may take in memory: blocks within it are
+// never written to a file and read back (on this virtual machine, writing
+// fresh page-cache pages and reading them again was most of a spill's
+// cost). It adds to the map side's repeat filter (a quarter) and block
+// buffers (an eighth); at the reduce, each range's kept blocks are freed
+// once it is verified, and the loaded ranges are small (maxRangeBytes).
+const keptShare = 3.0 / 8
+
+// keepFloor is the part of a budget that keeps no blocks (a variable for
+// tests): a budget this small is chosen to bound memory, and at 64 MiB a
+// run keeps the peak RSS it had before blocks were kept (the target of at
+// most 24 bytes per distinct URL of docs/benchmarks.md is measured there).
+var keepFloor int64 = 64 << 20
+
+// keepFor is the bytes of spill blocks an unsharded run with this budget
+// keeps in memory.
+func keepFor(budget int64) int64 {
+	return int64(float64(max(budget-keepFloor, 0)) * keptShare)
+}
+
+// testAfterMap, when set by a test, sees an unsharded run's spill blocks
+// kept in memory and written to files before they are verified.
+var testAfterMap func(kept, written rangeChunks)
+
+// maxRangeBytes caps the spill bytes a fingerprint range is sized for,
+// whatever the budget, so that a range's sort and compares work in cache:
+// at the default 1 GiB budget, ranges of a sixth of it (170 MB of spill,
+// a million records) made the reduce's sort a third of a run's CPU on a
+// 4M-distinct trace. 2, 4 and 8 MiB measured alike; 64 MiB and more
+// slower.
+const maxRangeBytes = 4 << 20
+
 // minPartitionBytes keeps partitions from being uselessly small (a
 // variable so tests can force splitting on small inputs).
 var minPartitionBytes int64 = 1 << 20
@@ -151,11 +186,12 @@ func spillBuf(budget int64, parts, workers int) int {
 const spillShare = 0.7
 
 // rangesFor is the number of fingerprint ranges per shard: enough that one
-// range of the buckets fits a reduce worker's share of the budget. It
+// range of the buckets fits a reduce worker's share of the budget, and
+// holds at most about maxRangeBytes. It
 // depends only on the input size, the budget and the shard count, so every
 // map task of a sharded run computes the same.
 func rangesFor(inBytes, budget int64, shards int) int {
-	share := max(budget/6, minPartitionBytes)
+	share := max(min(budget/6, maxRangeBytes), minPartitionBytes)
 	parts := 1
 	for float64(parts)*float64(share) < spillShare*float64(inBytes)/float64(shards) && parts < 4096 {
 		parts *= 2
@@ -236,7 +272,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	cfg.TempDir = tmp
 	defer limitHeap(cfg.LimitHeap, cfg.MemoryBytes)()
-	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output}
+	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output, kept: rangeChunks{}}
+	if !sharded {
+		// A map task's buckets are read by other processes: only an
+		// unsharded run keeps blocks in memory.
+		r.keepBytes = keepFor(cfg.MemoryBytes)
+	}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {
 		total = manifestRows(cfg.Input)
@@ -285,6 +326,11 @@ type run struct {
 	totalRanges int
 	// reading reports rowsIn against the manifest's row count.
 	reading *progress.Reporter
+	// keepBytes is how many bytes of spill blocks an unsharded run keeps
+	// in memory rather than in its bucket files; kept holds them by range
+	// once the map side is done (guarded by mu while it runs).
+	keepBytes int64
+	kept      rangeChunks
 }
 
 // cleanup removes the outputs of a failed run, so nothing half-written looks
@@ -349,6 +395,11 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if testAfterMap != nil {
+			testAfterMap(r.kept, chunks)
+		}
+		chunks.add(r.kept)
+		r.kept = nil
 		perNode, tot, err := r.verify(ctx, ranges, r.parts, chunks)
 		if err != nil {
 			return nil, err

@@ -565,3 +565,81 @@ func TestShardedNodeAllCut(t *testing.T) {
 		t.Error("both map tasks succeeded: node 1 would be missing from the merged report")
 	}
 }
+
+// Spill blocks kept in memory and blocks written to the bucket files are
+// verified together: with an allowance that holds only some of the blocks
+// (a range may hold both kinds), the counts and colliding pairs, in total
+// and per node, are a brute-force map's.
+func TestKeptAndWrittenBlocks(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 3, 4000, 3000, 5)
+	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
+	minPartitionBytes = 4 << 10
+	defer func(old int64) { keepFloor = old }(keepFloor)
+	keepFloor = 0
+	var kept, written int
+	testAfterMap = func(k, w rangeChunks) {
+		for _, cs := range k {
+			kept += len(cs)
+		}
+		for _, cs := range w {
+			written += len(cs)
+		}
+	}
+	defer func() { testAfterMap = nil }()
+	rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, MemoryBytes: 256 << 10, Workers: 2})
+	if kept == 0 || written == 0 {
+		t.Fatalf("%d blocks kept in memory and %d written: want some of each", kept, written)
+	}
+	t.Logf("%d ranges, %d blocks kept, %d written", rep.Partitions, kept, written)
+	h, _ := fingerprint.New(0, 16)
+	var all []tracefile.URLRecord
+	for _, r := range recs {
+		all = append(all, r...)
+	}
+	urls, fps, pairs := bruteForce(all, h)
+	if len(pairs) < 10 {
+		t.Fatalf("fixture too small: only %d pairs", len(pairs))
+	}
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || !reflect.DeepEqual(pairSet(rep.Total.Collisions), pairs) {
+		t.Fatalf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs,
+			len(rep.Total.Collisions), urls, fps, len(pairs))
+	}
+	for n := range recs {
+		u, f, p := bruteForce(recs[n], h)
+		nr := rep.PerNode[n]
+		if nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
+			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
+		}
+	}
+}
+
+// A large budget still cuts the buckets into ranges of a few MiB (the
+// reduce sorts each in cache), and a small one into ranges that fit its
+// share; a sharded run's tasks split the same count of ranges between them.
+func TestRangesFor(t *testing.T) {
+	for _, c := range []struct {
+		in, budget int64
+		shards     int
+		min, max   int
+	}{
+		{1 << 30, 1 << 30, 1, 128, 512},   // 0.7 GiB of spill in 4 MiB ranges
+		{256 << 20, 6 << 20, 1, 128, 256}, // in ranges of a sixth of 6 MiB
+		{1 << 30, 1 << 30, 4, 32, 128},
+		{1 << 20, 1 << 30, 1, 1, 1},
+	} {
+		if got := rangesFor(c.in, c.budget, c.shards); got < c.min || got > c.max {
+			t.Errorf("rangesFor(%d, %d, %d) = %d, want %d..%d", c.in, c.budget, c.shards, got, c.min, c.max)
+		}
+	}
+}
+
+// An unsharded run keeps no spill blocks in memory within the first 64 MiB
+// of its budget, and three eighths of the rest.
+func TestKeepFor(t *testing.T) {
+	for _, c := range []struct{ budget, want int64 }{{1, 0}, {64 << 20, 0}, {1 << 30, 360 << 20}} {
+		if got := keepFor(c.budget); got != c.want {
+			t.Errorf("keepFor(%d) = %d, want %d", c.budget, got, c.want)
+		}
+	}
+}

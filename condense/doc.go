@@ -20,7 +20,9 @@
 // fingerprints in a chunk file until the segments before it are written, so
 // the condensed traces stay in log order). Each worker hashes each URL and
 // spills the first occurrences of (fingerprint, node, URL) to its bucket
-// file, in blocks of one fingerprint range each. Identical URLs are the
+// file, in blocks of one fingerprint range each (an unsharded run keeps
+// the blocks that fit three eighths of its memory budget beyond 64 MiB in
+// memory instead, so that they are neither written nor read back). Identical URLs are the
 // bulk of a crawl trace (the paper's whole point), so a fingerprint-indexed
 // table over a ring of copies of recent URLs drops a repeat after one
 // comparison of the full string with a copy of a URL already spilled; it

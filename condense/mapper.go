@@ -178,6 +178,10 @@ type mapper struct {
 	// inputRead is the bytes of input the segment readers read (or
 	// mapped): each segment's tracefile.SegmentReader.BytesRead.
 	inputRead atomic.Int64
+	// mem is the allowance for spill blocks kept in memory (nil: every
+	// block is written to the bucket files); the workers add the blocks
+	// they kept to r.kept.
+	mem *memAllowance
 }
 
 // mapNodes runs the map side over units, writing their nodes' traces, and
@@ -186,6 +190,9 @@ type mapper struct {
 // and must be called before the reports are used.
 func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string) ([]NodeReport, tracefile.Meta, int64, func() error, error) {
 	m := &mapper{r: r, sinks: map[int]*nodeSink{}, ranges: ranges, bucket: dir}
+	if r.keepBytes > 0 && ranges > 0 {
+		m.mem = newMemAllowance(r.keepBytes)
+	}
 	var nodes []int
 	for _, u := range units {
 		s, ok := m.sinks[u.node]
@@ -355,6 +362,7 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 			return err
 		}
 		defer ws.buckets.abort()
+		ws.buckets.mem = m.mem
 		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
 	}
 	for u := range work {
@@ -363,7 +371,12 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		}
 	}
 	if ws.buckets != nil {
-		return ws.buckets.close()
+		if err := ws.buckets.close(); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.kept.add(ws.buckets.kept)
+		r.mu.Unlock()
 	}
 	return nil
 }

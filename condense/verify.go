@@ -37,14 +37,21 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, chunks rangeC
 	prog := progress.New(r.cfg.Progress, "condense: verifying", "ranges", int64(len(ranges)))
 	defer prog.Finish()
 	for _, p := range ranges {
+		cs := chunks[p]
 		g.Go(func() error {
 			res := newPartResult()
-			if err := r.processChunks(gctx, chunks[p], limit, 0, res); err != nil {
+			if err := r.processChunks(gctx, cs, limit, 0, res); err != nil {
 				return err
+			}
+			for i := range cs {
+				cs[i].mem = nil // a block kept in memory is garbage now
 			}
 			mu.Lock()
 			sum.add(res.total)
 			for n, c := range res.nodes {
+				if c == nil {
+					continue
+				}
 				if perNode[n] == nil {
 					perNode[n] = &Counts{}
 				}
@@ -63,12 +70,17 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, chunks rangeC
 
 type partResult struct {
 	total Counts
-	nodes map[int]*Counts
+	nodes []*Counts // by node; nil for a node with no records
 }
 
-func newPartResult() *partResult { return &partResult{nodes: map[int]*Counts{}} }
+func newPartResult() *partResult { return &partResult{} }
 
+// node is node n's counts (a slice, not a map: it is looked up for every
+// distinct URL).
 func (p *partResult) node(n int) *Counts {
+	if n >= len(p.nodes) {
+		p.nodes = append(p.nodes, make([]*Counts, n+1-len(p.nodes))...)
+	}
 	c := p.nodes[n]
 	if c == nil {
 		c = &Counts{}

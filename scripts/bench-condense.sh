@@ -9,7 +9,8 @@
 #
 # Environment: BENCH_DIR (default ${TMPDIR:-/tmp}/crawltrace-bench; the
 # traces are kept there and reused: ~1.6 GB per 10M URLs), REPS (3),
-# MEMORY (64MiB), SHARDS (4; 0 skips the read-volume run).
+# MEMORY (64MiB), SHARDS (4; 0 skips the read-volume run), GEN_ONLY (1:
+# only build and make the traces, as scripts/bench-condense-duckdb.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${*:-10000000 50000000}
@@ -32,5 +33,6 @@ for n in $sizes; do
     traces+=("$dir/$name")
   done
 done
+[ "${GEN_ONLY:-}" = 1 ] && exit 0
 echo "condense: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(go version | cut -d' ' -f3), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%FT%TZ)"
 "$dir/bin/tracetool" bench -bin "$dir/bin/crawltrace" -memory "${MEMORY:-64MiB}" -reps "${REPS:-3}" -shards "${SHARDS:-4}" "${traces[@]}"
