@@ -551,10 +551,23 @@ func (s *Splitter) changeView(live []bool) {
 	slices.Sort(ev.HostsOut)
 	slices.Sort(ev.HostsIn)
 	before := s.rerouted
-	var urls []string
+	// URLs this node logged for a node now dead are admitted by their new
+	// owner's DUE; URLs it forwarded from its own frontier (kindForward)
+	// are in its DUE already and must be queued again whatever the DUE
+	// says, here or at the new owner, or they are lost.
+	var urls, forwarded []string
+	take := func(b *peer.Batch) {
+		for i, u := range b.URLs {
+			if i < len(b.Kinds) && b.Kinds[i] == kindForward {
+				forwarded = append(forwarded, u)
+			} else {
+				urls = append(urls, u)
+			}
+		}
+	}
 	for _, d := range left {
 		if b := s.out[d]; b != nil {
-			urls = append(urls, b.URLs...)
+			take(b)
 			s.out[d] = nil
 			if s.outBytes != nil {
 				s.outBytes[d] = 0
@@ -563,13 +576,14 @@ func (s *Splitter) changeView(live []bool) {
 		if qt, ok := s.transport.(queueTaker); ok {
 			bs, unacked := qt.Take(d)
 			for _, b := range bs {
-				urls = append(urls, b.URLs...)
+				take(b)
 			}
 			ev.BatchesTaken += len(bs)
 			s.tr.Add(-int64(unacked))
 		}
 	}
 	s.route(urls, false)
+	s.route(forwarded, true)
 	// The senders' outboxes no longer hold what d admitted and did not
 	// fetch: route again every URL this node's log routed to it.
 	for _, d := range left {
