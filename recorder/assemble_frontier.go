@@ -26,10 +26,3 @@ func (n *node) frontierOptions() frontier.Options {
 	}
 	return o
 }
-
-// The crawl orders are the frontier's: a mismatch is a duplicate map key,
-// which does not compile.
-var _ = map[bool]struct{}{false: {},
-	OrderBFS == frontier.OrderBFS && OrderDFS == frontier.OrderDFS && OrderRandom == frontier.OrderRandom &&
-		OrderPerformance == frontier.OrderPerformance && OrderQuality == frontier.OrderQuality &&
-		OrderCapability == frontier.OrderCapability: {}}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 )
 
@@ -21,20 +22,14 @@ var ErrConfig = errors.New("recorder: bad configuration")
 
 // Crawl orders: how the server queue and each server's URL queue are
 // served (two-level scheduling after Cao, Jiang and Singh; see
-// [Config.Order]).
+// [Config.Order] and recorder/frontier, which defines them).
 const (
-	OrderBFS    = "bfs"    // servers FIFO, URLs FIFO per server
-	OrderDFS    = "dfs"    // servers FIFO, URLs LIFO per server
-	OrderRandom = "random" // servers FIFO, uniformly random queued URL, seeded
-	// OrderPerformance ranks servers by P/T (pages expected per connection
-	// over their expected time); URLs FIFO.
-	OrderPerformance = "performance"
-	// OrderQuality serves URLs best quality first and ranks servers by
-	// their best queued URL. Needs Config.Quality.
-	OrderQuality = "quality"
-	// OrderCapability ranks servers by the summed quality of their next P
-	// URLs divided by T; URLs best quality first. Needs Config.Quality.
-	OrderCapability = "capability"
+	OrderBFS         = frontier.OrderBFS
+	OrderDFS         = frontier.OrderDFS
+	OrderRandom      = frontier.OrderRandom
+	OrderPerformance = frontier.OrderPerformance
+	OrderQuality     = frontier.OrderQuality
+	OrderCapability  = frontier.OrderCapability
 )
 
 // Duplicate URL eliminators ([Config.DUE]).
