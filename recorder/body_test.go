@@ -2,9 +2,7 @@ package recorder
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/gzip"
-	"compress/zlib"
 	"io"
 	"net/http"
 	"slices"
@@ -12,27 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/andybalholm/brotli"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
-
-func encode(t *testing.T, coding string, s string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	var w io.WriteCloser
-	switch coding {
-	case "gzip":
-		w = gzip.NewWriter(&b)
-	case "zlib":
-		w = zlib.NewWriter(&b)
-	case "deflate":
-		w, _ = flate.NewWriter(&b, flate.BestSpeed)
-	case "br":
-		w = brotli.NewWriter(&b)
-	}
-	io.WriteString(w, s)
-	w.Close()
-	return b.Bytes()
-}
 
 // gzipBomb is n zero bytes after an HTML prefix, gzipped.
 func gzipBomb(t *testing.T, n int) []byte {
@@ -81,13 +60,13 @@ func TestBodies(t *testing.T) {
 			w.Header().Set("Content-Type", "application/pdf")
 			w.Write([]byte("%PDF-1.4 <a href=/from-pdf>"))
 		case "/br":
-			coded("br", "text/html", encode(t, "br", html("/from-br")))
+			coded("br", "text/html", crawltest.Encode(t, "br", html("/from-br")))
 		case "/zlib":
-			coded("deflate", "text/html", encode(t, "zlib", html("/from-zlib")))
+			coded("deflate", "text/html", crawltest.Encode(t, "zlib", html("/from-zlib")))
 		case "/deflate":
-			coded("deflate", "text/html", encode(t, "deflate", html("/from-deflate")))
+			coded("deflate", "text/html", crawltest.Encode(t, "deflate", html("/from-deflate")))
 		case "/gzip":
-			coded("gzip", "text/html", encode(t, "gzip", html("/from-gzip")))
+			coded("gzip", "text/html", crawltest.Encode(t, "gzip", html("/from-gzip")))
 		case "/unknown":
 			coded("x-squash", "text/html", []byte(html("/from-unknown")))
 		case "/bomb":

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestPageCharsets crawls pages in other encodings from a local server and
@@ -65,7 +67,7 @@ func TestPageCharsets(t *testing.T) {
 			body := []byte(p.body)
 			if p.coding != "" {
 				w.Header().Set("Content-Encoding", p.coding)
-				body = encode(t, p.coding, p.body)
+				body = crawltest.Encode(t, p.coding, p.body)
 			}
 			w.Write(body)
 		default:

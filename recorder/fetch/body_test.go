@@ -2,35 +2,13 @@ package fetch
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"errors"
 	"io"
 	"net/http"
 	"testing"
 
-	"github.com/andybalholm/brotli"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
-
-func encode(t *testing.T, coding string, s string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	var w io.WriteCloser
-	switch coding {
-	case "gzip":
-		w = gzip.NewWriter(&b)
-	case "zlib":
-		w = zlib.NewWriter(&b)
-	case "deflate":
-		w, _ = flate.NewWriter(&b, flate.BestSpeed)
-	case "br":
-		w = brotli.NewWriter(&b)
-	}
-	io.WriteString(w, s)
-	w.Close()
-	return b.Bytes()
-}
 
 // TestDecodeBodyErrors: corrupt streams of every coding are encoding
 // errors; stacked codings are undone last first.
@@ -57,7 +35,7 @@ func TestDecodeBodyErrors(t *testing.T) {
 		}
 	}
 	// gzip applied first, then br: "gzip, br".
-	stacked := encode(t, "br", string(encode(t, "gzip", "<p>twice</p>")))
+	stacked := crawltest.Encode(t, "br", string(crawltest.Encode(t, "gzip", "<p>twice</p>")))
 	if got, err := read("gzip, br", stacked); err != nil || got != "<p>twice</p>" {
 		t.Errorf("stacked codings: %q, %v", got, err)
 	}
