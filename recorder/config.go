@@ -138,7 +138,7 @@ type Config struct {
 	Order string
 	// Quality is the page-quality oracle, URL (normalized) to value, for
 	// OrderQuality and OrderCapability and the page log's quality column
-	// (see [ReadQuality]); URLs it does not list have quality 0. Nil means
+	// (see quality.ReadOracle); URLs it does not list have quality 0. Nil means
 	// no oracle: the quality column is null. Read, never written. It is not
 	// saved with the crawl's configuration; QualityFile is.
 	Quality map[string]float64 `json:"-"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/quality"
 	"io"
 	"sort"
 	"strconv"
@@ -151,7 +152,7 @@ type Stats struct {
 	DiscardedPages int64 `json:"discarded_pages"`
 	DiscardedURLs  int64 `json:"discarded_urls"`
 	// Progress: pages and quality fetched over the crawl's time.
-	Progress *Progress `json:"progress,omitempty"`
+	Progress *quality.Progress `json:"progress,omitempty"`
 }
 
 func codeKey(code int) string {
@@ -166,7 +167,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
 	var links, unique []uint32
 	var dueBytes int64
-	var timeline []fetchPoint
+	var timeline []quality.Fetch
 	var t0 time.Time
 	for _, n := range nodes {
 		if t0.IsZero() || n.started.Before(t0) {
@@ -225,7 +226,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		links = append(links, d.Links...)
 		unique = append(unique, d.Unique...)
 		for _, p := range d.Timeline {
-			timeline = append(timeline, fetchPoint{at: p.At + n.started.Sub(t0), q: p.Q})
+			timeline = append(timeline, quality.Fetch{End: p.At + n.started.Sub(t0), Quality: p.Q})
 		}
 		st.Unlock()
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
@@ -291,7 +292,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.BatchesAcked = int64(ht.Sent())
 		s.BatchesResent = int64(ht.Resent())
 	}
-	s.Progress = summarizeProgress(timeline, elapsed, c.cfg.Quality != nil, oracleTotal(c.cfg.Quality))
+	s.Progress = quality.SummarizeProgress(timeline, elapsed, c.cfg.Quality != nil, quality.Total(c.cfg.Quality))
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/quality"
 )
 
 func init() {
@@ -147,7 +148,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 				cfg.Peers = strings.Split(peers, ",")
 			}
 			if qualityFile != "" {
-				q, err := recorder.ReadQuality(qualityFile)
+				q, err := quality.ReadOracle(qualityFile)
 				if err != nil {
 					return err
 				}

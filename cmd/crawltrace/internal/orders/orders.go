@@ -34,6 +34,7 @@ import (
 	"github.com/crawltrace/crawltrace/condense"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/quality"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 	"github.com/crawltrace/crawltrace/replay"
 )
@@ -92,11 +93,11 @@ type Result struct {
 	Pages     int64   // fetches, robots.txt excluded
 	PeakConns int
 	// Progress is the crawl's progress summary (stats.json).
-	Progress *recorder.Progress
+	Progress *quality.Progress
 	// Timeline is the same summary measured on the fetches themselves,
 	// from the crawl's first request to the end of its last fetch: what
 	// orders.csv reports.
-	Timeline *recorder.Progress
+	Timeline *quality.Progress
 	// Curve is every fetch in completion order, for the plots.
 	Curve []Point
 	// URLs is the number of URLs the host splitter logged (the trace).
@@ -212,19 +213,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Files = append(rep.Files, qpath)
 	// The oracle as the crawler reads it (normalized keys).
-	quality, err := recorder.ReadQuality(qpath)
+	crawlOracle, err := quality.ReadOracle(qpath)
 	if err != nil {
 		return nil, err
 	}
-	total := 0.0
-	for _, v := range oracle {
-		total += v
-	}
+	total := quality.Total(oracle)
 	cfg.logf("orders: web of %d hosts x %d pages at %s, %d pages with quality (total %.4g)",
 		cfg.Hosts, cfg.PagesPerHost, srv.Addr(), len(oracle), total)
 
 	for _, order := range cfg.Orders {
-		r, err := runOrder(ctx, &cfg, order, srv.Addr(), web.Seeds(), quality, total)
+		r, err := runOrder(ctx, &cfg, order, srv.Addr(), web.Seeds(), crawlOracle, total)
 		if err != nil {
 			return rep, err
 		}
@@ -236,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // runOrder crawls, condenses and replays one order.
-func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []string, quality map[string]float64, total float64) (*Result, error) {
+func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []string, oracle map[string]float64, total float64) (*Result, error) {
 	dir := filepath.Join(cfg.OutDir, order)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("orders: %w", err)
@@ -248,7 +246,7 @@ func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []stri
 	rc.AllowPrivate = true
 	rc.MinDelay, rc.DelayFactor = 0, 0
 	rc.Order = order
-	rc.Quality = quality
+	rc.Quality = oracle
 	rc.MaxPages = cfg.MaxPages
 	rc.MaxConns, rc.Workers = cfg.MaxConns, cfg.Workers
 	rc.CrawlID = "orders-" + order
@@ -297,12 +295,12 @@ func runOrder(ctx context.Context, cfg *Config, order, addr string, seeds []stri
 // completion order (robots.txt excluded), timed from the crawl's first
 // request, and summarizes them as the recorder summarizes a crawl's
 // progress, over the time to the end of the last fetch.
-func readCurve(dir string, total float64) ([]Point, *recorder.Progress, error) {
+func readCurve(dir string, total float64) ([]Point, *quality.Progress, error) {
 	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, 0), tracefile.PrefixPages)
 	if err != nil {
 		return nil, nil, fmt.Errorf("orders: %w", err)
 	}
-	var fetches []recorder.Fetch // ends in Unix nanoseconds until start is known
+	var fetches []quality.Fetch // ends in Unix nanoseconds until start is known
 	start := int64(math.MaxInt64)
 	for _, p := range paths {
 		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
@@ -317,7 +315,7 @@ func readCurve(dir string, total float64) ([]Point, *recorder.Progress, error) {
 				if strings.HasSuffix(pr.URL, "/robots.txt") {
 					continue
 				}
-				fetches = append(fetches, recorder.Fetch{End: time.Duration(pr.Time + pr.DurationNS), Quality: pr.Quality})
+				fetches = append(fetches, quality.Fetch{End: time.Duration(pr.Time + pr.DurationNS), Quality: pr.Quality})
 			}
 		}
 		info := s.Info()
@@ -329,7 +327,7 @@ func readCurve(dir string, total float64) ([]Point, *recorder.Progress, error) {
 	for i := range fetches {
 		fetches[i].End -= time.Duration(start)
 	}
-	curve := recorder.ProgressCurve(fetches, true)
+	curve := quality.ProgressCurve(fetches, true)
 	out := make([]Point, len(curve))
 	var last time.Duration
 	for i, c := range curve {
@@ -339,5 +337,5 @@ func readCurve(dir string, total float64) ([]Point, *recorder.Progress, error) {
 		}
 		last = c.End
 	}
-	return out, recorder.SummarizeProgress(fetches, last, true, total), nil
+	return out, quality.SummarizeProgress(fetches, last, true, total), nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/quality"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
@@ -113,7 +113,7 @@ func TestConfigErrors(t *testing.T) {
 // of the quality (given out of order, as a page log may hold them).
 func TestWriteCSV(t *testing.T) {
 	r := Result{Order: "quality", Pages: 4, PeakConns: 2, URLs: 100,
-		Timeline: recorder.SummarizeProgress([]recorder.Fetch{{End: 4 * time.Second, Quality: 0.1},
+		Timeline: quality.SummarizeProgress([]quality.Fetch{{End: 4 * time.Second, Quality: 0.1},
 			{End: 2 * time.Second, Quality: 0.4}, {End: 1 * time.Second, Quality: 0.1}, {End: 3 * time.Second, Quality: 0.4}},
 			4*time.Second, true, 1),
 		LRU: []replay.Row{{Policy: "lru", Size: 16, MissRate: 0.5}, {Policy: "lru", Size: 256, MissRate: 0.25}}}

@@ -12,13 +12,13 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/quality"
 	"github.com/crawltrace/crawltrace/replay"
 )
 
 // milestone is the time at which fraction f of the pages or of the quality
 // had been fetched (NaN if never, or not measured).
-func milestone(ms []recorder.Milestone, f float64) float64 {
+func milestone(ms []quality.Milestone, f float64) float64 {
 	for _, m := range ms {
 		if m.Fraction == f && m.Seconds >= 0 {
 			return m.Seconds
@@ -28,7 +28,7 @@ func milestone(ms []recorder.Milestone, f float64) float64 {
 }
 
 // at is the sample of a crawl at fraction f of its duration (nil if none).
-func at(p *recorder.Progress, f float64) *recorder.ProgressPoint {
+func at(p *quality.Progress, f float64) *quality.ProgressPoint {
 	if p == nil {
 		return nil
 	}
@@ -80,9 +80,9 @@ func WriteCSV(w io.Writer, results []Result) error {
 		r := &results[i]
 		tl := r.Timeline
 		dur, half, third, fetched := math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		var pages, quality []recorder.Milestone
+		var pages, qual []quality.Milestone
 		if tl != nil {
-			pages, quality = tl.TimeToPages, tl.TimeToQuality
+			pages, qual = tl.TimeToPages, tl.TimeToQuality
 		}
 		if p := at(tl, 1); p != nil {
 			dur, fetched = p.Seconds, p.QualityFraction
@@ -96,7 +96,7 @@ func WriteCSV(w io.Writer, results []Result) error {
 		row := []string{r.Order, num(dur), strconv.FormatInt(r.Pages, 10), num(float64(r.Pages) / dur),
 			strconv.Itoa(r.PeakConns), strconv.FormatInt(r.URLs, 10),
 			num(milestone(pages, 0.5)), num(milestone(pages, 0.8)), num(half),
-			num(milestone(quality, 0.5)), num(milestone(quality, 0.8)), num(third), num(fetched)}
+			num(milestone(qual, 0.5)), num(milestone(qual, 0.8)), num(third), num(fetched)}
 		for _, s := range csvSizes {
 			row = append(row, num(lruMiss(r, s)))
 		}

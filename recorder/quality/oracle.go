@@ -1,4 +1,4 @@
-package recorder
+package quality
 
 import (
 	"bufio"
@@ -13,29 +13,30 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
-// ReadQuality reads a page-quality oracle for [Config.Quality]: one
-// "url<TAB>value" line per page (testweb's WriteQuality format), blank
-// lines and lines starting with # skipped. URLs are normalized as the
+// ReadOracle reads a page-quality oracle file for the recorder's
+// Config.Quality: one "url<TAB>value" line per page (the format of
+// testweb's Web.WriteQuality), blank lines and lines starting with #
+// skipped. URLs are normalized as the
 // crawler normalizes links, so they match the URLs it queues. A malformed
 // line, a value that is not a finite non-negative number or a URL listed
 // twice is an error wrapping tracefile.ErrBadInput that names the file
 // and the line, as is a file that cannot be opened.
-func ReadQuality(path string) (map[string]float64, error) {
+func ReadOracle(path string) (map[string]float64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		// The user named a file that cannot be opened: bad input.
 		return nil, fmt.Errorf("%w: recorder: quality oracle: %v", tracefile.ErrBadInput, err)
 	}
 	defer f.Close()
-	m, err := ParseQuality(f, path)
+	m, err := ParseOracle(f, path)
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// ParseQuality is [ReadQuality] on a reader; name labels errors.
-func ParseQuality(r io.Reader, name string) (map[string]float64, error) {
+// ParseOracle is [ReadOracle] on a reader; name labels errors.
+func ParseOracle(r io.Reader, name string) (map[string]float64, error) {
 	m := make(map[string]float64)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -1,4 +1,4 @@
-package recorder
+package quality
 
 import (
 	"cmp"
@@ -6,14 +6,6 @@ import (
 	"slices"
 	"time"
 )
-
-// fetchPoint is one page fetch (robots.txt excluded): when it ended,
-// measured from the start of the workers, and its quality (NaN without an
-// oracle).
-type fetchPoint struct {
-	at time.Duration
-	q  float64
-}
 
 // Progress says how fast a crawl gathered pages and quality, the measures
 // of Cao, Jiang and Singh's Figures 6 and 7. Pages are fetch attempts
@@ -59,8 +51,9 @@ var (
 	progressMilestones    = []float64{0.25, 0.5, 0.8, 1}
 )
 
-// oracleTotal sums an oracle's values.
-func oracleTotal(m map[string]float64) float64 {
+// Total is the summed quality of an oracle's pages (0 for a nil oracle):
+// the sum argument of [SummarizeProgress].
+func Total(m map[string]float64) float64 {
 	var s float64
 	for _, v := range m {
 		s += v
@@ -101,15 +94,6 @@ func ProgressCurve(fetches []Fetch, oracle bool) []CurvePoint {
 		curve[i] = CurvePoint{End: x.End, Pages: int64(i + 1), Quality: q}
 	}
 	return curve
-}
-
-// summarizeProgress is [SummarizeProgress] on the recorder's own timeline.
-func summarizeProgress(points []fetchPoint, total time.Duration, oracle bool, sum float64) *Progress {
-	fs := make([]Fetch, len(points))
-	for i, x := range points {
-		fs[i] = Fetch{End: x.at, Quality: x.q}
-	}
-	return SummarizeProgress(fs, total, oracle, sum)
 }
 
 // SummarizeProgress builds [Progress] from the fetches of a crawl that

@@ -1,6 +1,7 @@
-package recorder
+package quality
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -59,5 +60,34 @@ func TestSummarizeProgress(t *testing.T) {
 	// No fetches: every milestone is -1.
 	if p := SummarizeProgress(nil, s, true, 1); p.Pages != 0 || p.TimeToPages[0].Seconds != -1 || p.TimeToQuality[0].Seconds != -1 {
 		t.Errorf("no fetches: %+v", p)
+	}
+}
+
+// TestProgressJSON pins the JSON of [Progress], the "progress" object of
+// a crawl's stats.json, field by field against a hand-written encoding:
+// its names and order are a file format read by notebooks and drivers.
+func TestProgressJSON(t *testing.T) {
+	p := Progress{Pages: 2, Quality: 0.5, OracleQuality: 1,
+		At:          []ProgressPoint{{TimeFraction: 1, Seconds: 3, Pages: 2, PageFraction: 1, Quality: 0.5, QualityFraction: 0.5}},
+		TimeToPages: []Milestone{{Fraction: 0.5, Seconds: 1.5}}}
+	const at = `"at":[{"time_fraction":1,"seconds":3,"pages":2,"page_fraction":1,"quality":0.5,"quality_fraction":0.5}]`
+	for _, c := range []struct {
+		name string
+		q    []Milestone
+		want string
+	}{
+		{"without an oracle", nil,
+			`{"pages":2,"quality":0.5,"oracle_quality":1,` + at + `,"time_to_pages":[{"fraction":0.5,"seconds":1.5}]}`},
+		{"with an oracle", []Milestone{{Fraction: 0.5, Seconds: -1}},
+			`{"pages":2,"quality":0.5,"oracle_quality":1,` + at + `,"time_to_pages":[{"fraction":0.5,"seconds":1.5}],"time_to_quality":[{"fraction":0.5,"seconds":-1}]}`},
+	} {
+		p.TimeToQuality = c.q
+		got, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
 	}
 }
