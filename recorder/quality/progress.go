@@ -2,6 +2,7 @@ package quality
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -53,10 +54,13 @@ var (
 
 // Total is the summed quality of an oracle's pages (0 for a nil oracle):
 // the sum argument of [SummarizeProgress].
+//
+// The values are added in the order of their URLs, so the total is the same
+// float64 in every run (a map's order would change its last bits).
 func Total(m map[string]float64) float64 {
 	var s float64
-	for _, v := range m {
-		s += v
+	for _, u := range slices.Sorted(maps.Keys(m)) {
+		s += m[u]
 	}
 	return s
 }
