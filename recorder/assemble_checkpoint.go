@@ -6,49 +6,20 @@ package recorder
 // transit between them. The format and the cut are recorder/checkpoint's.
 
 import (
-	"io"
-
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
-// checkpointPart is one piece of a node's state saved in a checkpoint, one
-// file per part named by checkpointName. Parts are saved and loaded at a
-// consistent point: on the splitter's goroutine, with workers holding no
-// page whose URLs the splitter has not seen. It is [checkpoint.Part] with
-// the recorder's own method names; nodePart makes one of the other.
-type checkpointPart interface {
-	checkpointName() string
-	saveCheckpoint(w io.Writer) error
-	loadCheckpoint(r io.Reader) error
-}
-
-// nodePart is a node's checkpointPart as a [checkpoint.Part].
-type nodePart struct{ p checkpointPart }
-
-var _ checkpoint.Part = nodePart{}
-
-func (x nodePart) Name() string           { return x.p.checkpointName() }
-func (x nodePart) Save(w io.Writer) error { return x.p.saveCheckpoint(w) }
-func (x nodePart) Load(r io.Reader) error { return x.p.loadCheckpoint(r) }
-
-// checkpointParts is n's parts, in registration order, as
-// [checkpoint.Write] and [checkpoint.Load] take them.
-func (n *node) checkpointParts() []checkpoint.Part {
-	ps := make([]checkpoint.Part, len(n.parts))
-	for i, p := range n.parts {
-		ps[i] = nodePart{p}
-	}
-	return ps
-}
-
 // addCheckpointPart registers p to be saved in every checkpoint of n and
 // loaded when the crawl resumes. Parts are saved in registration order on
 // the splitter's goroutine at the cut, and loaded in the same order before
 // the node starts (a part whose file an older checkpoint lacks is left as
-// it is). Register parts in newNode, before Run starts the splitter.
-func (n *node) addCheckpointPart(p checkpointPart) {
+// it is). Parts are saved and loaded at a consistent point: on the
+// splitter's goroutine, with workers holding no page whose URLs the
+// splitter has not seen. Register parts in newNode, before Run starts the
+// splitter.
+func (n *node) addCheckpointPart(p checkpoint.Part) {
 	n.parts = append(n.parts, p)
 }
 
@@ -70,7 +41,7 @@ type checkpointNode struct{ n *node }
 
 func (x checkpointNode) ID() int                  { return x.n.id }
 func (x checkpointNode) Park(at func())           { x.n.split.Checkpoint(splitterCut(at)) }
-func (x checkpointNode) Parts() []checkpoint.Part { return x.n.checkpointParts() }
+func (x checkpointNode) Parts() []checkpoint.Part { return x.n.parts }
 func (x checkpointNode) Committed()               { x.n.split.Checkpointed() }
 
 // Stopped records the node's fetches and whether the whole crawl was
@@ -105,6 +76,12 @@ func (t inTransit) Snapshot() {
 }
 
 var (
+	_ checkpoint.Part    = segmentsPart{}
+	_ checkpoint.Part    = duePart{}
+	_ checkpoint.Part    = frontierPart{}
+	_ checkpoint.Part    = countersPart{}
+	_ checkpoint.Part    = (*pendingPart)(nil)
+	_ checkpoint.Part    = batchLogPart{}
 	_ checkpoint.Node    = checkpointNode{}
 	_ checkpoint.Transit = inTransit{}
 	_ splitter.Cut       = splitterCut(nil)

@@ -129,7 +129,7 @@ func resumeNodes(cfg *Config, set *checkpoint.Set, nodes []*node) (restored bool
 	}
 	for _, n := range nodes {
 		if set != nil {
-			err = checkpoint.Load(set.Dirs[n.id], set.Meta[n.id], n.checkpointParts())
+			err = checkpoint.Load(set.Dirs[n.id], set.Meta[n.id], n.parts)
 		} else {
 			err = n.discardAll()
 		}
