@@ -7,7 +7,6 @@ package recorder
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,13 +67,9 @@ type batchAcker interface {
 var _ batchAcker = (*peer.MemTransport)(nil)
 
 // batchLogPart is a receiver's batch log as a part of its checkpoint.
-type batchLogPart struct{ l *peer.BatchLog }
+type batchLogPart struct{ *peer.BatchLog }
 
-var _ checkpointPart = batchLogPart{}
-
-func (batchLogPart) checkpointName() string             { return peer.CheckpointName }
-func (p batchLogPart) saveCheckpoint(w io.Writer) error { return p.l.Save(w) }
-func (p batchLogPart) loadCheckpoint(r io.Reader) error { return p.l.Load(r) }
+func (batchLogPart) Name() string { return peer.CheckpointName }
 
 // topologyOf is cfg's topology; part is the crawl's partitioner.
 func topologyOf(cfg *Config, part partition.Partitioner) peer.Topology {

@@ -36,17 +36,8 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 	return splitter.New(o), nil
 }
 
-// nodeCut is a periodic checkpoint's cut as node n's splitter takes it.
-type nodeCut struct {
-	b *barrier
-	n *node
-}
-
-func (c nodeCut) Park() { c.b.park(c.n) }
-
 var (
 	_ splitter.Frontier  = (*frontier.Frontier)(nil)
 	_ splitter.Redirects = (*fetch.Redirects)(nil)
 	_ splitter.Events    = peerEvents{}
-	_ splitter.Cut       = nodeCut{}
 )

@@ -186,7 +186,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 				var size int64
 				for range b.N {
 					size = 0
-					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{nodePart{frontierPart{nd}}, nodePart{duePart{nd}}})
+					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{frontierPart{nd}, duePart{nd}})
 					if err != nil {
 						b.Fatal(err)
 					}

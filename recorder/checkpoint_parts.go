@@ -30,9 +30,9 @@ type savedSegments struct {
 	URLs, Pages savedLog
 }
 
-func (segmentsPart) checkpointName() string { return "segments" }
+func (segmentsPart) Name() string { return "segments" }
 
-func (p segmentsPart) saveCheckpoint(w io.Writer) error {
+func (p segmentsPart) Save(w io.Writer) error {
 	urlw, pagew := p.n.split.URLWriter(), p.n.split.PageWriter()
 	var v savedSegments
 	var err error
@@ -50,7 +50,7 @@ func (p segmentsPart) saveCheckpoint(w io.Writer) error {
 	return gob.NewEncoder(w).Encode(&v)
 }
 
-func (p segmentsPart) loadCheckpoint(r io.Reader) error {
+func (p segmentsPart) Load(r io.Reader) error {
 	var v savedSegments
 	if err := gob.NewDecoder(r).Decode(&v); err != nil {
 		return err
@@ -156,9 +156,9 @@ func moveInto(path, dir string) error {
 // duePart saves the node's DUE.
 type duePart struct{ n *node }
 
-func (duePart) checkpointName() string             { return "due" }
-func (p duePart) saveCheckpoint(w io.Writer) error { return p.n.split.DUE().Save(w) }
-func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.DUE().Load(r) }
+func (duePart) Name() string             { return "due" }
+func (p duePart) Save(w io.Writer) error { return p.n.split.DUE().Save(w) }
+func (p duePart) Load(r io.Reader) error { return p.n.split.DUE().Load(r) }
 
 // frontierPart saves the node's frontier: every server's queued URLs,
 // politeness time and robots.txt state, with the URLs workers held at
@@ -166,13 +166,13 @@ func (p duePart) loadCheckpoint(r io.Reader) error { return p.n.split.DUE().Load
 // at a time, so saving takes no memory in proportion to the frontier.
 type frontierPart struct{ n *node }
 
-func (frontierPart) checkpointName() string { return "frontier" }
+func (frontierPart) Name() string { return "frontier" }
 
-func (p frontierPart) saveCheckpoint(w io.Writer) error {
+func (p frontierPart) Save(w io.Writer) error {
 	return p.n.front.Save(gob.NewEncoder(w))
 }
 
-func (p frontierPart) loadCheckpoint(r io.Reader) error {
+func (p frontierPart) Load(r io.Reader) error {
 	return p.n.front.Load(gob.NewDecoder(r), func(n int) { p.n.split.Tracker().Add(int64(n)) })
 }
 
@@ -189,9 +189,9 @@ type savedCounters struct {
 	Resume                   resumeCounters
 }
 
-func (countersPart) checkpointName() string { return "counters" }
+func (countersPart) Name() string { return "counters" }
 
-func (p countersPart) saveCheckpoint(w io.Writer) error {
+func (p countersPart) Save(w io.Writer) error {
 	n := p.n
 	st := &n.st
 	v := savedCounters{Counters: map[string]int64{}, Split: n.split.Stats(), PageID: n.st.PageSeq.Load(), Resume: n.resume}
@@ -206,7 +206,7 @@ func (p countersPart) saveCheckpoint(w io.Writer) error {
 	return gob.NewEncoder(w).Encode(&v)
 }
 
-func (p countersPart) loadCheckpoint(r io.Reader) error {
+func (p countersPart) Load(r io.Reader) error {
 	var v savedCounters
 	if err := gob.NewDecoder(r).Decode(&v); err != nil {
 		return err
@@ -245,9 +245,9 @@ type pendingPart struct {
 	batches []*peer.Batch
 }
 
-func (*pendingPart) checkpointName() string { return "pending" }
+func (*pendingPart) Name() string { return "pending" }
 
-func (p *pendingPart) saveCheckpoint(w io.Writer) error {
+func (p *pendingPart) Save(w io.Writer) error {
 	enc := gob.NewEncoder(w)
 	if err := enc.Encode(len(p.batches)); err != nil {
 		return err
@@ -260,7 +260,7 @@ func (p *pendingPart) saveCheckpoint(w io.Writer) error {
 	return nil
 }
 
-func (p *pendingPart) loadCheckpoint(r io.Reader) error {
+func (p *pendingPart) Load(r io.Reader) error {
 	dec := gob.NewDecoder(r)
 	var n int
 	if err := dec.Decode(&n); err != nil {

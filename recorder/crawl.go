@@ -129,7 +129,7 @@ func resumeNodes(cfg *Config, set *checkpoint.Set, nodes []*node) (restored bool
 	}
 	for _, n := range nodes {
 		if set != nil {
-			err = n.loadCheckpoint(set.Dirs[n.id], set.Meta[n.id])
+			err = checkpoint.Load(set.Dirs[n.id], set.Meta[n.id], n.parts)
 		} else {
 			err = n.discardAll()
 		}
@@ -411,8 +411,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, n := range nodes {
 		n.startWorkers(stopCtx, fetchCtx)
 	}
-	ckpt := &checkpointer{c: c, nodes: nodes, transport: transport, gen: gen, stop: make(chan struct{}), done: make(chan struct{})}
-	go ckpt.run(cfg.CheckpointEvery)
+	ckpt := newCheckpointer(c, nodes, transport, gen)
+	go ckpt.Run()
 	progressDone := make(chan struct{})
 	go c.progress(nodes, start, progressDone)
 
@@ -453,8 +453,7 @@ wait:
 	// Shut down: workers finish (or abort) their fetch and hand its URLs to
 	// the splitter; then the transport stops and each splitter drains its
 	// channel and closes its segments.
-	close(ckpt.stop)
-	<-ckpt.done
+	ckpt.Stop()
 	cancelStop()
 	for _, n := range nodes {
 		n.front.Close()
@@ -491,7 +490,7 @@ wait:
 	}()
 	close(progressDone)
 	if c.failed() == nil && !cfg.NoTrace {
-		if err := ckpt.final(); err != nil {
+		if err := ckpt.Final(c.reason); err != nil {
 			c.fail(err)
 		}
 	}
@@ -510,7 +509,7 @@ wait:
 		man.AddNode(n.id, us, ps)
 	}
 	stats := c.collect(nodes, end.Sub(start), ht)
-	stats.Checkpoints, stats.CheckpointSeconds = ckpt.taken, ckpt.last.Seconds()
+	stats.Checkpoints, stats.CheckpointSeconds = ckpt.Taken(), ckpt.Last().Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
 		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
@@ -36,7 +37,7 @@ type node struct {
 	// meta is the metadata of this node's log segments.
 	meta tracefile.Meta
 	// parts are saved in every checkpoint (see addCheckpointPart).
-	parts   []checkpointPart
+	parts   []checkpoint.Part
 	pending *pendingPart
 	// resume counts restarts; discardDir receives log rows a resume cuts.
 	resume     resumeCounters

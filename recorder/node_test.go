@@ -41,11 +41,11 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 		i++
 	}
 	var buf bytes.Buffer
-	if err := (countersPart{a}).saveCheckpoint(&buf); err != nil {
+	if err := (countersPart{a}).Save(&buf); err != nil {
 		t.Fatal(err)
 	}
 	b := &node{split: splitter.New(splitter.Options{})}
-	if err := (countersPart{b}).loadCheckpoint(&buf); err != nil {
+	if err := (countersPart{b}).Load(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := a.st.Counters()

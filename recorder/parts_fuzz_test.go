@@ -19,7 +19,7 @@ var fuzzParts = []struct {
 	load func(t *testing.T, r io.Reader) error
 }{
 	{"due", func(t *testing.T, r io.Reader) error {
-		return (duePart{&node{split: splitter.New(splitter.Options{DUE: NewDUE(0)})}}).loadCheckpoint(r)
+		return (duePart{&node{split: splitter.New(splitter.Options{DUE: NewDUE(0)})}}).Load(r)
 	}},
 	{"due-disk", func(t *testing.T, r io.Reader) error {
 		d, err := due.NewDisk(due.DiskConfig{Dir: t.TempDir(), BufferSize: 1 << 12})
@@ -30,13 +30,13 @@ var fuzzParts = []struct {
 		return d.Load(r)
 	}},
 	{"frontier", func(t *testing.T, r io.Reader) error {
-		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}}).loadCheckpoint(r)
+		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}}).Load(r)
 	}},
 	{"counters", func(t *testing.T, r io.Reader) error {
-		return (countersPart{&node{split: splitter.New(splitter.Options{})}}).loadCheckpoint(r)
+		return (countersPart{&node{split: splitter.New(splitter.Options{})}}).Load(r)
 	}},
 	{"pending", func(t *testing.T, r io.Reader) error {
-		return (&pendingPart{}).loadCheckpoint(r)
+		return (&pendingPart{}).Load(r)
 	}},
 }
 
@@ -58,7 +58,7 @@ func savedParts(t testing.TB) map[byte][]byte {
 		a.front.Add(u)
 	}
 	b.Reset()
-	if err := (frontierPart{a}).saveCheckpoint(&b); err != nil {
+	if err := (frontierPart{a}).Save(&b); err != nil {
 		t.Fatal(err)
 	}
 	out[2] = bytes.Clone(b.Bytes())
@@ -67,13 +67,13 @@ func savedParts(t testing.TB) map[byte][]byte {
 		ct.Store(int64(len(i)))
 	}
 	b.Reset()
-	if err := (countersPart{c}).saveCheckpoint(&b); err != nil {
+	if err := (countersPart{c}).Save(&b); err != nil {
 		t.Fatal(err)
 	}
 	out[3] = bytes.Clone(b.Bytes())
 	b.Reset()
 	p := &pendingPart{batches: []*peer.Batch{{From: 1, Epoch: 2, Seq: 3, URLs: []string{"http://a.test/"}, Kinds: []string{"link"}, Source: []uint64{9}}}}
-	if err := p.saveCheckpoint(&b); err != nil {
+	if err := p.Save(&b); err != nil {
 		t.Fatal(err)
 	}
 	out[4] = bytes.Clone(b.Bytes())

@@ -124,8 +124,9 @@
 //
 // # The cut
 //
-// The recorder takes a checkpoint at a cut: it parks every splitter of
-// the process between two messages (workers go on fetching meanwhile;
+// The recorder takes a checkpoint at a cut, which a [Coordinator] drives
+// through the [Node]s of a process: it parks every splitter of the
+// process between two messages (workers go on fetching meanwhile;
 // their pages wait in the splitter channels), takes the list of batches
 // in transit between them, then lets each splitter save its parts on its
 // own goroutine and go on. At that point the logs hold exactly what the
