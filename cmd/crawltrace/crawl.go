@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/quality"
 )
@@ -135,7 +136,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 				cfg.Resolve = nil // given again: replaces the saved entries
 			}
 			for _, r := range resolve {
-				h, a, err := recorder.ParseResolve(r)
+				h, a, err := fetch.ParseResolve(r)
 				if err != nil {
 					return badInput("crawl: %v", err)
 				}
