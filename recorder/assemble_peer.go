@@ -37,21 +37,21 @@ func maxBatchBytes(cfg *Config) int64 {
 // peerOptions are the options of node cfg.NodeID's TCP transport in
 // crawl c, which delivers to sp. idle reports whether the node has nothing to fetch;
 // onView is told of a new live set (fail-over).
-func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, epoch uint64, events *eventLog, topo peer.Topology,
+func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, epoch uint64, events *tracefile.EventLog, topo peer.Topology,
 	idle func() bool, onView func(live []bool)) peer.Options {
 	sdir := stateDir(cfg.OutDir, cfg.NodeID)
 	return peer.Options{Self: cfg.NodeID, Peers: cfg.Peers, Listen: cfg.Listen, Listener: cfg.listener, Token: cfg.Token,
 		Epoch: epoch, Topology: topo, StateDir: sdir, Outbox: filepath.Join(sdir, outboxDirName), Resume: cfg.Resume,
 		PeerTimeout: cfg.PeerTimeout, IdleGrace: cfg.IdleGrace, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
 		Failover: sp.Failover(), OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
-		Events: peerEvents{events}, OnError: c.fail, ErrConfig: ErrConfig}
+		Events: events, OnError: c.fail, ErrConfig: ErrConfig}
 }
 
-// peerEvents is a node's event log as package peer writes to it.
-type peerEvents struct{ l *eventLog }
-
-func (e peerEvents) Write(ev tracefile.Event) { e.l.write(ev) }
-func (e peerEvents) SetEpoch(epoch uint64)    { e.l.setEpoch(epoch) }
+// Packages peer and splitter write to a node's event log as it is.
+var (
+	_ peer.Events     = (*tracefile.EventLog)(nil)
+	_ splitter.Events = (*tracefile.EventLog)(nil)
+)
 
 // batchAcker is a transport that knows which batches a node has not
 // processed yet (the in-memory transport, peer.MemTransport): a

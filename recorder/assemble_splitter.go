@@ -39,5 +39,4 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 var (
 	_ splitter.Frontier  = (*frontier.Frontier)(nil)
 	_ splitter.Redirects = (*fetch.Redirects)(nil)
-	_ splitter.Events    = peerEvents{}
 )

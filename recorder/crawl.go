@@ -286,16 +286,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	var epoch uint64
-	var events *eventLog
+	var events *tracefile.EventLog
 	if tcp {
 		sdir := stateDir(cfg.OutDir, cfg.NodeID)
 		if epoch, err = peer.BumpEpoch(sdir); err != nil {
 			return nil, err
 		}
-		if events, err = openEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
+		if events, err = tracefile.OpenEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
 			return nil, err
 		}
-		defer events.close()
+		defer events.Close()
 	}
 	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
 	for _, id := range local {
@@ -357,7 +357,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if tcp {
 		sp := nodes[0].split
 		sp.SetEpoch(epoch)
-		sp.SetEvents(peerEvents{events})
+		sp.SetEvents(events)
 		if ring, ok := part.(*partition.Consistent); ok {
 			sp.EnableFailover(ring, total, seeds)
 		}
@@ -368,7 +368,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			sp.CloseWriters()
 			return nil, err
 		}
-		events.write(event{Event: EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
+		events.Write(tracefile.Event{Event: tracefile.EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
 		transport = ht
 	} else {
 		rs := make([]peer.Receiver, len(nodes))
@@ -513,7 +513,7 @@ wait:
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
 		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft
-		events.write(event{Event: EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
+		events.Write(tracefile.Event{Event: tracefile.EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
 			ht.Logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.OutboxDir())
 		}

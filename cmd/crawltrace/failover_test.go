@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
 )
 
@@ -76,7 +77,7 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 	sort.Strings(r.missing)
 	for _, i := range []int{0, 2} {
 		for _, e := range readEvents(t, c.dir, i) {
-			if e.Event == recorder.EventRedo && e.Peer != nil && *e.Peer == 1 {
+			if e.Event == tracefile.EventRedo && e.Peer != nil && *e.Peer == 1 {
 				r.redos++
 				r.rerouted += e.URLsRerouted
 			}
