@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/peer"
@@ -20,6 +18,10 @@ import (
 // load, cuts the logs back to them and opens writers that continue them.
 type segmentsPart struct{ n *node }
 
+// savedLog is a log writer's position at a checkpoint; loading cuts the
+// log back to it with tracefile.RestoreLog. gob writes the names of
+// savedLog and savedSegments into the checkpoint: renaming them changes
+// its bytes.
 type savedLog struct {
 	Done    []tracefile.SegmentInfo
 	Open    tracefile.SegmentInfo // File "" when no segment was open
@@ -60,11 +62,11 @@ func (p segmentsPart) Load(r io.Reader) error {
 		return nil
 	}
 	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	urls, du, err := restoreLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, v.URLs, n.discardDir)
+	urls, du, err := tracefile.RestoreLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, v.URLs.Done, v.URLs.Open, n.discardDir)
 	if err != nil {
 		return err
 	}
-	pages, dp, err := restoreLog(dir, tracefile.PrefixPages, tracefile.KindPages, v.Pages, n.discardDir)
+	pages, dp, err := tracefile.RestoreLog(dir, tracefile.PrefixPages, tracefile.KindPages, v.Pages.Done, v.Pages.Open, n.discardDir)
 	if err != nil {
 		return err
 	}
@@ -76,80 +78,6 @@ func (p segmentsPart) Load(r io.Reader) error {
 	n.split.URLWriter().Continue(urls)
 	n.split.URLWriter().SetNextSeq(v.URLs.NextSeq)
 	n.split.PageWriter().Continue(pages)
-	return nil
-}
-
-// restoreLog cuts a node's log with prefix back to its checkpointed
-// position: segments the checkpoint does not know are moved to
-// discardDir, the open segment is cut at its checkpointed length (the
-// original kept in discardDir). It returns the segments the log now
-// holds and the number of rows moved out of it.
-func restoreLog(dir, prefix, kind string, v savedLog, discardDir string) ([]tracefile.SegmentInfo, int64, error) {
-	keep := map[string]bool{}
-	for _, s := range v.Done {
-		keep[s.File] = true
-	}
-	open := v.Open.File != "" && v.Open.Batches > 0
-	if open {
-		keep[v.Open.File] = true
-	}
-	paths, err := tracefile.ListSegments(dir, prefix)
-	if err != nil {
-		return nil, 0, err
-	}
-	var dropped int64
-	for _, path := range paths {
-		name := filepath.Base(path)
-		if keep[name] {
-			continue
-		}
-		dropped += segmentRows(path, kind)
-		if err := moveInto(path, discardDir); err != nil {
-			return nil, 0, err
-		}
-	}
-	out := append([]tracefile.SegmentInfo(nil), v.Done...)
-	if open {
-		path := filepath.Join(dir, v.Open.File)
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, 0, fmt.Errorf("checkpoint: segment %s: %w", path, err)
-		}
-		if st.Size() < v.Open.Bytes {
-			return nil, 0, fmt.Errorf("%w: %s: %d bytes, shorter than the %d its checkpoint recorded", tracefile.ErrCorrupt, path, st.Size(), v.Open.Bytes)
-		}
-		dropped += max(0, segmentRows(path, kind)-v.Open.Rows)
-		if err := tracefile.CutSegmentAt(path, v.Open.Bytes, filepath.Join(discardDir, v.Open.File)); err != nil {
-			return nil, 0, err
-		}
-		si := v.Open
-		si.Bytes += 8 // the end-of-stream marker
-		si.Clean, si.Error = true, ""
-		out = append(out, si)
-	}
-	return out, dropped, nil
-}
-
-// segmentRows counts the rows a segment holds (0 when it holds none or
-// cannot be read).
-func segmentRows(path, kind string) int64 {
-	s, err := tracefile.OpenSegment(path, kind)
-	if err != nil {
-		return 0
-	}
-	defer s.Close()
-	for s.Next() {
-	}
-	return s.Info().Rows
-}
-
-func moveInto(path, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.Rename(path, filepath.Join(dir, filepath.Base(path))); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
 	return nil
 }
 

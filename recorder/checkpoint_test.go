@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -126,76 +125,5 @@ func TestResumeMultiNode(t *testing.T) {
 	}
 	if m.CrawlID != res.Stats.CrawlID || m.URLRows() != int64(len(readURLs(t, cfg.OutDir))) {
 		t.Errorf("manifest %s with %d rows; stats crawl id %s", m.CrawlID, m.URLRows(), res.Stats.CrawlID)
-	}
-}
-
-// Resuming cuts a log back to its checkpointed position: rows written
-// after it, in the open segment and in segments opened later, move to the
-// discard directory (the originals kept whole), and the log reads as if
-// the writer had closed at the checkpoint.
-func TestRestoreLogCutsBack(t *testing.T) {
-	crawl := t.TempDir()
-	dir := tracefile.NodeDir(crawl, 0)
-	meta := tracefile.Meta{CrawlID: "c", Nodes: 1, Partitioner: "host"}
-	w, err := tracefile.CreateURLWriter(dir, meta, tracefile.WriterConfig{FlushRows: 10, SegmentBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	add := func(from, to int) {
-		for i := from; i < to; i++ {
-			if _, err := w.Append(tracefile.URLRecord{URL: fmt.Sprintf("http://h.test/%d", i), Kind: tracefile.URLLink}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	// Checkpoint where the open segment holds batches (not right after
-	// a rotation), so that it is cut rather than moved aside.
-	n := 205
-	add(0, n)
-	var saved savedLog
-	for {
-		done, open, err := w.Checkpoint()
-		if err != nil {
-			t.Fatal(err)
-		}
-		saved = savedLog{Done: done, Open: open, NextSeq: w.Rows()}
-		if open.Batches > 0 {
-			break
-		}
-		add(n, n+5)
-		n += 5
-	}
-	add(n, 400) // after the checkpoint: the open segment grows, more rotate
-	w.Flush()
-	before, _ := tracefile.ListSegments(dir, tracefile.PrefixURLs)
-	// Killed: no Close.
-	discard := filepath.Join(crawl, "discarded")
-	segs, dropped, err := restoreLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, saved, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dropped != int64(400-n) {
-		t.Errorf("dropped %d rows, want %d", dropped, 400-n)
-	}
-	after, _ := tracefile.ListSegments(dir, tracefile.PrefixURLs)
-	kept, _ := filepath.Glob(filepath.Join(discard, "*"))
-	if len(after) != len(segs) || len(after)+len(kept) != len(before)+1 {
-		t.Errorf("%d segments before, %d after, %d kept aside; restored list %d", len(before), len(after), len(kept), len(segs))
-	}
-	rows := readURLs(t, crawl) // also checks every segment ends cleanly
-	if len(rows) != n {
-		t.Fatalf("%d rows after the cut, want %d", len(rows), n)
-	}
-	for i, r := range rows {
-		if r.Seq != uint64(i) || r.URL != fmt.Sprintf("http://h.test/%d", i) {
-			t.Fatalf("row %d: %+v", i, r)
-		}
-	}
-	var sum int64
-	for _, s := range segs {
-		sum += s.Rows
-	}
-	if sum != int64(n) {
-		t.Errorf("restored segment infos hold %d rows, want %d", sum, n)
 	}
 }

@@ -96,28 +96,15 @@ func crawlIn(outDir string, nodes []int, tcp bool) bool {
 // and starts again from its seeds.
 func (n *node) discardAll() error {
 	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	for _, p := range []struct{ prefix, kind string }{{tracefile.PrefixURLs, tracefile.KindURLs}, {tracefile.PrefixPages, tracefile.KindPages}} {
-		paths, err := tracefile.ListSegments(dir, p.prefix)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			// Segments left in place would be appended to by the new run.
-			return fmt.Errorf("recorder: %w", err)
-		}
-		for _, path := range paths {
-			rows := segmentRows(path, p.kind)
-			if p.kind == tracefile.KindPages {
-				n.resume.DiscardedPages += rows
-			} else {
-				n.resume.DiscardedURLs += rows
-			}
-			if err := moveInto(path, n.discardDir); err != nil {
-				return err
-			}
-		}
+	urls, err := tracefile.DiscardLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, n.discardDir)
+	n.resume.DiscardedURLs += urls
+	if err != nil {
+		// Segments left in place would be appended to by the new run.
+		return err
 	}
-	return nil
+	pages, err := tracefile.DiscardLog(dir, tracefile.PrefixPages, tracefile.KindPages, n.discardDir)
+	n.resume.DiscardedPages += pages
+	return err
 }
 
 // finishedCrawl reports why a crawl resumed from set has nothing left to
