@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // ConfigFormat names a crawl's saved configuration,
@@ -130,7 +130,7 @@ func finishedCrawl(cfg *Config, set *checkpoint.Set, tcp bool) string {
 	}
 	if tcp {
 		m, ok := set.Meta[cfg.NodeID]
-		if !ok || m.Stop != StopDone || !m.CrawlDone || outboxHolds(filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName)) {
+		if !ok || m.Stop != StopDone || !m.CrawlDone || peer.OutboxHolds(filepath.Join(stateDir(cfg.OutDir, cfg.NodeID), outboxDirName)) {
 			return ""
 		}
 		return fmt.Sprintf("node %d: every node of the crawl was idle with nothing left to fetch or send; the crawl is finished", cfg.NodeID)
@@ -157,22 +157,3 @@ func finishedCrawl(cfg *Config, set *checkpoint.Set, tcp bool) string {
 
 // outboxDirName is a TCP node's outbox, state/outbox/.
 const outboxDirName = "outbox"
-
-// outboxHolds reports whether the outbox directory dir holds a batch not
-// acknowledged (any entry but an acknowledged batch; a directory that
-// cannot be read counts as holding one).
-func outboxHolds(dir string) bool {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".acked") {
-			return true
-		}
-	}
-	return false
-}

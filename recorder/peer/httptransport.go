@@ -428,6 +428,26 @@ func outboxBase(path string) string {
 	return path
 }
 
+// OutboxHolds reports whether the outbox directory dir holds a batch not
+// acknowledged: any entry but an acknowledged batch. A directory that
+// does not exist holds none; one that cannot be read counts as holding
+// one.
+func OutboxHolds(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".acked") {
+			return true
+		}
+	}
+	return false
+}
+
 // OutboxName is the outbox file of batch (epoch, seq) for dest; an
 // acknowledged one is renamed with the receiver's incarnation and
 // ".acked".
