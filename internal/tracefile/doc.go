@@ -9,6 +9,7 @@
 //	DIR/stats.json               crawl statistics (written by the recorder)
 //	DIR/node-000/urls-000001.arrows   raw URL log segments, in order
 //	DIR/node-000/pages-000001.arrows  page log segments, in order
+//	DIR/node-000/events.jsonl    node events of a crawl over --peers ([EventLog], [ReadEvents])
 //
 // # Raw URL log
 //
@@ -66,6 +67,11 @@
 // killed): readers return every complete batch and report the cut in
 // [SegmentInfo]. The Arrow stream reader reports no error when a file is cut
 // exactly on a batch boundary, which is why the marker is checked.
+//
+// A crawl resumed from a checkpoint cuts each log back to the position its
+// writer had at the checkpoint with [RestoreLog]: later rows move, in
+// whole files, to a discard directory, and the open segment is cut on the
+// checkpointed batch boundary and given the marker ([CutSegmentAt]).
 //
 // # Condensed trace
 //
