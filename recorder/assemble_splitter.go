@@ -21,7 +21,7 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 	cfg := c.cfg
 	o := splitter.Options{Node: id, Nodes: total, Part: part, Queue: 4*cfg.Workers + 64, QueueBytes: cfg.queueBytes(),
 		BatchSize: cfg.SplitterBatch, FlushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), CacheSize: cfg.SplitterCache,
-		DUE: NewDUE(1024), Tracker: c.tr, Log: peer.NewBatchLog(), Frontier: n.front, Redirects: &c.redirs,
+		DUE: due.NewMemory(1024), Tracker: c.tr, Log: peer.NewBatchLog(), Frontier: n.front, Redirects: &c.redirs,
 		OutDir: cfg.OutDir, Now: cfg.Now, OnError: c.fail,
 		NewDiskDUE: func() (due.Set, error) { return newDiskDUE(cfg, id) }}
 	if cfg.DUE == DUEDisk {

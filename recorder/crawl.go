@@ -192,12 +192,30 @@ func (c *crawl) budgetIdle(n *node) bool {
 	return c.exhausted.Load() && n.running.Load() == 0 && n.split.Inflight() == 0
 }
 
-// Run crawls with cfg until the web reachable from the seeds is exhausted,
-// the budget (MaxPages, Duration) is used, or ctx is canceled; then it
-// flushes and closes every log segment, writes OutDir/manifest.json and
-// OutDir/stats.json, and returns them. Cancellation is a normal stop, not an
-// error. With cfg.Peers set it runs node cfg.NodeID of a TCP crawl.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+// plan is what a crawl's start decided before any node exists: the
+// nodes this process runs, the partitioner, the topology and the
+// checkpoint to resume from.
+type plan struct {
+	start, created time.Time
+	tcp            bool
+	total          int
+	local          []int // the node ids this process runs
+	lock           *outdir.Lock
+	seeds          []string // normalized
+	filter         *urlfilter.Filter
+	part           partition.Partitioner
+	topo           peer.Topology
+	resumeFrom     *checkpoint.Set
+	meta           tracefile.Meta
+	epoch          uint64 // TCP mode: this node's incarnation
+	events         *tracefile.EventLog
+}
+
+// prepare checks cfg (filling in defaults), locks the crawl directory,
+// proves the checkpoint a resume starts from, and saves the configuration
+// and topology. A resume of a crawl that has nothing left to do returns
+// its Result instead; on error nothing is left locked.
+func prepare(cfg *Config) (p *plan, done *Result, err error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -211,11 +229,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.IdleGrace = 5 * time.Second
 	}
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tlsConfig, err := cfg.clientTLS()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.tlsConfig = tlsConfig
 	start := cfg.Now()
@@ -230,25 +248,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			local = append(local, i)
 		}
 	}
-	lock, err := lockCrawl(&cfg, local, tcp)
+	lock, err := lockCrawl(cfg, local, tcp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer lock.Unlock()
+	defer func() {
+		if p == nil {
+			lock.Unlock()
+		}
+	}()
 	created := start
 	var resumeFrom *checkpoint.Set
 	var savedCfg *Config
 	if cfg.Resume {
 		sc, err := readSavedConfig(cfg.OutDir, local[0])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
-			return nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
+			return nil, nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
 		}
 		cfg.CrawlID, created, savedCfg = sc.Config.CrawlID, sc.Created, &sc.Config
 	} else if crawlIn(cfg.OutDir, local, tcp) {
-		return nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
+		return nil, nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
 	}
 	if cfg.CrawlID == "" {
 		cfg.CrawlID = start.UTC().Format("20060102T150405Z")
@@ -257,32 +279,38 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, s := range cfg.Seeds {
 		n, err := urlnorm.Normalize(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: seed %q: %v", ErrConfig, s, err)
+			return nil, nil, fmt.Errorf("%w: seed %q: %v", ErrConfig, s, err)
 		}
 		seeds = append(seeds, n)
 	}
 	filter, err := urlfilter.New(cfg.Filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	// The topology is fixed for the crawl's life (topology.go): saved now
 	// on a fresh start, checked on a resume before anything is written.
-	topo := topologyOf(&cfg, part)
-	if err := checkTopology(&cfg, local, topo, savedCfg); err != nil {
-		return nil, err
+	topo := topologyOf(cfg, part)
+	if err := checkTopology(cfg, local, topo, savedCfg); err != nil {
+		return nil, nil, err
 	}
 	if cfg.Resume {
 		// The checkpoints are proved before anything is written, once
 		// the topology is known to be the saved one.
 		if resumeFrom, err = checkpoint.Find(cfg.OutDir, cfg.CrawlID, local); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if why := finishedCrawl(&cfg, resumeFrom, tcp); why != "" {
-			return &Result{Finished: why}, nil
+		if why := finishedCrawl(cfg, resumeFrom, tcp); why != "" {
+			return nil, &Result{Finished: why}, nil
+		}
+	}
+	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
+	for _, id := range local {
+		if err := writeSavedConfig(cfg, id, created); err != nil {
+			return nil, nil, err
 		}
 	}
 	var epoch uint64
@@ -290,20 +318,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if tcp {
 		sdir := stateDir(cfg.OutDir, cfg.NodeID)
 		if epoch, err = peer.BumpEpoch(sdir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if events, err = tracefile.OpenEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
-			return nil, err
-		}
-		defer events.Close()
-	}
-	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
-	for _, id := range local {
-		if err := writeSavedConfig(&cfg, id, created); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return &plan{start: start, created: created, tcp: tcp, total: total, local: local, lock: lock, seeds: seeds, filter: filter,
+		part: part, topo: topo, resumeFrom: resumeFrom, meta: meta, epoch: epoch, events: events}, nil, nil
+}
 
+// Run crawls with cfg until the web reachable from the seeds is exhausted,
+// the budget (MaxPages, Duration) is used, or ctx is canceled; then it
+// flushes and closes every log segment, writes OutDir/manifest.json and
+// OutDir/stats.json, and returns them. Cancellation is a normal stop, not an
+// error. With cfg.Peers set it runs node cfg.NodeID of a TCP crawl.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	p, done, err := prepare(&cfg)
+	if p == nil {
+		return done, err
+	}
+	defer p.lock.Unlock()
+	if p.events != nil {
+		defer p.events.Close()
+	}
+	start, tcp, total, local, seeds, part, meta, epoch, events := p.start, p.tcp, p.total, p.local, p.seeds, p.part, p.meta, p.epoch, p.events
 	c := &crawl{cfg: &cfg, tr: peer.NewTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
@@ -313,11 +352,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	nodes := make([]*node, 0, len(local))
 	for _, id := range local {
-		n, err := newNode(c, id, total, part, filter, client, meta, start)
+		n, err := newNode(c, id, total, part, p.filter, client, meta, start)
 		if err != nil {
-			for _, m := range nodes {
-				m.split.CloseWriters()
-			}
+			closeWriters(nodes)
 			return nil, err
 		}
 		nodes = append(nodes, n)
@@ -331,19 +368,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for _, n := range nodes {
 			var e uint64
 			if e, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
-				for _, m := range nodes {
-					m.split.CloseWriters()
-				}
+				closeWriters(nodes)
 				return nil, err
 			}
 			n.split.SetEpoch(e)
 		}
 	}
-	restored, gen, err := resumeNodes(&cfg, resumeFrom, nodes)
+	restored, gen, err := resumeNodes(&cfg, p.resumeFrom, nodes)
 	if err != nil {
-		for _, m := range nodes {
-			m.split.CloseWriters()
-		}
+		closeWriters(nodes)
 		return nil, err
 	}
 	// MaxPages is the crawl's budget, not the run's: a resumed crawl
@@ -362,7 +395,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			sp.EnableFailover(ring, total, seeds)
 		}
 		n0 := nodes[0]
-		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, topo,
+		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, p.topo,
 			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 		if err != nil {
 			sp.CloseWriters()
@@ -521,7 +554,7 @@ wait:
 	var werr error
 	if !cfg.NoTrace {
 		if tcp {
-			werr = mergeManifest(cfg.OutDir, man)
+			werr = outdir.MergeManifest(cfg.OutDir, man)
 			if err := tracefile.WriteJSON(tracefile.NodeDir(cfg.OutDir, cfg.NodeID)+"/stats.json", stats); werr == nil {
 				werr = err
 			}
@@ -532,10 +565,7 @@ wait:
 			}
 		}
 	}
-	c.errMu.Lock()
-	err = c.err
-	c.errMu.Unlock()
-	if err == nil {
+	if err = c.failed(); err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -550,6 +580,13 @@ wait:
 // directory already there: it writes them all) or shared for a node of a
 // TCP crawl. A second crawl, resume or import into the directory is
 // refused at once.
+// closeWriters closes the logs of nodes a failed start made.
+func closeWriters(nodes []*node) {
+	for _, n := range nodes {
+		n.split.CloseWriters()
+	}
+}
+
 func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
 	if cfg.OutDir == "" {
 		return nil, nil

@@ -3,7 +3,6 @@ package recorder
 import (
 	"context"
 	"net/http"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,28 +68,4 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 			}
 		}(w)
 	}
-}
-
-// summary is the mean and median of a per-page count.
-type summary struct {
-	Mean   float64 `json:"mean"`
-	Median float64 `json:"median"`
-}
-
-func summarize(xs []uint32) summary {
-	if len(xs) == 0 {
-		return summary{}
-	}
-	s := append([]uint32(nil), xs...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	var sum float64
-	for _, x := range s {
-		sum += float64(x)
-	}
-	m := len(s) / 2
-	med := float64(s[m])
-	if len(s)%2 == 0 {
-		med = (float64(s[m-1]) + float64(s[m])) / 2
-	}
-	return summary{Mean: sum / float64(len(s)), Median: med}
 }

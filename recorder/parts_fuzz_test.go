@@ -19,7 +19,7 @@ var fuzzParts = []struct {
 	load func(t *testing.T, r io.Reader) error
 }{
 	{"due", func(t *testing.T, r io.Reader) error {
-		return (duePart{&node{split: splitter.New(splitter.Options{DUE: NewDUE(0)})}}).Load(r)
+		return (duePart{&node{split: splitter.New(splitter.Options{DUE: due.NewMemory(0)})}}).Load(r)
 	}},
 	{"due-disk", func(t *testing.T, r io.Reader) error {
 		d, err := due.NewDisk(due.DiskConfig{Dir: t.TempDir(), BufferSize: 1 << 12})
@@ -44,7 +44,7 @@ var fuzzParts = []struct {
 // fuzz seeds, and the bases of the damaged seeds.
 func savedParts(t testing.TB) map[byte][]byte {
 	out := map[byte][]byte{}
-	d := NewDUE(0)
+	d := due.NewMemory(0)
 	for i := range uint64(300) {
 		d.Add(i*0x9e3779b97f4a7c15 + 1)
 	}

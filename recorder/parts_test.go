@@ -8,7 +8,7 @@ import (
 )
 
 func TestDUE(t *testing.T) {
-	d := NewDUE(0)
+	d := due.NewMemory(0)
 	ref := map[uint64]bool{}
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 300000; i++ {

@@ -3,14 +3,16 @@ package recorder
 import (
 	"fmt"
 
-	"github.com/crawltrace/crawltrace/recorder/due"
-	"github.com/crawltrace/crawltrace/recorder/peer"
-	"github.com/crawltrace/crawltrace/recorder/quality"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/due"
+	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/quality"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 
 	"github.com/crawltrace/crawltrace/internal/progress"
 )
@@ -54,8 +56,8 @@ type Stats struct {
 	NonUTF8Pages        int64 `json:"non_utf8_pages"`
 	CharsetUnknownPages int64 `json:"charset_unknown_pages"`
 
-	LinksPerPage         summary          `json:"links_per_page"`        // over HTML pages, duplicates included
-	UniqueLinksPerPage   summary          `json:"unique_links_per_page"` // distinct links on a page
+	LinksPerPage         worker.Summary   `json:"links_per_page"`        // over HTML pages, duplicates included
+	UniqueLinksPerPage   worker.Summary   `json:"unique_links_per_page"` // distinct links on a page
 	OnPageDuplicateShare float64          `json:"on_page_duplicate_fraction"`
 	Filtered             int64            `json:"filtered"`
 	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty"`
@@ -258,8 +260,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 			s.DUEMergeBytes += ds.MergeBytes
 		}
 	}
-	s.LinksPerPage = summarize(links)
-	s.UniqueLinksPerPage = summarize(unique)
+	s.LinksPerPage = worker.Summarize(links)
+	s.UniqueLinksPerPage = worker.Summarize(unique)
 	var sl, su float64
 	for i := range links {
 		sl += float64(links[i])

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,4 +111,30 @@ func (s *Stats) filtered(reason string) {
 	}
 	s.d.FilterReasons[reason]++
 	s.mu.Unlock()
+}
+
+// Summary is the mean and median of a per-page count (links per page,
+// unique links per page).
+type Summary struct {
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+}
+
+// Summarize is the mean and median of xs (zero for none).
+func Summarize(xs []uint32) Summary {
+	if len(xs) == 0 {
+		return Summary{}
+	}
+	s := append([]uint32(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	m := len(s) / 2
+	med := float64(s[m])
+	if len(s)%2 == 0 {
+		med = (float64(s[m-1]) + float64(s[m])) / 2
+	}
+	return Summary{Mean: sum / float64(len(s)), Median: med}
 }

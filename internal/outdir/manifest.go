@@ -1,4 +1,4 @@
-package recorder
+package outdir
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
-// mergeManifest adds this node's entry to dir/manifest.json under an
+// MergeManifest adds a node's entry (m holds that node) to dir/manifest.json under an
 // exclusive file lock, so the processes of a TCP crawl sharing one output
 // directory build one manifest. An existing manifest of another crawl id is
 // replaced.
-func mergeManifest(dir string, m *tracefile.Manifest) error {
+func MergeManifest(dir string, m *tracefile.Manifest) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("outdir: %w", err)
 	}
 	lf, err := os.OpenFile(filepath.Join(dir, "manifest.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return fmt.Errorf("recorder: %w", err)
+		return fmt.Errorf("outdir: %w", err)
 	}
 	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("recorder: lock manifest: %w", err)
+	if err := flock(lf, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("outdir: lock %s: %w", lf.Name(), err)
 	}
 	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
 	old, err := tracefile.ReadManifest(dir)
