@@ -111,6 +111,10 @@ func TestClusterFailoverNoLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	// Beside the other multi-process tests: a load that slows the peers'
+	// failure detectors apart is what this test must survive (views of
+	// the live set that disagree for longer lost URLs once).
+	t.Parallel()
 	web := startClusterWeb(t, 40, 60)
 	want := controlPages(t, web)
 	r := failoverTrial(t, web, want, 8500*time.Millisecond, 0)
