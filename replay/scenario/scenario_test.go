@@ -261,7 +261,6 @@ func TestThreadsTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type r = ThreadsRow
 	want := []ThreadsRow{
 		// Node 0, W = 2: global distances -,-,-,2,2,1; worker 0 sees A/ A/x B/y B/y (one hit at distance 1).
 		{Node: 0, Size: 1, Workers: 2, Requests: 6, GlobalMisses: 5, ThreadSize: 0, ThreadMisses: 6},
