@@ -29,13 +29,14 @@ import (
 // Memory: the trace and its next-use times (16 bytes per request) plus
 // about 40 bytes per cached key at the largest size.
 func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
-	return minMarkers(nil, trace, next, sizes, warmup)
+	return minMarkers(nil, trace, next, sizes, warmup, nil)
 }
 
 // minMarkers is [MINMarkers] stopped by closing cancel (nil: never), which
 // it looks at every policy.CheckEvery requests; it then returns
-// context.Canceled.
-func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
+// context.Canceled. tick, when not nil, is told the position every
+// policy.CheckEvery requests.
+func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []int, warmup int64, tick func(t int)) (Curve, error) {
 	s := slices.Clone(sizes)
 	slices.Sort(s)
 	s = slices.Compact(s)
@@ -65,8 +66,13 @@ func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []in
 	hits := make([]int64, m)
 	var reqs int64
 	for t, key := range trace {
-		if t%policy.CheckEvery == 0 && policy.Canceled(cancel) {
-			return Curve{}, context.Canceled
+		if t%policy.CheckEvery == 0 {
+			if policy.Canceled(cancel) {
+				return Curve{}, context.Canceled
+			}
+			if tick != nil {
+				tick(t)
+			}
 		}
 		nu := next[t]
 		if nu < 0 {

@@ -283,7 +283,19 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			mine = append(mine, u)
 		}
 	}
-	prog := newProgress(cfg.Progress, len(mine))
+	lens := make([]int64, len(cfg.Traces))
+	var total int64
+	for _, u := range mine {
+		if lens[u.trace] == 0 {
+			lens[u.trace] = traceLen(cfg.Traces[u.trace], cfg.Format)
+		}
+		if lens[u.trace] < 0 || total < 0 {
+			total = -1
+			continue
+		}
+		total += lens[u.trace] * int64(cfg.passes(u))
+	}
+	prog := newProgress(cfg.Progress, len(mine), total)
 	res := &Results{Meta: cfg.tableMeta()}
 	res.Traces, res.Meta.CrawlID = traceMetas(&cfg)
 	var mu sync.Mutex
@@ -325,7 +337,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			g.Go(func() error {
 				start := time.Now()
 				var mem Measured
-				rows, err := runUnit(gctx, &cfg, path, u, off, &mem)
+				tick := prog.unit(lens[u.trace], cfg.passes(u))
+				rows, err := runUnit(gctx, &cfg, path, u, off, &mem, tick)
 				if err != nil {
 					return err
 				}
@@ -342,7 +355,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					res.Memory = append(res.Memory, mem)
 				}
 				mu.Unlock()
-				prog.done(rows)
+				tick.done()
 				return nil
 			})
 		}
@@ -399,7 +412,7 @@ func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNe
 
 // runUnit runs one unit of the grid and returns its rows; a unit simulated
 // at one size also fills mem (Measured.Policy stays "" otherwise).
-func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured) ([]Row, error) {
+func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured, tick *unitTicker) ([]Row, error) {
 	name := filepath.Base(path)
 	ts := off.sample
 	// The sizes simulated: the miniature ones of a sampled run.
@@ -434,6 +447,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			if err != nil {
 				return nil, err
 			}
+			rd := reader{u: tick, src: src, n: src.Len()}
 			for src.Next() {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -441,6 +455,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 				for _, k := range src.Keys() {
 					sh.access(k)
 				}
+				rd.batch(src.Keys())
 			}
 			if err := src.Err(); err != nil {
 				return nil, err
@@ -457,11 +472,13 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
+		rd := reader{u: tick, src: src, n: src.Len()}
 		for src.Next() {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			s.AccessBatch(src.Keys())
+			rd.batch(src.Keys())
 		}
 		if err := src.Err(); err != nil {
 			return nil, err
@@ -475,13 +492,13 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
-		c, err := minMarkers(ctx.Done(), keys, next, sizes, cfg.Warmup)
+		c, err := minMarkers(ctx.Done(), keys, next, sizes, cfg.Warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
 		if err != nil {
 			return nil, err
 		}
 		return curveRows(c), nil
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil)
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil, tick)
 		if err != nil {
 			return nil, err
 		}
@@ -508,13 +525,34 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem)
+		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem, tick)
 		if err != nil {
 			return nil, err
 		}
+		tick.nextPass()
 		hits[s], reqs = h, n
 	}
 	return []Row{fixedRow(name, u.policy, u.size, reqs, hits)}, nil
+}
+
+// passes is the number of passes over its trace that unit u makes: one per
+// seed for a randomized policy run per size, else one.
+func (cfg *Config) passes(u unit) int {
+	if u.size > 0 && randomized(u.policy) {
+		return cfg.Seeds
+	}
+	return 1
+}
+
+// traceLen is the number of requests of the trace at path, -1 when unknown
+// before a pass (text) or when it cannot be opened (the run reports that).
+func traceLen(path, format string) int64 {
+	src, err := Open(path, format)
+	if err != nil {
+		return -1
+	}
+	defer src.Close()
+	return src.Len()
 }
 
 // fixedRow summarizes runs of one policy and size: mean and sample standard
@@ -547,8 +585,8 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // hits and requests.
 // ts, when not nil, samples the streamed trace (opts.Trace is sampled
 // already). mem, when not nil, receives the memory the policy's structures took at
-// the end and the keys it then held.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured) (hits, reqs int64, err error) {
+// the end and the keys it then held. tick, when not nil, follows the pass.
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured, tick *unitTicker) (hits, reqs int64, err error) {
 	opts.Cancel = ctx.Done()
 	p, err := policy.New(name, size, opts)
 	if err != nil {
@@ -577,7 +615,9 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
-			feed(opts.Trace[i:min(i+batchSize, len(opts.Trace))])
+			end := min(i+batchSize, len(opts.Trace))
+			feed(opts.Trace[i:end])
+			tick.at(int64(end), int64(len(opts.Trace)))
 		}
 	} else {
 		src, err := cfg.open(path, ts)
@@ -585,11 +625,13 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			return 0, 0, err
 		}
 		defer src.Close()
+		rd := reader{u: tick, src: src, n: src.Len()}
 		for src.Next() {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
 			feed(src.Keys())
+			rd.batch(src.Keys())
 		}
 		if err := src.Err(); err != nil {
 			return 0, 0, err

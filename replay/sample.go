@@ -225,13 +225,15 @@ func (l *lowestHashes) keepLowest(n int, k, h uint64) {
 // sampledSource passes on the requests of src whose keys ts keeps.
 type sampledSource struct {
 	Source
-	ts  *traceSample
-	buf []uint64
+	ts   *traceSample
+	buf  []uint64
+	read int64 // requests read from Source, kept or not
 }
 
 func (s *sampledSource) Next() bool {
 	for s.Source.Next() {
 		s.buf = s.buf[:0]
+		s.read += int64(len(s.Source.Keys()))
 		for _, k := range s.Source.Keys() {
 			if s.ts.keep(k) {
 				s.buf = append(s.buf, k)
@@ -245,6 +247,8 @@ func (s *sampledSource) Next() bool {
 }
 
 func (s *sampledSource) Keys() []uint64 { return s.buf }
+
+func (s *sampledSource) Reset() error { s.read = 0; return s.Source.Reset() }
 
 // shardsLRU is SHARDS with a fixed sample size (Waldspurger et al., FAST
 // 2015, with its SHARDS_adj correction): an LRU
