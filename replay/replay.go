@@ -78,6 +78,12 @@ type Config struct {
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int
+	// Memory is the memory the sweep may take, in bytes: Run estimates the
+	// peak of its simulations and refuses to start one that needs more
+	// (see memcheck.go), and sets Go's soft memory limit to it (unless
+	// GOMEMLIMIT is set). 0 means what the machine has available now
+	// (procmem.Available); a negative value skips the check.
+	Memory int64
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
 	// more: the figures are curves over cache size).
 	Plots bool
@@ -283,6 +289,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			mine = append(mine, u)
 		}
 	}
+	allowed, err := cfg.checkMemory(ctx, mine)
+	if err != nil {
+		return nil, err
+	}
+	defer limitMemory(allowed)()
 	lens := make([]int64, len(cfg.Traces))
 	var total int64
 	for _, u := range mine {
@@ -399,15 +410,34 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // error it leaves is the run's).
 func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
-		o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
-		if o.err == nil && o.sample != nil {
-			o.keys = slices.DeleteFunc(o.keys, func(k uint64) bool { return !o.sample.keep(k) })
+		if o.sample != nil {
+			o.keys, o.err = o.readSample(ctx, cfg, path)
+		} else {
+			o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
 		}
 		if o.err == nil && withNext {
 			o.next, o.err = policy.NextUseCancel(o.keys, ctx.Done())
 		}
 	})
 	return o.keys, o.next, o.err
+}
+
+// readSample reads the sampled keys of the trace, in one pass that holds
+// only them.
+func (o *offlineData) readSample(ctx context.Context, cfg *Config, path string) ([]uint64, error) {
+	src, err := cfg.open(path, o.sample)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var out []uint64
+	for src.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, src.Keys()...)
+	}
+	return slices.Clip(out), src.Err()
 }
 
 // runUnit runs one unit of the grid and returns its rows; a unit simulated
