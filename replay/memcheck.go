@@ -22,11 +22,12 @@ import (
 // trace, which is
 //
 //   - the trace in memory when min or static runs: 8 bytes per request,
-//     plus, for min, its next-use times (8 bytes per request) and the hash
-//     table that computes them (one slot per distinct key, see
-//     policy.MemoryPerEntry);
+//     plus, for min, its next-use times (8 bytes per request);
 //   - the simulations running at once (Config.Workers, the costliest of
-//     them counted): each one's structures as policy.MemoryPerEntry gives
+//     them counted), or, while min's next-use times are computed, the hash
+//     table that computes them (two slots per distinct key, see
+//     policy.MemoryPerEntry) and the others running then; each
+//     simulation's structures as policy.MemoryPerEntry gives
 //     them at min(size, distinct keys), since a cache holds no more keys
 //     than the trace has; a one-pass curve at its largest size; static
 //     also counts and sorts the distinct keys;
@@ -203,11 +204,14 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 	if offline {
 		need.add("trace in memory", 8*ns)
 	}
+	var table int64
 	if withNext {
 		need.add("next-use times", 8*ns)
-		need.add("next-use table", int64(growth*float64(tableBytes(ds))))
+		table = int64(growth * float64(tableBytes(ds)))
 	}
-	// The costliest Workers simulations at once.
+	// The costliest Workers simulations at once; while the next-use times
+	// are computed (the table is dropped then), the costliest Workers-1
+	// others.
 	order := make([]int, len(sims))
 	for i := range order {
 		order[i] = i
@@ -221,19 +225,30 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 		}
 		return 0
 	})
-	var at int64
-	var names []string
-	for _, i := range order[:min(cfg.Workers, len(order))] {
-		at += sims[i]
-		if !slices.Contains(names, simNames[i]) {
-			names = append(names, simNames[i])
+	w := min(cfg.Workers, len(order))
+	top := func(w int) (int64, string) {
+		var at int64
+		var names []string
+		for _, i := range order[:w] {
+			at += sims[i]
+			if !slices.Contains(names, simNames[i]) {
+				names = append(names, simNames[i])
+			}
 		}
+		what := "simulation " + strings.Join(names, ", ")
+		if w > 1 {
+			what = fmt.Sprintf("%d simulations at once (%s)", w, strings.Join(names, ", "))
+		}
+		return int64(growth * float64(at)), what
 	}
-	what := "simulation " + strings.Join(names, ", ")
-	if w := min(cfg.Workers, len(order)); w > 1 {
-		what = fmt.Sprintf("%d simulations at once (%s)", w, strings.Join(names, ", "))
+	all, what := top(w)
+	others, otherWhat := top(max(w-1, 0))
+	if table > 0 && table+others > all {
+		need.add("next-use table", table)
+		need.add(otherWhat, others)
+	} else {
+		need.add(what, all)
 	}
-	need.add(what, int64(growth*float64(at)))
 	return need
 }
 

@@ -60,7 +60,7 @@ timed() {
 	shift
 	/usr/bin/time -f '%e %U %S %M' -o "$tf" "$@" >"$log" 2>&1 &
 	local tp=$! cp="" anon=0 a
-	# The largest RssAnon seen, every 2 s: the peak RSS counts the pages of
+	# The largest RssAnon seen, every second: the peak RSS counts the pages of
 	# the memory-mapped trace too, which the kernel can drop at will.
 	while kill -0 "$tp" 2>/dev/null; do
 		[ -n "$cp" ] || cp=$(pgrep -P "$tp" | head -n 1 || true)
@@ -68,7 +68,7 @@ timed() {
 			a=$(awk '/^RssAnon:/ {print $2}' "/proc/$cp/status" 2>/dev/null || true)
 			[ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
 		fi
-		sleep 2
+		sleep 1
 	done
 	wait "$tp" || rc=$?
 	local e u s m
