@@ -172,6 +172,9 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 		}
 		return min(int64(s), ds)
 	}
+	if cfg.sampling() && 8*ns <= sampleHold {
+		need.add("sample in memory", 8*ns)
+	}
 	maxSize := slices.Max(cfg.Sizes)
 	offline, withNext := false, false
 	var sims []int64
