@@ -22,7 +22,8 @@ import (
 // trace, which is
 //
 //   - the trace in memory when min or static runs: 8 bytes per request,
-//     plus, for min, its next-use times (8 bytes per request);
+//     plus, for min, its next-use times (4 bytes per request in one pass,
+//     8 per size);
 //   - the simulations running at once (Config.Workers, the costliest of
 //     them counted), or, while min's next-use times are computed, the hash
 //     table that computes them (two slots per distinct key, see
@@ -209,7 +210,11 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 	}
 	var table int64
 	if withNext {
-		need.add("next-use times", 8*ns)
+		per := int64(8)
+		if cfg.onePass("min") {
+			per = 4 // 32-bit positions
+		}
+		need.add("next-use times", per*ns)
 		table = int64(growth * float64(tableBytes(ds)))
 	}
 	// The costliest Workers simulations at once; while the next-use times

@@ -266,7 +266,8 @@ type offlineData struct {
 	sample *traceSample // how the trace is sampled, nil for exact runs
 	once   sync.Once
 	keys   []uint64
-	next   []int64
+	next   []int64  // for min run per size
+	next32 []uint32 // for min in one pass
 	err    error
 }
 
@@ -277,8 +278,10 @@ type offlineData struct {
 // they run as the other policies do. The online policies stream the trace
 // once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
-// 8 per request for MIN's next-use times), loaded once per trace and
-// dropped when the trace is done.
+// 4 per request for MIN's next-use times in one pass, 8 per size), loaded
+// once per trace and dropped when the trace is done. Before the first run,
+// Run estimates the sweep's peak memory and refuses to start one that
+// needs more than Config.Memory (see memcheck.go).
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -406,8 +409,10 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 
 // load reads the trace into memory for the offline policies; withNext
 // (the same for every call on one trace: whether min runs) adds MIN's
-// next-use times. Both passes stop when ctx is done (the run is over: the
-// error it leaves is the run's).
+// next-use times: 32-bit ones when min runs in one pass (see [MINMarkers]),
+// in next32, else 64-bit ones for the policy package's MIN, in next. Both
+// passes stop when ctx is done (the run is over: the error it leaves is
+// the run's).
 func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
 		if o.sample != nil {
@@ -415,7 +420,11 @@ func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNe
 		} else {
 			o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
 		}
-		if o.err == nil && withNext {
+		switch {
+		case o.err != nil || !withNext:
+		case cfg.onePass("min"):
+			o.next32, o.err = policy.NextUse32Cancel(o.keys, ctx.Done())
+		default:
 			o.next, o.err = policy.NextUseCancel(o.keys, ctx.Done())
 		}
 	})
@@ -518,11 +527,11 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if !cfg.onePass("min") {
 			break
 		}
-		keys, next, err := off.load(ctx, cfg, path, needNext)
+		keys, _, err := off.load(ctx, cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		c, err := minMarkers(ctx.Done(), keys, next, sizes, cfg.Warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
+		c, err := minMarkers(ctx.Done(), keys, off.next32, sizes, cfg.Warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
 		if err != nil {
 			return nil, err
 		}

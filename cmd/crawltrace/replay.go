@@ -30,8 +30,8 @@ min do too from 4 sizes on, and run once per size (faster) below that
 (--algorithm overrides the choice); min and static hold the trace in memory.
 
 Before the first run, replay estimates the run's peak memory (the trace in
-memory for min and static, 16 bytes a request with min's next-use times, and
-the simulations running at once at the keys they can hold) and refuses to
+memory for min and static, 12 or 16 bytes a request with min's next-use times,
+and the simulations running at once at the keys they can hold) and refuses to
 start, exiting 1 with the memory needed, when it exceeds what the machine has
 available (or --memory).
 
