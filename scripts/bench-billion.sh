@@ -20,7 +20,8 @@
 # binary, the trace, the results and one log per run (with its progress
 # lines); STAGES ("lru min sample all") picks and orders the stages;
 # POLICIES (the twelve policies without the scatter variants); WORKERS
-# (replay --workers, 0 = GOMAXPROCS); KEEP_TRACE=1 keeps the trace, which is
+# (replay --workers, 0 = GOMAXPROCS); BIN (a crawltrace binary to use
+# instead of building one); KEEP_TRACE=1 keeps the trace, which is
 # otherwise removed at the end (also when a run fails).
 #
 # Needs 8 bytes of disk per request for the trace and, for min (and the
@@ -40,14 +41,14 @@ workers=${WORKERS:-0}
 curve=2^0..2^25
 three=2^10,2^16,2^20
 mkdir -p "$dir"
-bin=$dir/crawltrace
-go build -o "$bin" ./cmd/crawltrace
+bin=${BIN:-$dir/crawltrace}
+[ -n "${BIN:-}" ] || go build -o "$bin" ./cmd/crawltrace
 trace=$dir/trace-$requests.arrow
 if [ "${KEEP_TRACE:-}" != 1 ]; then
 	trap 'rm -f "$trace"' EXIT
 fi
 
-echo "bench-billion: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-billion: $(git rev-parse --short HEAD 2>/dev/null || echo '?')${BIN:+ (binary $BIN)}, $(date -u +%FT%TZ), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "trace: $requests requests, $keys keys, alpha $alpha, locality $locality; stages: $stages"
 echo
 echo "| run | wall s | CPU s (user + sys) | peak RSS | peak anonymous RSS (sampled) |"
