@@ -37,9 +37,10 @@ import (
 // Structures are counted at growth times their size when full: a hash
 // table or slab grows by doubling, and holds its old and new arrays at
 // once while it does. The garbage they leave is collected in time because
-// Run sets Go's soft memory limit to the memory allowed (unless GOMEMLIMIT
-// is set): as the heap nears it, the collector runs more often. Without
-// that limit a heap may grow to twice its live data before a collection.
+// Run sets Go's soft memory limit a little above the estimate (see
+// [Config.checkMemory]; unless GOMEMLIMIT is set): as the heap nears it,
+// the collector runs more often. Without that limit a heap may grow to
+// twice its live data before a collection.
 //
 // The memory-mapped trace file is not counted: its pages are the kernel's
 // page cache, dropped under pressure. The distinct keys are bounded first
@@ -266,7 +267,12 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 // task). It reads each trace's length from its header and counts distinct
 // keys in a first pass only where the requests' bound does not fit.
 //
-// It returns the memory allowed, 0 when there is no check.
+// It returns the memory the run should stay within, 0 when there is no
+// check: a quarter (at least 256 MiB) above the estimate, or the memory
+// allowed if that is less. Run sets Go's soft memory limit to it, so that
+// the collector reclaims the garbage of growing structures before the heap
+// goes far past what the estimate counts, rather than only when it has
+// doubled.
 func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error) {
 	if cfg.Memory < 0 {
 		return 0, nil
@@ -278,6 +284,7 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 			return 0, nil // no way to tell: not Linux
 		}
 	}
+	var peak int64 // the largest estimate
 	for ti, path := range cfg.Traces {
 		var us []unit
 		for _, u := range units {
@@ -299,6 +306,7 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 		}
 		need := cfg.estimateTrace(filepath.Base(path), us, n, n)
 		if need.total() <= avail {
+			peak = max(peak, need.total())
 			continue
 		}
 		// The requests bound the distinct keys too loosely: count them.
@@ -311,17 +319,18 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 			return 0, fmt.Errorf("replay: %s: this run needs about %s, more than the %s %s; run fewer policies or sizes at once (--policies, --sizes, --workers, --task), or sample (--sample); --memory off skips this check",
 				need.trace, need, FormatBytes(avail), source)
 		}
+		peak = max(peak, need.total())
 	}
-	return avail, nil
+	return min(avail, max(peak+peak/4, peak+256<<20)), nil
 }
 
-// limitMemory sets Go's soft memory limit to allowed bytes (0: none) unless
+// limitMemory sets Go's soft memory limit to limit bytes (0: none) unless
 // one is set already (GOMEMLIMIT), and returns what restores it.
-func limitMemory(allowed int64) func() {
-	if allowed <= 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+func limitMemory(limit int64) func() {
+	if limit <= 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
-	prev := debug.SetMemoryLimit(allowed)
+	prev := debug.SetMemoryLimit(limit)
 	return func() { debug.SetMemoryLimit(prev) }
 }
 

@@ -80,8 +80,9 @@ type Config struct {
 	SampleMaxKeys int
 	// Memory is the memory the sweep may take, in bytes: Run estimates the
 	// peak of its simulations and refuses to start one that needs more
-	// (see memcheck.go), and sets Go's soft memory limit to it (unless
-	// GOMEMLIMIT is set). 0 means what the machine has available now
+	// (see memcheck.go), and sets Go's soft memory limit a quarter above
+	// the estimate, within Memory (unless GOMEMLIMIT is set). 0 means what
+	// the machine has available now
 	// (procmem.Available); a negative value skips the check.
 	Memory int64
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
@@ -292,11 +293,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			mine = append(mine, u)
 		}
 	}
-	allowed, err := cfg.checkMemory(ctx, mine)
+	limit, err := cfg.checkMemory(ctx, mine)
 	if err != nil {
 		return nil, err
 	}
-	defer limitMemory(allowed)()
+	defer limitMemory(limit)()
 	lens := make([]int64, len(cfg.Traces))
 	var total int64
 	for _, u := range mine {
