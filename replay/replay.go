@@ -82,8 +82,8 @@ type Config struct {
 	// peak of its simulations and refuses to start one that needs more
 	// (see memcheck.go), and sets Go's soft memory limit a quarter above
 	// the estimate, within Memory (unless GOMEMLIMIT is set). 0 means what
-	// the machine has available now
-	// (procmem.Available); a negative value skips the check.
+	// the machine has available now (procmem.Available); a negative value
+	// skips the check.
 	Memory int64
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
 	// more: the figures are curves over cache size).
