@@ -87,7 +87,7 @@ func BenchmarkLRUSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr}, nil, nil)
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func BenchmarkMINSingleSize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr}, nil, nil)
+		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestRunCanceled(t *testing.T) {
 	}
 	closed := make(chan struct{})
 	close(closed)
-	if _, err := minMarkers(closed, keys, nil, cfg.Sizes, 0); !errors.Is(err, context.Canceled) {
+	if _, err := minMarkers(closed, keys, nil, cfg.Sizes, 0, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("minMarkers: %v", err)
 	}
 }

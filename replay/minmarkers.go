@@ -26,16 +26,34 @@ import (
 // farthest. Ties can only be between keys never requested again, which
 // never hit, so the counts do not depend on how ties break.
 //
-// Memory: the trace and its next-use times (16 bytes per request) plus
-// about 40 bytes per cached key at the largest size.
+// Memory: the trace and its next-use times (12 bytes per request: they
+// are held as 32-bit positions, so a trace has fewer than 2^32 requests)
+// plus about 40 bytes per cached key at the largest size.
 func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
-	return minMarkers(nil, trace, next, sizes, warmup)
+	var n32 []uint32
+	if next != nil {
+		if len(next) != len(trace) {
+			return Curve{}, fmt.Errorf("replay: MIN markers: %d next-use times for %d requests", len(next), len(trace))
+		}
+		if int64(len(trace)) >= policy.NoNextUse {
+			return Curve{}, fmt.Errorf("replay: MIN markers: %d requests, at most %d", len(trace), policy.NoNextUse-1)
+		}
+		n32 = make([]uint32, len(next))
+		for i, v := range next {
+			n32[i] = policy.NoNextUse
+			if v >= 0 {
+				n32[i] = uint32(v)
+			}
+		}
+	}
+	return minMarkers(nil, trace, n32, sizes, warmup, nil)
 }
 
 // minMarkers is [MINMarkers] stopped by closing cancel (nil: never), which
 // it looks at every policy.CheckEvery requests; it then returns
-// context.Canceled.
-func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []int, warmup int64) (Curve, error) {
+// context.Canceled. tick, when not nil, is told the position every
+// policy.CheckEvery requests.
+func minMarkers(cancel <-chan struct{}, trace []uint64, next []uint32, sizes []int, warmup int64, tick func(t int)) (Curve, error) {
 	s := slices.Clone(sizes)
 	slices.Sort(s)
 	s = slices.Compact(s)
@@ -44,7 +62,7 @@ func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []in
 	}
 	if next == nil {
 		var err error
-		if next, err = policy.NextUseCancel(trace, cancel); err != nil {
+		if next, err = policy.NextUse32Cancel(trace, cancel); err != nil {
 			return Curve{}, err
 		}
 	}
@@ -65,11 +83,16 @@ func minMarkers(cancel <-chan struct{}, trace []uint64, next []int64, sizes []in
 	hits := make([]int64, m)
 	var reqs int64
 	for t, key := range trace {
-		if t%policy.CheckEvery == 0 && policy.Canceled(cancel) {
-			return Curve{}, context.Canceled
+		if t%policy.CheckEvery == 0 {
+			if policy.Canceled(cancel) {
+				return Curve{}, context.Canceled
+			}
+			if tick != nil {
+				tick(t)
+			}
 		}
-		nu := next[t]
-		if nu < 0 {
+		nu := int64(next[t])
+		if next[t] == policy.NoNextUse {
 			nu = math.MaxInt64
 		}
 		counted := int64(t) >= warmup

@@ -78,6 +78,13 @@ type Config struct {
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int
+	// Memory is the memory the sweep may take, in bytes: Run estimates the
+	// peak of its simulations and refuses to start one that needs more
+	// (see memcheck.go), and sets Go's soft memory limit a quarter above
+	// the estimate, within Memory (unless GOMEMLIMIT is set). 0 means what
+	// the machine has available now (procmem.Available); a negative value
+	// skips the check.
+	Memory int64
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
 	// more: the figures are curves over cache size).
 	Plots bool
@@ -260,7 +267,8 @@ type offlineData struct {
 	sample *traceSample // how the trace is sampled, nil for exact runs
 	once   sync.Once
 	keys   []uint64
-	next   []int64
+	next   []int64  // for min run per size
+	next32 []uint32 // for min in one pass
 	err    error
 }
 
@@ -271,8 +279,10 @@ type offlineData struct {
 // they run as the other policies do. The online policies stream the trace
 // once per size.
 // min and static need the whole trace in memory (8 bytes per request, plus
-// 8 per request for MIN's next-use times), loaded once per trace and
-// dropped when the trace is done.
+// 4 per request for MIN's next-use times in one pass, 8 per size), loaded
+// once per trace and dropped when the trace is done. Before the first run,
+// Run estimates the sweep's peak memory and refuses to start one that
+// needs more than Config.Memory (see memcheck.go).
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -283,7 +293,24 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			mine = append(mine, u)
 		}
 	}
-	prog := newProgress(cfg.Progress, len(mine))
+	limit, err := cfg.checkMemory(ctx, mine)
+	if err != nil {
+		return nil, err
+	}
+	defer limitMemory(limit)()
+	lens := make([]int64, len(cfg.Traces))
+	var total int64
+	for _, u := range mine {
+		if lens[u.trace] == 0 {
+			lens[u.trace] = traceLen(cfg.Traces[u.trace], cfg.Format)
+		}
+		if lens[u.trace] < 0 || total < 0 {
+			total = -1
+			continue
+		}
+		total += lens[u.trace] * int64(cfg.passes(u))
+	}
+	prog := newProgress(cfg.Progress, len(mine), total)
 	res := &Results{Meta: cfg.tableMeta()}
 	res.Traces, res.Meta.CrawlID = traceMetas(&cfg)
 	var mu sync.Mutex
@@ -325,7 +352,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			g.Go(func() error {
 				start := time.Now()
 				var mem Measured
-				rows, err := runUnit(gctx, &cfg, path, u, off, &mem)
+				tick := prog.unit(lens[u.trace], cfg.passes(u))
+				rows, err := runUnit(gctx, &cfg, path, u, off, &mem, tick)
 				if err != nil {
 					return err
 				}
@@ -342,7 +370,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					res.Memory = append(res.Memory, mem)
 				}
 				mu.Unlock()
-				prog.done(rows)
+				tick.done()
 				return nil
 			})
 		}
@@ -382,24 +410,49 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 
 // load reads the trace into memory for the offline policies; withNext
 // (the same for every call on one trace: whether min runs) adds MIN's
-// next-use times. Both passes stop when ctx is done (the run is over: the
-// error it leaves is the run's).
+// next-use times: 32-bit ones when min runs in one pass (see [MINMarkers]),
+// in next32, else 64-bit ones for the policy package's MIN, in next. Both
+// passes stop when ctx is done (the run is over: the error it leaves is
+// the run's).
 func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
-		o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
-		if o.err == nil && o.sample != nil {
-			o.keys = slices.DeleteFunc(o.keys, func(k uint64) bool { return !o.sample.keep(k) })
+		if o.sample != nil {
+			o.keys, o.err = o.readSample(ctx, cfg, path)
+		} else {
+			o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
 		}
-		if o.err == nil && withNext {
+		switch {
+		case o.err != nil || !withNext:
+		case cfg.onePass("min"):
+			o.next32, o.err = policy.NextUse32Cancel(o.keys, ctx.Done())
+		default:
 			o.next, o.err = policy.NextUseCancel(o.keys, ctx.Done())
 		}
 	})
 	return o.keys, o.next, o.err
 }
 
+// readSample reads the sampled keys of the trace, in one pass that holds
+// only them.
+func (o *offlineData) readSample(ctx context.Context, cfg *Config, path string) ([]uint64, error) {
+	src, err := cfg.open(path, o.sample)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var out []uint64
+	for src.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, src.Keys()...)
+	}
+	return slices.Clip(out), src.Err()
+}
+
 // runUnit runs one unit of the grid and returns its rows; a unit simulated
 // at one size also fills mem (Measured.Policy stays "" otherwise).
-func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured) ([]Row, error) {
+func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured, tick *unitTicker) ([]Row, error) {
 	name := filepath.Base(path)
 	ts := off.sample
 	// The sizes simulated: the miniature ones of a sampled run.
@@ -434,6 +487,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			if err != nil {
 				return nil, err
 			}
+			rd := reader{u: tick, src: src, n: src.Len()}
 			for src.Next() {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -441,6 +495,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 				for _, k := range src.Keys() {
 					sh.access(k)
 				}
+				rd.batch(src.Keys())
 			}
 			if err := src.Err(); err != nil {
 				return nil, err
@@ -457,11 +512,13 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
+		rd := reader{u: tick, src: src, n: src.Len()}
 		for src.Next() {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			s.AccessBatch(src.Keys())
+			rd.batch(src.Keys())
 		}
 		if err := src.Err(); err != nil {
 			return nil, err
@@ -471,17 +528,17 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if !cfg.onePass("min") {
 			break
 		}
-		keys, next, err := off.load(ctx, cfg, path, needNext)
+		keys, _, err := off.load(ctx, cfg, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		c, err := minMarkers(ctx.Done(), keys, next, sizes, cfg.Warmup)
+		c, err := minMarkers(ctx.Done(), keys, off.next32, sizes, cfg.Warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
 		if err != nil {
 			return nil, err
 		}
 		return curveRows(c), nil
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil)
+		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil, tick)
 		if err != nil {
 			return nil, err
 		}
@@ -508,13 +565,34 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem)
+		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem, tick)
 		if err != nil {
 			return nil, err
 		}
+		tick.nextPass()
 		hits[s], reqs = h, n
 	}
 	return []Row{fixedRow(name, u.policy, u.size, reqs, hits)}, nil
+}
+
+// passes is the number of passes over its trace that unit u makes: one per
+// seed for a randomized policy run per size, else one.
+func (cfg *Config) passes(u unit) int {
+	if u.size > 0 && randomized(u.policy) {
+		return cfg.Seeds
+	}
+	return 1
+}
+
+// traceLen is the number of requests of the trace at path, -1 when unknown
+// before a pass (text) or when it cannot be opened (the run reports that).
+func traceLen(path, format string) int64 {
+	src, err := Open(path, format)
+	if err != nil {
+		return -1
+	}
+	defer src.Close()
+	return src.Len()
 }
 
 // fixedRow summarizes runs of one policy and size: mean and sample standard
@@ -547,8 +625,8 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // hits and requests.
 // ts, when not nil, samples the streamed trace (opts.Trace is sampled
 // already). mem, when not nil, receives the memory the policy's structures took at
-// the end and the keys it then held.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured) (hits, reqs int64, err error) {
+// the end and the keys it then held. tick, when not nil, follows the pass.
+func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured, tick *unitTicker) (hits, reqs int64, err error) {
 	opts.Cancel = ctx.Done()
 	p, err := policy.New(name, size, opts)
 	if err != nil {
@@ -577,7 +655,9 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
-			feed(opts.Trace[i:min(i+batchSize, len(opts.Trace))])
+			end := min(i+batchSize, len(opts.Trace))
+			feed(opts.Trace[i:end])
+			tick.at(int64(end), int64(len(opts.Trace)))
 		}
 	} else {
 		src, err := cfg.open(path, ts)
@@ -585,11 +665,13 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			return 0, 0, err
 		}
 		defer src.Close()
+		rd := reader{u: tick, src: src, n: src.Len()}
 		for src.Next() {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
 			feed(src.Keys())
+			rd.batch(src.Keys())
 		}
 		if err := src.Err(); err != nil {
 			return 0, 0, err

@@ -227,3 +227,61 @@ func TestEmptySample(t *testing.T) {
 		t.Errorf("empty sample: %v", err)
 	}
 }
+
+// A sample held in memory (read once for every run) gives the rows that
+// reading the trace in each run gives, at a fixed rate and with
+// --sample-max-keys; the held sample has exactly the requests whose keys
+// the final threshold keeps.
+func TestSampleHeldMatchesStreamed(t *testing.T) {
+	dir := t.TempDir()
+	gc := GenConfig{Requests: 300_000, Keys: 30_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 11}
+	path := genTrace(t, dir, "h.arrow", gc)
+	all, err := GenerateKeys(gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []Config{
+		{Sample: 0.05},
+		{SampleMaxKeys: 2000},
+		{Sample: 0.2, SampleMaxKeys: 1500},
+	} {
+		run := func(hold int64) ([]Row, *traceSample) {
+			t.Helper()
+			prev := sampleHold
+			sampleHold = hold
+			defer func() { sampleHold = prev }()
+			cfg := base
+			cfg.Traces = []string{path}
+			cfg.Policies = []string{"lru", "clock", "min", "static", "infinite", "random"}
+			cfg.Sizes = []int{1, 64, 1024, 1 << 14}
+			cfg.Seeds = 2
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.check(); err != nil {
+				t.Fatal(err)
+			}
+			ts, err := prepareSample(context.Background(), &cfg, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range res.Rows {
+				res.Rows[i].Seconds = 0
+			}
+			return res.Rows, ts
+		}
+		held, ts := run(1 << 30)
+		streamed, ts0 := run(0)
+		if ts.keys == nil || ts0.keys != nil {
+			t.Fatalf("%+v: held %d keys with room, %d without", base, len(ts.keys), len(ts0.keys))
+		}
+		want := slices.DeleteFunc(slices.Clone(all), func(k uint64) bool { return !ts.keep(k) })
+		if !slices.Equal(ts.keys, want) {
+			t.Errorf("%+v: held sample of %d requests, want the %d the threshold keeps", base, len(ts.keys), len(want))
+		}
+		if !slices.Equal(held, streamed) {
+			t.Errorf("%+v: rows from the held sample differ from the streamed ones:\n%v\n%v", base, held, streamed)
+		}
+	}
+}

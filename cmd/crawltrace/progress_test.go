@@ -47,7 +47,7 @@ func TestBatchProgressLines(t *testing.T) {
 	if code != 0 || !hasLine(errs, line) || strings.Contains(errs, "\r") {
 		t.Errorf("condense: exit %d, stderr:\n%s", code, errs)
 	}
-	line = regexp.MustCompile(`^replay: \d+s 4/8 runs \(50\.0%\), [0-9.]+ runs/s, ETA \d+s; [0-9.k]+ requests replayed$`)
+	line = regexp.MustCompile(`^replay: [0-9hm]+s \d+/\d+ requests \(\d+\.\d%\), [0-9.kM]+ requests/s, ETA [0-9hm]+s; [1-7]/8 runs$`)
 	code, _, errs = runCLI(t, "replay", cond, "--policies", "lru,fifo", "--sizes", "16", "--no-plots", "--workers", "1", "-o", filepath.Join(dir, "r1"))
 	if code != 0 || !hasLine(errs, line) {
 		t.Errorf("replay: exit %d, stderr:\n%s", code, errs)

@@ -18,7 +18,7 @@ func init() {
 
 func newReplayCmd() *cobra.Command {
 	cfg := replay.DefaultConfig()
-	var policies, sizes, task string
+	var policies, sizes, task, memory string
 	var noPlots, force bool
 	cmd := &cobra.Command{
 		Use:   "replay TRACE...",
@@ -30,6 +30,12 @@ a run at one size). A directory argument stands for the
 *.arrow condensed traces in it. infinite computes all sizes in one pass; lru and
 min do too from 4 sizes on, and run once per size (faster) below that
 (--algorithm overrides the choice); min and static hold the trace in memory.
+
+Before the first run, replay estimates the run's peak memory (the trace in
+memory for min and static, 12 or 16 bytes a request with min's next-use times,
+and the simulations running at once at the keys they can hold) and refuses to
+start, exiting 1 with the memory needed, when it exceeds what the machine has
+available (or --memory).
 
 With --sample RATE (e.g. 0.01) only the keys whose hash falls in a share RATE
 of the hash space are replayed, each policy at its size x RATE, and the rows
@@ -58,6 +64,9 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 				if cfg.Task, cfg.Tasks, err = replay.ParseTask(task); err != nil {
 					return badInput("--task: %v", err)
 				}
+			}
+			if cfg.Memory, err = parseMemoryFlag(memory); err != nil {
+				return badInput("--memory: %v", err)
 			}
 			cfg.Plots = !noPlots
 			cfg.Progress = progressOut(cmd)
@@ -92,6 +101,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
 	f.Float64Var(&cfg.Sample, "sample", 0, "replay a spatial sample of this share of the keys at size x RATE (SHARDS, miniature simulation), e.g. 0.01; 0 = exact")
 	f.IntVar(&cfg.SampleMaxKeys, "sample-max-keys", 0, "sample at most this many keys (SHARDS fixed size; lowers the rate as keys arrive)")
+	f.StringVar(&memory, "memory", "auto", "memory the run may take (e.g. 20G); a run estimated to need more is refused before it starts; auto = what the machine has available, off = no check")
 	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
 	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
@@ -142,6 +152,24 @@ results.arrow, memory.csv and the figures to OUT.`,
 	cmd.Flags().BoolVar(&noPlots, "no-plots", false, "do not draw figures")
 	addForce(cmd, &force)
 	return cmd
+}
+
+// parseMemoryFlag reads --memory: auto (0), off (-1) or a size in bytes.
+func parseMemoryFlag(s string) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	b, err := replay.ParseBytes(s)
+	if err != nil {
+		return 0, err
+	}
+	if b <= 0 {
+		return 0, fmt.Errorf("%q: want a size above 0, auto or off", s)
+	}
+	return b, nil
 }
 
 func splitCommaList(s string) []string {

@@ -101,3 +101,32 @@ func noSeconds(csv string) string {
 	}
 	return b.String()
 }
+
+// A run that cannot fit in --memory is refused before it starts: exit 1,
+// one line naming the memory needed, no output directory; a bad --memory
+// is a usage error; --memory off runs it.
+func TestReplayMemoryFlag(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "t.arrow")
+	mustRun(t, "gen-trace", "-o", tr, "--requests", "500000", "--keys", "5000")
+	out := filepath.Join(dir, "out")
+	code, _, errs := runCLI(t, "replay", tr, "--policies", "min", "--sizes", "16,1k", "--memory", "4M", "-o", out, "--progress", "never")
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "t.arrow: this run needs about") ||
+		!strings.Contains(errs, "trace in memory 3.8 MiB") || !strings.Contains(errs, "4.0 MiB given by --memory") {
+		t.Errorf("--memory 4M: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("refused run left %s (%v)", out, err)
+	}
+	for _, bad := range []string{"lots", "0", "-3G"} {
+		code, _, errs = runCLI(t, "replay", tr, "--memory", bad, "-o", out)
+		if code != 2 || !strings.Contains(errs, "--memory") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("--memory %s: exit %d, stderr %q", bad, code, errs)
+		}
+	}
+	for _, ok := range []string{"off", "2G", "auto"} {
+		if code, _, errs = runCLI(t, "replay", tr, "--policies", "min", "--sizes", "16,1k", "--memory", ok, "--no-plots", "--force", "-o", out, "--progress", "never"); code != 0 {
+			t.Errorf("--memory %s: exit %d, stderr %q", ok, code, errs)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package procmem
 
 import (
+	"os"
 	"runtime"
 	"testing"
 )
@@ -28,5 +29,30 @@ func TestPeakRSS(t *testing.T) {
 	runtime.GC()
 	if after := PeakRSS(); after < during {
 		t.Errorf("PeakRSS fell from %d to %d MiB", during>>20, after>>20)
+	}
+}
+
+// Available is positive on Linux and at most the machine's memory.
+func TestAvailable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("MemAvailable is Linux's")
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := meminfoField(string(b), "MemTotal:")
+	if a := Available(); a <= 0 || a > total {
+		t.Errorf("Available %d, MemTotal %d", a, total)
+	}
+}
+
+func TestMeminfoField(t *testing.T) {
+	m := "MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   20000000 kB\n"
+	if v := meminfoField(m, "MemAvailable:"); v != 20000000*1024 {
+		t.Errorf("MemAvailable %d", v)
+	}
+	if v := meminfoField(m, "Missing:"); v != 0 {
+		t.Errorf("missing field %d", v)
 	}
 }

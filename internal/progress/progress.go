@@ -233,9 +233,11 @@ func Duration(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm%02ds", s/3600, s/60%60, s%60)
 }
 
-// Rate formats a rate with three significant digits and k/M suffixes.
+// Rate formats a rate with three significant digits and k/M/G suffixes.
 func Rate(v float64) string {
 	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.3gG", v/1e9)
 	case v >= 1e6:
 		return fmt.Sprintf("%.3gM", v/1e6)
 	case v >= 1e4:

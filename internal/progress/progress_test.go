@@ -123,3 +123,13 @@ func TestWritersAndNil(t *testing.T) {
 		t.Errorf("every update with Every < 0: %q", got)
 	}
 }
+
+func TestRate(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 12.5: "12.5", 950: "950", 12345: "12.3k", 2.48e6: "2.48M", 999e6: "999M", 7.88e9: "7.88G", 1.1e13: "1.1e+04G",
+	} {
+		if got := Rate(v); got != want {
+			t.Errorf("Rate(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -113,6 +113,36 @@ func NextUseCancel(trace []uint64, cancel <-chan struct{}) ([]int64, error) {
 	return next, nil
 }
 
+// NoNextUse marks, in [NextUse32Cancel], a request whose key is not requested
+// again.
+const NoNextUse = math.MaxUint32
+
+// NextUse32Cancel is [NextUseCancel] in half the memory: positions as
+// uint32, [NoNextUse] for none. It takes traces of fewer than
+// [NoNextUse] requests (32 GiB of keys) and returns an error for longer
+// ones.
+func NextUse32Cancel(trace []uint64, cancel <-chan struct{}) ([]uint32, error) {
+	if int64(len(trace)) >= NoNextUse {
+		return nil, fmt.Errorf("policy: next-use times: %d requests, at most %d fit in 32 bits", len(trace), NoNextUse-1)
+	}
+	next := make([]uint32, len(trace))
+	t := newTable(min(len(trace), 1<<16))
+	for i := len(trace) - 1; i >= 0; i-- {
+		if i%CheckEvery == 0 && Canceled(cancel) {
+			return nil, context.Canceled
+		}
+		if i >= touchAhead {
+			t.prefetch(trace[i-touchAhead])
+		}
+		if j, ok := t.swap(trace[i], i); ok {
+			next[i] = uint32(j)
+		} else {
+			next[i] = NoNextUse
+		}
+	}
+	return next, nil
+}
+
 // MIN knows the requests to come, and prefetches what they will touch
 // (see [table.prefetch]) in three stages, each using what the one before
 // brought in: touchAhead requests ahead (NextUse too) the key's table slot,

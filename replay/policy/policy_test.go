@@ -269,13 +269,21 @@ func TestNextUse(t *testing.T) {
 		long[i] = r.next() % 12000
 	}
 	nu := NextUse(long)
+	nu32, err := NextUse32Cancel(long, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, k := range long {
 		j := i + 1
 		for j < len(long) && long[j] != k {
 			j++
 		}
+		want32 := uint32(j)
 		if j == len(long) {
-			j = -1
+			j, want32 = -1, NoNextUse
+		}
+		if nu32[i] != want32 {
+			t.Fatalf("NextUse32Cancel[%d] = %d, want %d", i, nu32[i], want32)
 		}
 		if nu[i] != int64(j) {
 			t.Fatalf("NextUse[%d] = %d, forward scan says %d", i, nu[i], j)
