@@ -95,7 +95,13 @@ func NextUse(trace []uint64) []int64 {
 // it looks at every [CheckEvery] requests; it then returns
 // context.Canceled.
 func NextUseCancel(trace []uint64, cancel <-chan struct{}) ([]int64, error) {
-	next := make([]int64, len(trace))
+	return nextUse[int64](trace, cancel, -1)
+}
+
+// nextUse fills, from the end of trace back, each request's next request
+// of the same key, or none; T is wide enough for every position.
+func nextUse[T int64 | uint32](trace []uint64, cancel <-chan struct{}, none T) ([]T, error) {
+	next := make([]T, len(trace))
 	t := newTable(min(len(trace), 1<<16))
 	for i := len(trace) - 1; i >= 0; i-- {
 		if i%CheckEvery == 0 && Canceled(cancel) {
@@ -105,9 +111,9 @@ func NextUseCancel(trace []uint64, cancel <-chan struct{}) ([]int64, error) {
 			t.prefetch(trace[i-touchAhead])
 		}
 		if j, ok := t.swap(trace[i], i); ok {
-			next[i] = int64(j)
+			next[i] = T(j)
 		} else {
-			next[i] = -1
+			next[i] = none
 		}
 	}
 	return next, nil
@@ -125,22 +131,7 @@ func NextUse32Cancel(trace []uint64, cancel <-chan struct{}) ([]uint32, error) {
 	if int64(len(trace)) >= NoNextUse {
 		return nil, fmt.Errorf("policy: next-use times: %d requests, at most %d fit in 32 bits", len(trace), NoNextUse-1)
 	}
-	next := make([]uint32, len(trace))
-	t := newTable(min(len(trace), 1<<16))
-	for i := len(trace) - 1; i >= 0; i-- {
-		if i%CheckEvery == 0 && Canceled(cancel) {
-			return nil, context.Canceled
-		}
-		if i >= touchAhead {
-			t.prefetch(trace[i-touchAhead])
-		}
-		if j, ok := t.swap(trace[i], i); ok {
-			next[i] = uint32(j)
-		} else {
-			next[i] = NoNextUse
-		}
-	}
-	return next, nil
+	return nextUse[uint32](trace, cancel, NoNextUse)
 }
 
 // MIN knows the requests to come, and prefetches what they will touch
