@@ -43,13 +43,7 @@ var _ worker.Sink = workerSink{}
 // Submit sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
 func (s workerSink) Submit(m *worker.Message) {
-	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, Task: m.Task}
-	if len(m.URLs) > 0 {
-		sm.URLs = make([]splitter.URL, len(m.URLs))
-		for i, u := range m.URLs {
-			sm.URLs[i] = splitter.URL(u)
-		}
-	}
+	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, URLs: m.URLs, Task: m.Task}
 	sp := s.n.split
 	sm.Bytes = splitter.URLBytes(sm.URLs)
 	sp.Budget().Acquire(sm.Bytes)

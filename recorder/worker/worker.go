@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"net/http"
 	"net/url"
 	"time"
@@ -76,12 +77,10 @@ type Budget interface {
 	Reserve() bool
 }
 
-// URL is one URL a page sends to the host splitter: a link (Tag is the
-// element it came from) or a redirect target; Kind is its
-// [tracefile.URLLink] or [tracefile.URLRedirect].
-type URL struct {
-	URL, Tag, Kind string
-}
+// URL is a URL found on a page, with the tag it came from and its kind
+// (link or redirect). It is the host splitter's own type, so a page's
+// URLs reach the splitter without a copy.
+type URL = splitter.URL
 
 // Message is what a worker submits for a page: its log row (nil in all
 // but the last message of a page), its id (Source, the row's ID), the

@@ -137,8 +137,8 @@ func TestPageLinksReachSink(t *testing.T) {
 		t.Fatalf("page rows %v: want robots.txt and / only", keys(pages))
 	}
 	m := pages[base+"/"]
-	want := []URL{{base + "/a", "a", tracefile.URLLink}, {base + "/i.png", "img", tracefile.URLLink},
-		{base + "/secret/x", "a", tracefile.URLLink}, {base + "/a", "a", tracefile.URLLink}}
+	want := []URL{{URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/i.png", Tag: "img", Kind: tracefile.URLLink},
+		{URL: base + "/secret/x", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}}
 	if !slices.Equal(m.URLs, want) {
 		t.Errorf("links %v, want %v", m.URLs, want)
 	}
