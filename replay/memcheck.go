@@ -286,12 +286,7 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 	}
 	var peak int64 // the largest estimate
 	for ti, path := range cfg.Traces {
-		var us []unit
-		for _, u := range units {
-			if u.trace == ti {
-				us = append(us, u)
-			}
-		}
+		us := unitsOf(units, ti)
 		if len(us) == 0 {
 			continue
 		}

@@ -315,12 +315,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	res.Traces, res.Meta.CrawlID = traceMetas(&cfg)
 	var mu sync.Mutex
 	for ti, path := range cfg.Traces {
-		var units []unit
-		for _, u := range mine {
-			if u.trace == ti {
-				units = append(units, u)
-			}
-		}
+		units := unitsOf(mine, ti)
 		if len(units) == 0 {
 			continue
 		}
@@ -741,4 +736,15 @@ func traceMetas(cfg *Config) (map[string]tracefile.Meta, string) {
 		}
 	}
 	return metas, strings.Join(crawls, ",")
+}
+
+// unitsOf is the units of us that replay trace ti, in order.
+func unitsOf(us []unit, ti int) []unit {
+	var out []unit
+	for _, u := range us {
+		if u.trace == ti {
+			out = append(out, u)
+		}
+	}
+	return out
 }
