@@ -196,19 +196,19 @@ func (c *crawl) budgetIdle(n *node) bool {
 // nodes this process runs, the partitioner, the topology and the
 // checkpoint to resume from.
 type plan struct {
-	start, created time.Time
-	tcp            bool
-	total          int
-	local          []int // the node ids this process runs
-	lock           *outdir.Lock
-	seeds          []string // normalized
-	filter         *urlfilter.Filter
-	part           partition.Partitioner
-	topo           peer.Topology
-	resumeFrom     *checkpoint.Set
-	meta           tracefile.Meta
-	epoch          uint64 // TCP mode: this node's incarnation
-	events         *tracefile.EventLog
+	start      time.Time
+	tcp        bool
+	total      int
+	local      []int // the node ids this process runs
+	lock       *outdir.Lock
+	seeds      []string // normalized
+	filter     *urlfilter.Filter
+	part       partition.Partitioner
+	topo       peer.Topology
+	resumeFrom *checkpoint.Set
+	meta       tracefile.Meta
+	epoch      uint64 // TCP mode: this node's incarnation
+	events     *tracefile.EventLog
 }
 
 // prepare checks cfg (filling in defaults), locks the crawl directory,
@@ -324,7 +324,7 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 			return nil, nil, err
 		}
 	}
-	return &plan{start: start, created: created, tcp: tcp, total: total, local: local, lock: lock, seeds: seeds, filter: filter,
+	return &plan{start: start, tcp: tcp, total: total, local: local, lock: lock, seeds: seeds, filter: filter,
 		part: part, topo: topo, resumeFrom: resumeFrom, meta: meta, epoch: epoch, events: events}, nil, nil
 }
 
