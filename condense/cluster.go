@@ -97,7 +97,7 @@ func (r *run) mapTask(ctx context.Context, units []unit, inBytes int64) (*Report
 		if err := closed(); err != nil {
 			return nil, err
 		}
-		rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()
+		rep.MapSec, rep.SpilledRecords, rep.UnfilteredRows = time.Since(t0).Seconds(), r.spilled.Load(), r.unfiltered.Load()
 		rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
 	} else if rep.CrawlID, err = crawlID(r.cfg.Input, r.nodes); err != nil {
 		return nil, err

@@ -321,6 +321,8 @@ type run struct {
 	written  map[string]bool
 	rowsIn   atomic.Int64
 	spilled  atomic.Int64 // records written to buckets
+	// unfiltered counts the rows spilled with the filter bypassed.
+	unfiltered atomic.Int64
 	// totalRanges is the number of fingerprint ranges the buckets were
 	// split into (over all shards), for splitting a range further.
 	totalRanges int
@@ -370,10 +372,10 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 			closed() // an error path: wait for the closes; Run removes the outputs
 		}
 	}()
-	rep.MapSec, rep.SpilledRecords = time.Since(t0).Seconds(), r.spilled.Load()
+	rep.MapSec, rep.SpilledRecords, rep.UnfilteredRows = time.Since(t0).Seconds(), r.spilled.Load(), r.unfiltered.Load()
 	t0 = time.Now()
 	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
-	r.progress("read %d rows from %d nodes, spilled %d first occurrences", r.rowsIn.Load(), len(r.nodes), r.spilled.Load())
+	r.progress("read %d rows from %d nodes, spilled %d first occurrences (%d rows unfiltered)", r.rowsIn.Load(), len(r.nodes), r.spilled.Load(), r.unfiltered.Load())
 	if r.rowsIn.Load() == 0 {
 		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
 	}

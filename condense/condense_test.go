@@ -196,7 +196,7 @@ func comparable(r *Report) *Report {
 	c := *r
 	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
 	c.InputBytes, c.InputBytesRead = 0, 0
-	c.MapSec, c.VerifySec, c.SpilledRecords = 0, 0, 0
+	c.MapSec, c.VerifySec, c.SpilledRecords, c.UnfilteredRows = 0, 0, 0, 0
 	c.PerNode = append([]NodeReport(nil), r.PerNode...)
 	for i := range c.PerNode {
 		c.PerNode[i].Full = filepath.Base(c.PerNode[i].Full)
@@ -611,6 +611,72 @@ func TestKeptAndWrittenBlocks(t *testing.T) {
 		if nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
 			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
 		}
+	}
+}
+
+// Rows the gate spills without the filter (it drops too few of them) are
+// counted exactly all the same: the report equals the brute force's at 16
+// bits (collisions) and a run's whose filter sees every row.
+func TestGateBypassesFilterExactly(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 3, 6000, 40000, 8) // few repeats
+	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})
+	if whole.UnfilteredRows != 0 {
+		t.Fatalf("%d rows unfiltered with windows of %d rows", whole.UnfilteredRows, gateWindow)
+	}
+	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
+	gateWindow, gateBypass = 700, 2000
+	rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})
+	if rep.UnfilteredRows == 0 || rep.UnfilteredRows >= rep.Total.Rows {
+		t.Fatalf("%d of %d rows unfiltered: want some", rep.UnfilteredRows, rep.Total.Rows)
+	}
+	if rep.SpilledRecords <= whole.SpilledRecords {
+		t.Errorf("bypassing the filter spilled %d records, filtering %d", rep.SpilledRecords, whole.SpilledRecords)
+	}
+	if !reflect.DeepEqual(comparable(rep), comparable(whole)) {
+		t.Errorf("report differs with the filter bypassed:\n%+v\n%+v", rep.Total, whole.Total)
+	}
+	h, _ := fingerprint.New(0, 16)
+	var all []tracefile.URLRecord
+	for n, r := range recs {
+		all = append(all, r...)
+		u, f, p := bruteForce(r, h)
+		if nr := rep.PerNode[n]; nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
+			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
+		}
+	}
+	urls, fps, pairs := bruteForce(all, h)
+	if len(pairs) < 10 || rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || !reflect.DeepEqual(pairSet(rep.Total.Collisions), pairs) {
+		t.Fatalf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs, len(rep.Total.Collisions), urls, fps, len(pairs))
+	}
+}
+
+// The gate opens after a window in which the filter dropped fewer than
+// half the rows, stays open for gateBypass rows, then watches again.
+func TestFilterGate(t *testing.T) {
+	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
+	gateWindow, gateBypass = 100, 300
+	var g filterGate
+	steps := []struct {
+		rows, hits int64
+		filter     bool // after the batch
+	}{
+		{60, 59, true}, {60, 1, true}, // window of 120 rows, 60 hits: half, keep filtering
+		{50, 10, true}, {50, 10, false}, // 100 rows, 20 hits: open
+		{200, 0, false}, {100, 0, true}, // 300 rows unfiltered, then watch again
+		{100, 51, true}, // most rows dropped: keep filtering
+	}
+	for i, st := range steps {
+		if !g.filtering() && st.hits > 0 {
+			st.hits = 0
+		}
+		g.done(st.rows, st.hits)
+		if g.filtering() != st.filter {
+			t.Fatalf("step %d: filtering %v, want %v", i, g.filtering(), st.filter)
+		}
+	}
+	if g.bypassed != 300 {
+		t.Errorf("%d rows bypassed, want 300", g.bypassed)
 	}
 }
 

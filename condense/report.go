@@ -75,10 +75,13 @@ type Report struct {
 	// in a merged report): reading, hashing and
 	// spilling; and the exact check of the spilled records. SpilledRecords
 	// is what the map side wrote to the buckets: the first occurrences of
-	// each URL on each node, plus repeats the bounded filter had forgotten.
+	// each URL on each node, plus repeats the bounded filter had forgotten,
+	// plus the UnfilteredRows: rows spilled without a look at the filter,
+	// because it was dropping too few of them to pay (see filterGate).
 	MapSec         float64      `json:"map_seconds,omitempty"`
 	VerifySec      float64      `json:"verify_seconds,omitempty"`
 	SpilledRecords int64        `json:"spilled_records,omitempty"`
+	UnfilteredRows int64        `json:"unfiltered_rows,omitempty"`
 	PerNode        []NodeReport `json:"per_node"`
 	CutSegments    []CutSegment `json:"cut_segments,omitempty"`
 }
@@ -207,6 +210,7 @@ func Merge(parts []*Report) (*Report, error) {
 		out.ElapsedSec += p.ElapsedSec
 		out.MapSec += p.MapSec
 		out.SpilledRecords += p.SpilledRecords
+		out.UnfilteredRows += p.UnfilteredRows
 		if p.InputBytesRead >= 0 && out.InputBytesRead >= 0 {
 			out.InputBytesRead += p.InputBytesRead
 		} else {

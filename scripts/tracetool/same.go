@@ -61,7 +61,7 @@ func loadReport(path string) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, k := range []string{"elapsed_seconds", "partitions", "shard", "shards", "shards_merged", "input", "input_bytes", "input_bytes_read", "memory_budget", "bytes_out", "map_seconds", "verify_seconds", "spilled_records"} {
+	for _, k := range []string{"elapsed_seconds", "partitions", "shard", "shards", "shards_merged", "input", "input_bytes", "input_bytes_read", "memory_budget", "bytes_out", "map_seconds", "verify_seconds", "spilled_records", "unfiltered_rows"} {
 		delete(m, k)
 	}
 	nodes, _ := m["per_node"].([]any)
