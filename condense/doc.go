@@ -27,7 +27,10 @@
 // table over a ring of copies of recent URLs drops a repeat after one
 // comparison of the full string with a copy of a URL already spilled; it
 // never drops a URL that differs from the one kept, so nothing is lost for
-// the check. A URL always falls in the same range as
+// the check. Where the filter drops fewer than half the rows (repeats of
+// URLs it no longer holds: a trace of few or far-apart repeats), looking
+// them up costs more than spilling them, so a gate spills such stretches
+// of rows without the filter (report.json: unfiltered_rows). A URL always falls in the same range as
 // its fingerprint, so the per-range counts of distinct URLs and distinct
 // fingerprints add up to the global ones, and a collision is always inside
 // one range. The reduce side loads each range, sorts it by fingerprint and
