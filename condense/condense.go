@@ -375,7 +375,11 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 	rep.MapSec, rep.SpilledRecords, rep.UnfilteredRows = time.Since(t0).Seconds(), r.spilled.Load(), r.unfiltered.Load()
 	t0 = time.Now()
 	rep.CrawlID, rep.Nodes, rep.InputBytesRead = meta.CrawlID, max(meta.Nodes, len(r.nodes)), read
-	r.progress("read %d rows from %d nodes, spilled %d first occurrences (%d rows unfiltered)", r.rowsIn.Load(), len(r.nodes), r.spilled.Load(), r.unfiltered.Load())
+	unfiltered := ""
+	if n := r.unfiltered.Load(); n > 0 {
+		unfiltered = fmt.Sprintf(" (%d rows unfiltered: the repeat filter dropped too few)", n)
+	}
+	r.progress("read %d rows from %d nodes, spilled %d first occurrences%s", r.rowsIn.Load(), len(r.nodes), r.spilled.Load(), unfiltered)
 	if r.rowsIn.Load() == 0 {
 		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
 	}
