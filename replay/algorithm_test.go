@@ -2,6 +2,8 @@ package replay
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -32,7 +34,7 @@ func TestAlgorithmsAgree(t *testing.T) {
 	}
 }
 
-// Auto runs lru and min once per size below OnePassFrom sizes and in one
+// Auto runs lru, min and static once per size below OnePassFrom sizes and in one
 // pass from there; the flags force either.
 func TestAlgorithmChoice(t *testing.T) {
 	for _, c := range []struct {
@@ -50,7 +52,7 @@ func TestAlgorithmChoice(t *testing.T) {
 		{AlgorithmOnePass, true, 1, true, false},
 		{AlgorithmPerSize, false, 26, false, false},
 	} {
-		cfg := Config{Traces: []string{"t"}, Policies: []string{"lru", "min", "clock", "infinite"}, Algorithm: c.alg, MINPerSize: c.minPerSize}
+		cfg := Config{Traces: []string{"t"}, Policies: []string{"lru", "min", "clock", "infinite", "static"}, Algorithm: c.alg, MINPerSize: c.minPerSize}
 		for i := range c.sizes {
 			cfg.Sizes = append(cfg.Sizes, 1<<i)
 		}
@@ -67,12 +69,70 @@ func TestAlgorithmChoice(t *testing.T) {
 			}
 			return c.sizes
 		}
-		if units["lru"] != want(c.lru) || units["min"] != want(c.min) || units["clock"] != c.sizes || units["infinite"] != 1 {
+		// static follows the rule lru does (MINPerSize is min's alone).
+		if units["lru"] != want(c.lru) || units["min"] != want(c.min) || units["clock"] != c.sizes || units["infinite"] != 1 || units["static"] != want(c.lru) {
 			t.Errorf("%s, min per size %v, %d sizes: units %v", c.alg, c.minPerSize, c.sizes, units)
 		}
 	}
 	cfg := Config{Traces: []string{"t"}, Policies: []string{"lru"}, Sizes: []int{1}, Algorithm: "fast"}
 	if err := cfg.check(); err == nil {
 		t.Error("an unknown algorithm passed the check")
+	}
+}
+
+// static gives the same rows from its one-pass curve as from one run per
+// size, with and without warmup (one that ends inside the trace) and
+// charged preloads, exact and sampled; the curve is one unit of the grid
+// and, like lru's and min's, measures nothing for memory.csv, where the
+// runs per size do.
+func TestStaticAlgorithmsAgree(t *testing.T) {
+	dir := t.TempDir()
+	trace := genTrace(t, dir, "t.arrow", GenConfig{Requests: 30_000, Keys: 3_000, Alpha: 0.7, Locality: 0.3, Window: 32, Seed: 12})
+	sizes := []int{1, 3, 16, 100, 999, 2500, 1 << 20}
+	for _, c := range []struct {
+		warmup int64
+		charge bool
+		sample float64
+	}{{0, false, 0}, {0, true, 0}, {7_777, false, 0}, {7_777, true, 0}, {0, true, 0.2}} {
+		name := fmt.Sprintf("warmup %d, charge %v, sample %v", c.warmup, c.charge, c.sample)
+		run := func(alg string) *Results {
+			cfg := DefaultConfig()
+			cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots, cfg.Algorithm = []string{trace}, []string{"static"}, sizes, false, alg
+			cfg.Warmup, cfg.ChargeStatic, cfg.Sample = c.warmup, c.charge, c.sample
+			cfg.OutDir = filepath.Join(dir, fmt.Sprintf("%s-%d-%v-%v", alg, c.warmup, c.charge, c.sample))
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Rows) != len(sizes) {
+				t.Fatalf("%s, %s: %d rows for %d sizes", name, alg, len(res.Rows), len(sizes))
+			}
+			return res
+		}
+		one, per := run(AlgorithmOnePass), run(AlgorithmPerSize)
+		if got, want := csvOf(t, one.Rows), csvOf(t, per.Rows); got != want {
+			t.Errorf("%s: one pass\n%s\nper size\n%s", name, got, want)
+		}
+		if got, want := csvOf(t, run(AlgorithmAuto).Rows), csvOf(t, one.Rows); got != want {
+			t.Errorf("%s: auto\n%s\none pass\n%s", name, got, want)
+		}
+		wantMeasured := len(sizes)
+		if c.sample > 0 {
+			wantMeasured = 0 // miniatures
+		}
+		if len(one.Memory) != 0 || len(per.Memory) != wantMeasured {
+			t.Errorf("%s: %d measured one pass, %d per size, want 0 and %d", name, len(one.Memory), len(per.Memory), wantMeasured)
+		}
+	}
+	// Auto: one static unit from OnePassFrom sizes, one per size below.
+	for n, want := range map[int]int{OnePassFrom: 1, 26: 1, OnePassFrom - 1: OnePassFrom - 1, 1: 1} {
+		cfg := Config{Traces: []string{trace}, Policies: []string{"static"}, Sizes: PaperSizes()[:n]}
+		if err := cfg.check(); err != nil {
+			t.Fatal(err)
+		}
+		us := grid(&cfg)
+		if len(us) != want || (want == 1 && n > 1 && us[0].size != 0) {
+			t.Errorf("auto, %d sizes: units %v, want %d", n, us, want)
+		}
 	}
 }

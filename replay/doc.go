@@ -26,11 +26,19 @@
 // LRUMarkers against LRUStack and MINMarkers against MINCurve; nothing is
 // cross-checked at run time.
 //
+// STATIC is not a stack algorithm in that sense (it never evicts), but its
+// caches are nested too: the size-k cache holds the k keys most requested
+// over the whole trace. [StaticCurve] counts every key's requests in one
+// streaming pass and ranks them once, and each size's hits are a prefix
+// sum over the ranking; the tests check it against policy.Static run at
+// every size.
+//
 // # Sweeps
 //
 // [Run] replays every trace of a [Config] through every policy at every
-// size: lru, min and infinite in one pass each, the other policies (package
-// replay/policy) one simulation per size in parallel. A sweep can be cut
+// size: lru, min, static and infinite in one pass each (lru, min and
+// static from 4 sizes on, see Config.Algorithm), the other policies
+// (package replay/policy) one simulation per size in parallel. A sweep can be cut
 // into N slices (Config.Task, Config.Tasks) for a Slurm job array or a
 // Kubernetes indexed job, and [Merge] joins the slices. Results go to
 // results.csv and results.arrow (columns trace, policy, size, requests,
@@ -42,10 +50,11 @@
 //
 // # Memory
 //
-// lru, infinite and the online policies stream the trace. min and static
-// hold the trace in memory (8 bytes per request), min also its next-use
-// times (8 more bytes per request); a sweep loads each trace once, for
-// those policies only, and drops it before the next trace.
+// lru, infinite, static in one pass and the online policies stream the
+// trace. min, and static run per size, hold the trace in memory (8 bytes
+// per request), min also its next-use times (4 more bytes per request in
+// one pass, 8 per size); a sweep loads each trace once, for those policies
+// only, and drops it before the next trace.
 //
 // A sweep's peak memory is that of the simulations running at once
 // (Config.Workers) plus the trace: a finished simulation leaves only its

@@ -21,9 +21,9 @@ import (
 // the traces are replayed in turn, so the peak is that of the costliest
 // trace, which is
 //
-//   - the trace in memory when min or static runs: 8 bytes per request,
-//     plus, for min, its next-use times (4 bytes per request in one pass,
-//     8 per size);
+//   - the trace in memory when min runs, or static per size: 8 bytes per
+//     request, plus, for min, its next-use times (4 bytes per request in
+//     one pass, 8 per size);
 //   - the simulations running at once (Config.Workers, the costliest of
 //     them counted), or, while min's next-use times are computed, the hash
 //     table that computes them (two slots per distinct key, see
@@ -31,7 +31,8 @@ import (
 //     simulation's structures as policy.MemoryPerEntry gives
 //     them at min(size, distinct keys), since a cache holds no more keys
 //     than the trace has; a one-pass curve at its largest size; static
-//     also counts and sorts the distinct keys;
+//     also counts and sorts the distinct keys (in one pass, that and the
+//     table of them is all it holds, see [StaticCurve]);
 //   - baseBytes for the program itself.
 //
 // Structures are counted at growth times their size when full: a hash
@@ -194,6 +195,10 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 			b = structBytes("min", k(maxSize))
 		case u.policy == "infinite":
 			b = tableBytes(ds)
+		case u.policy == "static" && cfg.onePass("static"):
+			// StaticCurve streams: a table of the distinct keys, their
+			// counts, their counts in the warmup (at most) and the ranking.
+			b = tableBytes(ds) + 24*ds
 		case u.policy == "static":
 			offline = true
 			b = tableBytes(ds) + 40*ds + structBytes("static", k(u.size)) // counts, order

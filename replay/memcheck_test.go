@@ -111,3 +111,35 @@ func TestMemoryCheck(t *testing.T) {
 		t.Errorf("--memory off: %v", err)
 	}
 }
+
+// static in one pass streams the trace: the memory check counts its table
+// of distinct keys, not the trace in memory that its runs per size need.
+func TestMemoryCheckStaticCurve(t *testing.T) {
+	const n = 1_000_000
+	path := genTrace(t, t.TempDir(), "s.arrow", GenConfig{Requests: n, Keys: 10_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 4})
+	// The program's 32 MiB plus the trace in memory (7.6 MiB) exceed 38
+	// MiB; the curve's table of some 10,000 keys does not.
+	cfg := Config{Traces: []string{path}, Policies: []string{"static"}, Sizes: []int{16, 256, 4096, 65536}, Memory: 38 << 20}
+	cfg.Algorithm = AlgorithmPerSize
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "trace in memory 7.6 MiB") {
+		t.Errorf("static per size within 38 MiB: %v", err)
+	}
+	cfg.Algorithm = AlgorithmOnePass
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Errorf("static in one pass: %v", err)
+	}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	need := cfg.estimateTrace("s.arrow", grid(&cfg), n, 10_000)
+	for _, p := range need.parts {
+		if strings.Contains(p.what, "trace") {
+			t.Errorf("static in one pass counts %s %d", p.what, p.bytes)
+		}
+	}
+	// 1.5 x (a table of 32,768 16-byte slots + 24 bytes a key).
+	if got, want := need.total(), int64(baseBytes+1.5*(32768*16+24*10_000)); got != want {
+		t.Errorf("static in one pass: estimate %d, want %d (%s)", got, want, need)
+	}
+}

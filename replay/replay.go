@@ -45,9 +45,9 @@ type Config struct {
 	ChargeStatic bool
 	// Task and Tasks select slice Task (0-based) of Tasks of the run grid;
 	// Tasks <= 1 runs everything. The grid lists, for each trace and
-	// policy, one unit per cache size, except infinite, and lru and min
-	// when computed in one pass (Algorithm), which compute every size in
-	// one unit; unit j belongs to task j mod Tasks.
+	// policy, one unit per cache size, except infinite, and lru, min and
+	// static when computed in one pass (Algorithm), which compute every
+	// size in one unit; unit j belongs to task j mod Tasks.
 	// A sliced run writes only OutDir/results-task-<Task>-of-<Tasks>.csv
 	// and, beside it, results-task-<Task>-of-<Tasks>.json (the crawl, the
 	// traces' metadata and the sweep's parameters, which the CSV does not
@@ -57,13 +57,15 @@ type Config struct {
 	Workers int
 	// OutDir receives the result files; "" writes nothing.
 	OutDir string
-	// Algorithm chooses how lru and min are computed (see [Algorithms]):
-	// AlgorithmAuto ("" too) runs them once per size for fewer than
-	// [OnePassFrom] sizes and in one pass for all sizes otherwise;
-	// AlgorithmOnePass and AlgorithmPerSize force one or the other. One
-	// pass is [LRUMarkers] and [MINMarkers]; per size is the policy
-	// package's LRU (hash table and list) and MIN (heap, sharing one
-	// next-use array), which also run in parallel. All are exact.
+	// Algorithm chooses how lru, min and static are computed (see
+	// [Algorithms]): AlgorithmAuto ("" too) runs them once per size for
+	// fewer than [OnePassFrom] sizes and in one pass for all sizes
+	// otherwise; AlgorithmOnePass and AlgorithmPerSize force one or the
+	// other. One pass is [LRUMarkers], [MINMarkers] and [StaticCurve]; per
+	// size is the policy package's LRU (hash table and list), MIN (heap,
+	// sharing one next-use array) and Static (which counts and ranks the
+	// keys of the trace in memory again for each size), which also run in
+	// parallel. All are exact.
 	Algorithm string
 	// MINPerSize runs MIN once per size whatever Algorithm says. It exists
 	// to cross-check and to spread a huge MIN grid over tasks.
@@ -114,12 +116,15 @@ const (
 // Algorithms lists the values of Config.Algorithm.
 func Algorithms() []string { return []string{AlgorithmAuto, AlgorithmOnePass, AlgorithmPerSize} }
 
-// OnePassFrom is the number of sizes from which AlgorithmAuto computes lru
-// and min in one pass. Below it one run per size is cheaper: on a 4M-request
-// Zipf trace one LRU run at one size took half the time of the one-pass
-// curve, and one MIN run 0.66 of it; from 4 sizes (spread over 2^10..2^20)
-// the runs cost more than the pass (docs/benchmarks.md, "One pass or one
-// run per size").
+// OnePassFrom is the number of sizes from which AlgorithmAuto computes lru,
+// min and static in one pass. Below it one run per size of lru or min is
+// cheaper: on a 4M-request Zipf trace one LRU run at one size took half
+// the time of the one-pass curve, and one MIN run 0.66 of it; from 4 sizes
+// (spread over 2^10..2^20) the runs cost more than the pass
+// (docs/benchmarks.md, "One pass or one run per size"). static follows the
+// same rule, though its one pass (a count and a sort) does less than even
+// one run per size (a count, a sort and a replay): below OnePassFrom sizes
+// the runs measure memory.csv's bytes per entry as the others' do.
 const OnePassFrom = 4
 
 // onePass reports whether name is computed for all sizes in one pass.
@@ -127,7 +132,7 @@ func (cfg *Config) onePass(name string) bool {
 	switch name {
 	case "infinite":
 		return true
-	case "lru", "min":
+	case "lru", "min", "static":
 		if name == "min" && cfg.MINPerSize {
 			return false
 		}
@@ -275,12 +280,12 @@ type offlineData struct {
 // Run runs cfg's sweep (or its slice) and writes the result files. Each
 // trace is processed in turn, its units in parallel. In one pass (see
 // Config.Algorithm) lru streams the trace once through [LRUMarkers] for
-// every size and min runs [MINMarkers] on the trace in memory; per size,
-// they run as the other policies do. The online policies stream the trace
-// once per size.
-// min and static need the whole trace in memory (8 bytes per request, plus
-// 4 per request for MIN's next-use times in one pass, 8 per size), loaded
-// once per trace and dropped when the trace is done. Before the first run,
+// every size, static once through [StaticCurve], and min runs
+// [MINMarkers] on the trace in memory; per size, they run as the other
+// policies do. The online policies stream the trace once per size.
+// min, and static run per size, need the whole trace in memory (8 bytes
+// per request, plus 4 per request for MIN's next-use times in one pass, 8
+// per size), loaded once per trace and dropped when the trace is done. Before the first run,
 // Run estimates the sweep's peak memory and refuses to start one that
 // needs more than Config.Memory (see memcheck.go).
 func Run(ctx context.Context, cfg Config) (*Results, error) {
@@ -532,6 +537,33 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			return nil, err
 		}
 		return curveRows(c), nil
+	case "static":
+		if !cfg.onePass("static") {
+			break
+		}
+		// One count and one sort for every size, streamed: the trace
+		// stays on disk (or in the sample held in memory).
+		src, err := cfg.open(path, ts)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		s, err := NewStaticCurve(sizes, cfg.Warmup, cfg.ChargeStatic)
+		if err != nil {
+			return nil, err
+		}
+		rd := reader{u: tick, src: src, n: src.Len()}
+		for src.Next() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			s.AccessBatch(src.Keys())
+			rd.batch(src.Keys())
+		}
+		if err := src.Err(); err != nil {
+			return nil, err
+		}
+		return curveRows(s.Curve()), nil
 	case "infinite":
 		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil, tick)
 		if err != nil {

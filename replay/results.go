@@ -274,8 +274,8 @@ func WriteArrow(w io.Writer, rows []Row, meta tracefile.TableMeta, mem memory.Al
 // what that simulation measured: the keys its cache held at the end, the
 // bytes its structures took ([policy.Bytes]) and their quotient (the
 // largest over the traces). The measured columns are empty for the
-// one-pass curves (infinite, and lru and min unless run per size), for
-// sampled runs and for merged slices.
+// one-pass curves (infinite, and lru, min and static unless run per
+// size), for sampled runs and for merged slices.
 func WriteMemoryCSV(w io.Writer, policies []string, sizes []int, measured []Measured) error {
 	type key struct {
 		p string

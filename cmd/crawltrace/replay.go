@@ -27,15 +27,16 @@ func newReplayCmd() *cobra.Command {
 DIR/results.csv, DIR/results.arrow, DIR/memory.csv and the figures
 (missrate-*, relative-*, full-vs-cross-*; curves over cache size, so not for
 a run at one size). A directory argument stands for the
-*.arrow condensed traces in it. infinite computes all sizes in one pass; lru and
-min do too from 4 sizes on, and run once per size (faster) below that
-(--algorithm overrides the choice); min and static hold the trace in memory.
+*.arrow condensed traces in it. infinite computes all sizes in one pass; lru,
+min and static do too from 4 sizes on, and run once per size below that
+(--algorithm overrides the choice); min, and static run per size, hold the
+trace in memory.
 
 Before the first run, replay estimates the run's peak memory (the trace in
-memory for min and static, 12 or 16 bytes a request with min's next-use times,
-and the simulations running at once at the keys they can hold) and refuses to
-start, exiting 1 with the memory needed, when it exceeds what the machine has
-available (or --memory).
+memory for min and static per size, 12 or 16 bytes a request with min's
+next-use times, and the simulations running at once at the keys they can
+hold) and refuses to start, exiting 1 with the memory needed, when it exceeds
+what the machine has available (or --memory).
 
 With --sample RATE (e.g. 0.01) only the keys whose hash falls in a share RATE
 of the hash space are replayed, each policy at its size x RATE, and the rows
@@ -97,7 +98,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.Int64Var(&cfg.Warmup, "warmup", 0, "requests per trace that warm the caches but are not counted")
 	f.BoolVar(&cfg.ChargeStatic, "charge-static", false, "count STATIC's preloads as misses")
 	f.StringVar(&task, "task", "", "run only slice i of N of the grid (i/N, 0-based)")
-	f.StringVar(&cfg.Algorithm, "algorithm", replay.AlgorithmAuto, "lru and min: one-pass (all sizes at once), per-size, or auto (per size below 4 sizes)")
+	f.StringVar(&cfg.Algorithm, "algorithm", replay.AlgorithmAuto, "lru, min and static: one-pass (all sizes at once), per-size, or auto (per size below 4 sizes)")
 	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
 	f.Float64Var(&cfg.Sample, "sample", 0, "replay a spatial sample of this share of the keys at size x RATE (SHARDS, miniature simulation), e.g. 0.01; 0 = exact")
 	f.IntVar(&cfg.SampleMaxKeys, "sample-max-keys", 0, "sample at most this many keys (SHARDS fixed size; lowers the rate as keys arrive)")
