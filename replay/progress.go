@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -109,6 +110,20 @@ type reader struct {
 	src  Source
 	n    int64 // the trace's length, -1 when unknown
 	read int64
+}
+
+// stream feeds every batch of src's keys to fn, reporting the reading to
+// tick (nil: no progress).
+func stream(ctx context.Context, src Source, tick *unitTicker, fn func(keys []uint64)) error {
+	rd := reader{u: tick, src: src, n: src.Len()}
+	for src.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fn(src.Keys())
+		rd.batch(src.Keys())
+	}
+	return src.Err()
 }
 
 func (r *reader) batch(keys []uint64) {

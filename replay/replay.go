@@ -487,17 +487,12 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			if err != nil {
 				return nil, err
 			}
-			rd := reader{u: tick, src: src, n: src.Len()}
-			for src.Next() {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				for _, k := range src.Keys() {
+			err = stream(ctx, src, tick, func(keys []uint64) {
+				for _, k := range keys {
 					sh.access(k)
 				}
-				rd.batch(src.Keys())
-			}
-			if err := src.Err(); err != nil {
+			})
+			if err != nil {
 				return nil, err
 			}
 			return sh.rows(name), nil
@@ -512,15 +507,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
-		rd := reader{u: tick, src: src, n: src.Len()}
-		for src.Next() {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			s.AccessBatch(src.Keys())
-			rd.batch(src.Keys())
-		}
-		if err := src.Err(); err != nil {
+		if err := stream(ctx, src, tick, s.AccessBatch); err != nil {
 			return nil, err
 		}
 		return curveRows(s.Curve()), nil
@@ -552,15 +539,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		if err != nil {
 			return nil, err
 		}
-		rd := reader{u: tick, src: src, n: src.Len()}
-		for src.Next() {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			s.AccessBatch(src.Keys())
-			rd.batch(src.Keys())
-		}
-		if err := src.Err(); err != nil {
+		if err := stream(ctx, src, tick, s.AccessBatch); err != nil {
 			return nil, err
 		}
 		return curveRows(s.Curve()), nil
@@ -692,15 +671,7 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			return 0, 0, err
 		}
 		defer src.Close()
-		rd := reader{u: tick, src: src, n: src.Len()}
-		for src.Next() {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, err
-			}
-			feed(src.Keys())
-			rd.batch(src.Keys())
-		}
-		if err := src.Err(); err != nil {
+		if err := stream(ctx, src, tick, feed); err != nil {
 			return 0, 0, err
 		}
 	}
