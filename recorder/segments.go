@@ -17,25 +17,39 @@ import (
 
 // RecordedSegments lists what the crawl directory dir records of its raw
 // segments, for tracefile.VerifyRecorded (crawltrace inspect --verify):
-// its manifest.json's list when it has one; for a crawl killed before it
-// wrote one, each node's latest checkpoint (proved first, as a resume
+// its manifest.json's list; for each node the manifest does not list (a
+// crawl killed before it wrote one, a node of a --peers crawl that has
+// not finished), the node's latest checkpoint (proved first, as a resume
 // proves it): the segments the node had closed, and the checkpointed
 // prefix of the one it had open. It returns none when dir is not a crawl
-// directory, or holds neither. A damaged checkpoint is an error naming
-// it, matching tracefile.ErrCorrupt.
+// directory, or holds neither. A damaged manifest or checkpoint is an
+// error naming it, matching tracefile.ErrCorrupt.
 func RecordedSegments(dir string) ([]tracefile.RecordedSegment, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, tracefile.ManifestName)); err == nil {
-		return tracefile.ManifestSegments(dir)
+	out, err := tracefile.ManifestSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[int]bool{}
+	if len(out) > 0 {
+		m, err := tracefile.ReadManifest(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, nm := range m.NodeInfo {
+			listed[nm.Node] = true
+		}
 	}
 	nodes, err := tracefile.CrawlNodes(dir)
 	if err != nil {
-		return nil, nil
+		return out, nil
 	}
-	var out []tracefile.RecordedSegment
 	for _, id := range nodes {
+		if listed[id] {
+			continue
+		}
 		sc, err := readSavedConfig(dir, id)
 		if err != nil {
 			// An in-process crawl saves its configuration in every

@@ -133,3 +133,60 @@ func TestResumeChecksSegments(t *testing.T) {
 		})
 	}
 }
+
+// RecordedSegments takes a node's segments from the manifest when it
+// lists the node, from the node's checkpoint otherwise (a node of a
+// --peers crawl still running when another wrote the manifest), and from
+// the checkpoints alone without a manifest.
+func TestRecordedSegmentsSources(t *testing.T) {
+	srv := crawltest.Serve(t, testweb.DefaultConfig())
+	cfg := localConfig(t, srv.Addr(), srv.Web().Seeds()...)
+	cfg.Nodes, cfg.MaxPages = 2, 40
+	runCrawl(t, cfg)
+	sources := func() map[int]string {
+		t.Helper()
+		rec, err := RecordedSegments(cfg.OutDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := map[int]string{}
+		for _, r := range rec {
+			node := -1
+			for id := range 2 {
+				if filepath.Dir(r.Path) == tracefile.NodeDir(cfg.OutDir, id) {
+					node = id
+				}
+			}
+			if src[node] != "" && src[node] != r.Source {
+				t.Errorf("node %d: segments from %s and %s", node, src[node], r.Source)
+			}
+			src[node] = r.Source
+			if r.Info.XXH64 == "" {
+				t.Errorf("%s: no xxhash64 recorded", r.Path)
+			}
+		}
+		return src
+	}
+	manifest := filepath.Join(cfg.OutDir, tracefile.ManifestName)
+	ckpt := func(id int) string {
+		return "checkpoint " + filepath.Join(stateDir(cfg.OutDir, id), checkpoint.DirName)
+	}
+	if got := sources(); len(got) != 2 || got[0] != manifest || got[1] != manifest {
+		t.Errorf("with the manifest: %v", got)
+	}
+	m, err := tracefile.ReadManifest(cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.NodeInfo = m.NodeInfo[:1]
+	if err := tracefile.WriteManifest(cfg.OutDir, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(); len(got) != 2 || got[0] != manifest || got[1] != ckpt(1) {
+		t.Errorf("with a manifest listing node 0: %v", got)
+	}
+	os.Remove(manifest)
+	if got := sources(); len(got) != 2 || got[0] != ckpt(0) || got[1] != ckpt(1) {
+		t.Errorf("without a manifest: %v", got)
+	}
+}
