@@ -19,7 +19,8 @@ func init() {
   crawltrace inspect run/replay/results.arrow
   crawltrace inspect run/scenario/partition.arrow
   crawltrace inspect run/
-  crawltrace inspect --verify run/condensed/`,
+  crawltrace inspect --verify run/condensed/
+  crawltrace inspect --verify run/crawl/`,
 			Long: `inspect prints the schema, metadata, row counts and first rows of a raw
 segment, a condensed trace, a results table, or of every such file of a
 directory.
@@ -31,8 +32,10 @@ segments its manifest.json records (or, for a crawl killed before it wrote
 one, its latest checkpoint) against the size and xxhash64 their writer
 recorded as it wrote them; a listed segment that is missing is an error.
 Segments recorded without a hash (by an older crawltrace) are read batch
-by batch and reported as unchecked, as are segments nothing records (the
-open segment after a kill, discarded rows): they are read, not verified.
+by batch and reported as unchecked, not as errors; segments nothing
+records (rows discarded by a resume) and the part of an open segment
+written after the last checkpoint are read batch by batch, as any raw
+segment outside a crawl directory is. condense never hashes.
 A damaged file is an error naming it (exit 2).`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
