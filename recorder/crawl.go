@@ -306,6 +306,12 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 		if why := finishedCrawl(cfg, resumeFrom, tcp); why != "" {
 			return nil, &Result{Finished: why}, nil
 		}
+		// So are the segments they list.
+		if resumeFrom != nil {
+			if err := checkSegments(cfg, resumeFrom); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
 	for _, id := range local {

@@ -113,11 +113,29 @@ func (p *footerPatcher) flush(sum string) error {
 
 // Verify checks the file or every crawltrace file of the directory at
 // path, writing one line per file to w: a condensed trace or results table
-// against its checksum ([VerifyChecksum]), a raw segment by reading every
-// batch (segments carry no checksum; a cut one is reported, not an error).
-// It returns an error wrapping [ErrCorrupt] naming the first file that
-// failed, after checking all of them.
+// against its checksum ([VerifyChecksum]); a raw segment of a crawl
+// directory whose manifest.json records its size and xxhash64 against
+// them ([VerifySegment]); any other raw segment by reading every batch (a
+// cut one is reported, not an error). It returns an error wrapping
+// [ErrCorrupt] naming the first file that failed, after checking all of
+// them. It is [VerifyRecorded] with what the manifest of the directory at
+// path records, if it has one.
 func Verify(w io.Writer, path string) error {
+	rec, err := ManifestSegments(path)
+	if err != nil {
+		return err
+	}
+	return VerifyRecorded(w, path, rec)
+}
+
+// VerifyRecorded is [Verify] checking the raw segments rec lists against
+// what it records of them: a segment recorded with an xxhash64 must have
+// its size and hash (the open segment of a checkpoint: its checkpointed
+// prefix must, and the rest is read as an unrecorded segment is); one
+// recorded without (by a crawltrace older than the hashes) must have its
+// size, is read, and is reported as unchecked, not as an error; a listed
+// segment missing from the directory is an error naming it.
+func VerifyRecorded(w io.Writer, path string, rec []RecordedSegment) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("verify: %w", InputError(err))
@@ -131,14 +149,33 @@ func Verify(w io.Writer, path string) error {
 			}
 			return nil
 		})
-		if len(files) == 0 {
+		if len(files) == 0 && len(rec) == 0 {
 			return fmt.Errorf("%w: %s: no crawltrace files in directory", ErrBadInput, path)
+		}
+	}
+	byPath := map[string]RecordedSegment{}
+	for _, r := range rec {
+		byPath[filepath.Clean(r.Path)] = r
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		seen[filepath.Clean(f)] = true
+	}
+	for _, r := range rec {
+		if !seen[filepath.Clean(r.Path)] {
+			files = append(files, r.Path) // missing: VerifySegment names it
 		}
 	}
 	var first error
 	bad := 0
 	for _, f := range files {
-		line, err := verifyFile(f)
+		var line string
+		var err error
+		if r, ok := byPath[filepath.Clean(f)]; ok {
+			line, err = verifyRecorded(f, r)
+		} else {
+			line, err = verifyFile(f)
+		}
 		if err != nil {
 			if len(files) == 1 {
 				return err
@@ -157,28 +194,38 @@ func Verify(w io.Writer, path string) error {
 	return nil
 }
 
+// readSegment reads every batch of the raw segment at path and says how
+// it ended.
+func readSegment(path string) (string, error) {
+	kind := KindURLs
+	if strings.HasPrefix(filepath.Base(path), PrefixPages+"-") {
+		kind = KindPages
+	}
+	s, err := OpenSegment(path, kind)
+	if IsCutSchema(err) {
+		return "CUT before its schema, no rows", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	for s.Next() {
+	}
+	info := s.Info()
+	if !info.Clean {
+		return fmt.Sprintf("%d rows read, CUT: %s", info.Rows, info.Error), nil
+	}
+	return fmt.Sprintf("%d rows read, ended cleanly", info.Rows), nil
+}
+
 // verifyFile checks one file and says what was found.
 func verifyFile(path string) (string, error) {
 	if strings.HasSuffix(path, SegmentExt) {
-		kind := KindURLs
-		if strings.HasPrefix(filepath.Base(path), PrefixPages+"-") {
-			kind = KindPages
-		}
-		s, err := OpenSegment(path, kind)
-		if IsCutSchema(err) {
-			return "raw segment (no checksum): CUT before its schema, no rows", nil
-		}
+		state, err := readSegment(path)
 		if err != nil {
 			return "", err
 		}
-		defer s.Close()
-		for s.Next() {
-		}
-		info := s.Info()
-		if !info.Clean {
-			return fmt.Sprintf("raw segment (no checksum): %d rows read, CUT: %s", info.Rows, info.Error), nil
-		}
-		return fmt.Sprintf("raw segment (no checksum): %d rows read, ended cleanly", info.Rows), nil
+		return "raw segment (no checksum): " + state, nil
 	}
 	if !strings.HasSuffix(path, ".arrow") {
 		return "", fmt.Errorf("%w: %s: not a crawltrace file (want .arrows segments, .arrow condensed traces or results tables, or a directory)", ErrBadInput, path)

@@ -5,7 +5,7 @@
 //
 // # Crawl directory (raw trace)
 //
-//	DIR/manifest.json            nodes, segments, row counts, clean/cut flags
+//	DIR/manifest.json            nodes, segments, row counts, sizes, xxhash64s, clean/cut flags
 //	DIR/stats.json               crawl statistics (written by the recorder)
 //	DIR/node-000/urls-000001.arrows   raw URL log segments, in order
 //	DIR/node-000/pages-000001.arrows  page log segments, in order

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // Cutting a log back to a checkpoint. A crawl that resumes from a
@@ -24,15 +26,39 @@ import (
 // log now holds, for [URLWriter.Continue], and the number of rows moved
 // out of it.
 //
-// An open segment shorter than its checkpointed length is an [ErrCorrupt]
-// error naming it.
+// The open segment must be at least as long as its checkpointed length,
+// and its checkpointed prefix, which is read to cut it anyway, must hash
+// to the xxhash64 recorded for it, if any: the cut segment's recorded
+// hash is then that of the cut file. A failed check is an [ErrCorrupt]
+// error naming the segment and what differs, and the log is left as it
+// was. The closed segments are checked by [CheckLog], which a resume
+// calls first.
 func RestoreLog(nodeDir, prefix, kind string, done []SegmentInfo, open SegmentInfo, discardDir string) ([]SegmentInfo, int64, error) {
 	keep := map[string]bool{}
 	for _, s := range done {
 		keep[s.File] = true
 	}
 	isOpen := open.File != "" && open.Batches > 0
+	var openSum *xxhash.Digest
 	if isOpen {
+		path := filepath.Join(nodeDir, open.File)
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, 0, fmt.Errorf("tracefile: segment %s: %w", path, err)
+		}
+		if st.Size() < open.Bytes {
+			return nil, 0, fmt.Errorf("%w: %s: %d bytes, shorter than the %d its checkpoint recorded", ErrCorrupt, path, st.Size(), open.Bytes)
+		}
+		if open.XXH64 != "" {
+			d, err := hashPrefix(path, open.Bytes)
+			if err != nil {
+				return nil, 0, err
+			}
+			if got := HashString(d.Sum64()); got != open.XXH64 {
+				return nil, 0, fmt.Errorf("%w: %s: xxhash64 mismatch: its first %d bytes hash to %s, the checkpoint records %s", ErrCorrupt, path, open.Bytes, got, open.XXH64)
+			}
+			openSum = d
+		}
 		keep[open.File] = true
 	}
 	paths, err := ListSegments(nodeDir, prefix)
@@ -53,13 +79,6 @@ func RestoreLog(nodeDir, prefix, kind string, done []SegmentInfo, open SegmentIn
 	out := append([]SegmentInfo(nil), done...)
 	if isOpen {
 		path := filepath.Join(nodeDir, open.File)
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, 0, fmt.Errorf("tracefile: segment %s: %w", path, err)
-		}
-		if st.Size() < open.Bytes {
-			return nil, 0, fmt.Errorf("%w: %s: %d bytes, shorter than the %d its checkpoint recorded", ErrCorrupt, path, st.Size(), open.Bytes)
-		}
 		dropped += max(0, segmentRows(path, kind)-open.Rows)
 		if err := CutSegmentAt(path, open.Bytes, filepath.Join(discardDir, open.File)); err != nil {
 			return nil, 0, err
@@ -67,9 +86,38 @@ func RestoreLog(nodeDir, prefix, kind string, done []SegmentInfo, open SegmentIn
 		si := open
 		si.Bytes += int64(len(eosMarker))
 		si.Clean, si.Error = true, ""
+		if openSum != nil {
+			// The cut file: the checked prefix and the marker.
+			openSum.Write(eosMarker)
+			si.XXH64 = HashString(openSum.Sum64())
+		}
 		out = append(out, si)
 	}
 	return out, dropped, nil
+}
+
+// CheckLog checks the log of node directory nodeDir that a checkpoint
+// (named source in errors) records, done and open as
+// [URLWriter.Checkpoint] returned them, with [VerifySegment]: each
+// segment of done must be there with its recorded size and, with hash
+// set, its recorded xxhash64; the open segment, when it held a batch,
+// must be at least its checkpointed length and, with hash set, that
+// prefix must hash to its recorded xxhash64. Segments recorded without a
+// hash (by an older crawltrace) are checked for size only. With hash
+// set, it reads every closed segment once. It returns the first failure,
+// an [ErrCorrupt] error naming the segment and what differs.
+func CheckLog(nodeDir string, done []SegmentInfo, open SegmentInfo, source string, hash bool) error {
+	segs := done
+	if open.File != "" && open.Batches > 0 {
+		open.Clean = false // a prefix
+		segs = append(segs[:len(segs):len(segs)], open)
+	}
+	for _, s := range segs {
+		if _, err := VerifySegment(filepath.Join(nodeDir, s.File), s, source, hash); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DiscardLog moves every segment of the log with prefix (of kind) in

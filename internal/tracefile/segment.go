@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cespare/xxhash/v2"
 )
 
 // Segment file prefixes inside a node directory.
@@ -76,14 +77,18 @@ func NodeDir(crawlDir string, node int) string {
 	return filepath.Join(crawlDir, fmt.Sprintf("node-%03d", node))
 }
 
+// countingWriter counts and hashes (xxhash64, [SegmentInfo.XXH64]) the
+// bytes written to a segment, on their way to its buffer.
 type countingWriter struct {
 	w *bufio.Writer
 	n int64
+	d *xxhash.Digest
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	c.d.Write(p[:n])
 	return n, err
 }
 
@@ -119,7 +124,7 @@ func (s *segWriter) open() error {
 		return fmt.Errorf("tracefile: %w", err)
 	}
 	s.f = f
-	s.cw = &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	s.cw = &countingWriter{w: bufio.NewWriterSize(f, 1<<20), d: xxhash.New()}
 	opts := []ipc.Option{ipc.WithSchema(s.schema), ipc.WithAllocator(s.cfg.Allocator)}
 	switch s.cfg.Compression {
 	case "zstd":
@@ -163,6 +168,8 @@ func (s *segWriter) closeSeg() error {
 	s.cur.Clean = err == nil
 	if err != nil {
 		s.cur.Error = err.Error()
+	} else {
+		s.cur.XXH64 = HashString(s.cw.d.Sum64())
 	}
 	s.done = append(s.done, s.cur)
 	if err != nil {
@@ -356,7 +363,8 @@ func (w *logWriter) Segments() []SegmentInfo { return w.seg.segments() }
 
 // Checkpoint writes the buffered rows as a batch, flushes them to the
 // file and syncs it, and returns the closed segments and the open one's
-// position: its file, bytes (a batch boundary), rows and batches. An open
+// position: its file, bytes (a batch boundary), rows, batches and the
+// xxhash64 of those bytes. An open
 // segment with no batch yet may hold no schema either (Bytes 0). The
 // writer goes on appending after it.
 func (w *logWriter) Checkpoint() (done []SegmentInfo, open SegmentInfo, err error) {
@@ -373,6 +381,7 @@ func (w *logWriter) Checkpoint() (done []SegmentInfo, open SegmentInfo, err erro
 		}
 		open = s.cur
 		open.Bytes = s.cw.n
+		open.XXH64 = HashString(s.cw.d.Sum64())
 	}
 	return append([]SegmentInfo(nil), s.done...), open, nil
 }
@@ -465,6 +474,13 @@ type SegmentInfo struct {
 	Bytes   int64  `json:"bytes"`
 	Clean   bool   `json:"clean"`           // ended with the end-of-stream marker
 	Error   string `json:"error,omitempty"` // why the segment was cut, when known
+	// XXH64 is the xxhash64 of the segment's first Bytes bytes, 16
+	// lowercase hex digits ([HashString]), computed by its writer as it
+	// wrote them: of the whole file for a segment closed cleanly, of the
+	// checkpointed prefix for the open segment of a checkpoint. Empty for
+	// a segment written before crawltrace recorded it, or one whose close
+	// failed. [VerifySegment] checks a file against it.
+	XXH64 string `json:"xxhash64,omitempty"`
 }
 
 // SegmentReader reads one stream segment batch by batch. A cut segment

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +105,14 @@ func TestURLRoundTripAndRotation(t *testing.T) {
 	if !reflect.DeepEqual(got, recs) {
 		t.Fatalf("round trip mismatch: got %d rows, want %d; first got %+v want %+v", len(got), len(recs), got[0], recs[0])
 	}
-	if !reflect.DeepEqual(infos, segs) {
-		t.Errorf("reader segment infos %+v != writer %+v", infos, segs)
+	// The reader does not hash (the writer's hashes are checked in
+	// segsum_test.go): it reports every other field as the writer did.
+	noHash := slices.Clone(segs)
+	for i := range noHash {
+		noHash[i].XXH64 = ""
+	}
+	if !reflect.DeepEqual(infos, noHash) {
+		t.Errorf("reader segment infos %+v != writer %+v", infos, noHash)
 	}
 }
 

@@ -61,9 +61,13 @@
 // The package does not read parts: each is bytes its [Part] writes and
 // reads back. The recorder saves these, in this order:
 //
-//	segments      gob: per log (URLs, pages) the closed segments, the open
-//	              segment's file, byte length (a batch boundary), rows and
-//	              batches, and the next URL row sequence number
+//	segments      gob: per log (URLs, pages) the closed segments (file,
+//	              rows, batches, bytes, clean, and the xxhash64 of the
+//	              file's bytes its writer computed), the open segment's
+//	              file, byte length (a batch boundary), rows, batches and
+//	              the xxhash64 of those bytes, and the next URL row
+//	              sequence number (tracefile.SegmentInfo; checkpoints
+//	              written before the hashes have none)
 //	due           the DUE's fingerprints (recorder/due's checkpoint format)
 //	frontier      gob: a count, then per server its key, next allowed
 //	              request time, robots.txt state and queued URLs with their
@@ -118,7 +122,10 @@
 // checkpoint.json is missing or damaged is such an error too: checkpoint/
 // is only ever renamed into place whole, so this is damage, not a crash.
 // The resume does not fall back to an older checkpoint, nor start the
-// crawl again (docs/crash-safety.md says why). [Load] then loads the parts
+// crawl again (docs/crash-safety.md says why). The recorder then checks
+// the segments each segments part lists against their recorded sizes and
+// xxhash64s (tracefile.CheckLog), still before anything is written.
+// [Load] then loads the parts
 // in the caller's order; a part the checkpoint does not list (one an
 // older checkpoint lacks) is left as it is.
 //
