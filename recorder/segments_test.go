@@ -31,24 +31,6 @@ func segmentCrawl(t *testing.T, srv *testweb.Server) Config {
 	return cfg
 }
 
-// flipURL changes the host of the first "http://" URL string in the
-// segment at path by one bit: the file keeps its size and still reads.
-func flipURL(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte("http://"))
-	if i < 0 {
-		t.Fatalf("%s: no URL in it", path)
-	}
-	b[i+len("http://")] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A resume checks the closed segments its checkpoint lists before it
 // writes anything: one with a byte changed (its xxhash64), truncated or
 // missing (its size) is refused with one line naming it, and the crawl
@@ -65,8 +47,8 @@ func TestResumeChecksSegments(t *testing.T) {
 		want     string // in the error; "" when the resume goes on
 	}{
 		{name: "untouched"},
-		{name: "byte flipped", damage: func(p string) { flipURL(t, p) }, want: "xxhash64 mismatch"},
-		{name: "byte flipped, sizes only", skipHash: true, damage: func(p string) { flipURL(t, p) }},
+		{name: "byte flipped", damage: func(p string) { crawltest.FlipURL(t, p) }, want: "xxhash64 mismatch"},
+		{name: "byte flipped, sizes only", skipHash: true, damage: func(p string) { crawltest.FlipURL(t, p) }},
 		{name: "truncated, sizes only", skipHash: true, want: "bytes, checkpoint", damage: func(p string) {
 			st, _ := os.Stat(p)
 			os.Truncate(p, st.Size()-1)

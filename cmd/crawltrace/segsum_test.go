@@ -39,24 +39,6 @@ func twoRunCrawl(t *testing.T, srv *testweb.Server, dir string) []tracefile.Segm
 	return segs
 }
 
-// flipFirstURL changes the host of the first URL string of the segment
-// at path by one bit: same size, and the segment still reads.
-func flipFirstURL(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte("http://"))
-	if i < 0 {
-		t.Fatalf("%s: no URL in it", path)
-	}
-	b[i+len("http://")] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // stripManifestHashes rewrites dir's manifest.json as a crawltrace that
 // did not record segment hashes wrote it.
 func stripManifestHashes(t *testing.T, dir string) {
@@ -125,7 +107,7 @@ func TestVerifyAndResumeCheckSegments(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "crawl")
 		segs := twoRunCrawl(t, srv, dir)
 		bad := filepath.Join(tracefile.NodeDir(dir, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
-		flipFirstURL(t, bad)
+		crawltest.FlipURL(t, bad)
 		refusedWith(t, 2, bad, "inspect", "--verify", dir)
 		code, out, _ := runCLI(t, "inspect", "--verify", dir)
 		if lines := linesHaving(out, "FAILED"); code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], bad+": ") ||
@@ -224,7 +206,7 @@ func TestKill9VerifySegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flipFirstURL(t, seg)
+	crawltest.FlipURL(t, seg)
 	refusedWith(t, 2, seg, "inspect", "--verify", dir)
 	refusedWith(t, 2, seg, "crawl", "-o", dir, "--resume")
 
