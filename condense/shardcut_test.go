@@ -262,6 +262,28 @@ func TestShardedStrictOnDamage(t *testing.T) {
 	}
 }
 
+// A segment whose schema is damaged (the very start of the file) is an
+// error, sharded as unsharded: every map task that reads part of it fails
+// as the unsharded run does.
+func TestShardedSchemaDamage(t *testing.T) {
+	in := t.TempDir()
+	seg, _ := damagedCrawl(t, in, false, "")
+	damageBatch(t, seg, 0, "framing")
+	_, werr := Run(context.Background(), Config{Input: in, Output: t.TempDir(), Bits: 17})
+	if !errors.Is(werr, tracefile.ErrCorrupt) {
+		t.Fatalf("unsharded: %v", werr)
+	}
+	for _, shards := range []int{2, 3, 5} {
+		out := t.TempDir()
+		for i := range shards {
+			_, err := Run(context.Background(), Config{Input: in, Output: out, Bits: 17, Shard: i, Shards: shards})
+			if i == 0 && (err == nil || err.Error() != werr.Error()) {
+				t.Errorf("%d map tasks: task 0: %v, want %v", shards, err, werr)
+			}
+		}
+	}
+}
+
 // The head part of a map task is kept when no earlier task cut its
 // segment, and dropped after a cut, which another segment's cut does not
 // cause.
