@@ -35,7 +35,9 @@ const (
 // bucketFileName is worker w's bucket file.
 func bucketFileName(w int) string { return fmt.Sprintf("w%03d.buckets", w) }
 
-// bucketGlob matches the bucket files in a directory.
+// bucketGlob matches the workers' bucket files in a directory (not a map
+// task's head part's, headBucketFile, which the reduce reads only when the
+// merge keeps the part).
 const bucketGlob = "w*.buckets"
 
 type blockRef struct {

@@ -35,6 +35,9 @@ import (
 //
 // Every input byte is read once in all, by one map task, whatever the
 // number of nodes: a one-node crawl splits as evenly as a many-node one.
+// Where a segment is cut by a corrupt batch, the merge and the reduce
+// leave out what later map tasks read of it (see [HeadPart]), so that
+// the merged report and traces are an unsharded run's on any input.
 
 // BucketDir is the directory of the map tasks' bucket files in a sharded
 // run's output directory.
@@ -112,8 +115,71 @@ func (r *run) mapTask(ctx context.Context, units []unit, inBytes int64) (*Report
 		}
 	}
 	rep.InputBytes = inBytes
+	rep.Head = r.head
 	r.finishReport(rep, nodeReps, Counts{})
 	return rep, nil
+}
+
+// HeadPart is, in a map task's report, what the task read of the segment
+// its range starts inside of, after record batches an earlier task reads:
+// its head part. An unsharded run stops reading a segment at a corrupt
+// batch (bad framing, or a body that fails to decode) and reports it cut
+// there, but a map task cannot tell whether a batch before its range is
+// corrupt without reading it: checking the framing of those batches is
+// cheap (the segment reader checks every message's framing when it opens
+// the segment, so no task reads batches past bad framing), but a corrupt
+// body shows only when it is decoded. So the task reads its head part, and
+// the task that reads the corrupt batch reports the segment cut, as an
+// unsharded run does; the merge then drops the head parts of a segment
+// that an earlier task reported cut ([droppedHeads]): their rows, their
+// cut segment, their fingerprints at the start of the task's part of the
+// node's traces, and, in the reduce, their spill records, which the task
+// wrote to a bucket file of their own (headBucketFile).
+//
+// A task has at most one head part, its range being one piece of the
+// input; a later part of the same segment is another task's head part.
+// Dropping whole head parts is exact: every batch of a head part comes
+// after every batch of the earlier tasks' parts of its segment.
+type HeadPart struct {
+	Node int `json:"node"`
+	// Segment is the segment's file name in the node's directory.
+	Segment   string `json:"segment"`
+	Rows      int64  `json:"rows"`
+	CrossRows int64  `json:"cross_rows"`
+	// Cut: the task reported the segment cut (first among the node's
+	// cut segments in its report).
+	Cut bool `json:"cut,omitempty"`
+}
+
+// droppedHeads reports which of maps (map reports in task order) have a
+// head part that the merge drops: one whose segment an earlier task
+// reported cut, in a part the merge keeps. A segment is reported cut
+// where reading it stops (a corrupt batch), or at its end (no
+// end-of-stream marker, fewer rows than the manifest records), and a part
+// after the end holds no batch: either way nothing after the cut counts.
+func droppedHeads(maps []*Report) []bool {
+	type seg struct {
+		node int
+		name string
+	}
+	cut := map[seg]bool{}
+	drop := make([]bool, len(maps))
+	for i, m := range maps {
+		h := m.Head
+		if h != nil {
+			drop[i] = cut[seg{h.Node, h.Segment}]
+		}
+		for _, nr := range m.PerNode {
+			cs := nr.CutSegments
+			if drop[i] && h.Cut && nr.Node == h.Node && len(cs) > 0 {
+				cs = cs[1:]
+			}
+			for _, c := range cs {
+				cut[seg{c.Node, filepath.Base(c.File)}] = true
+			}
+		}
+	}
+	return drop
 }
 
 // crawlID reads the crawl id from the first segment of the first node (for
@@ -215,6 +281,21 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The head parts the merge keeps (see HeadPart).
+	for i, drop := range droppedHeads(maps) {
+		p := filepath.Join(MapBucketDir(cfg.Dir, i), headBucketFile)
+		if drop || maps[i].Head == nil {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue // no bucket files (a run without verification)
+		}
+		refs, err := readBucketIndex(p)
+		if err != nil {
+			return nil, err
+		}
+		chunksByRange(p, refs, chunks)
+	}
 	perNode, total, err := r.verify(ctx, ranges, cfg.Shards*r.parts, chunks)
 	if err != nil {
 		return nil, err
@@ -242,8 +323,9 @@ func Reduce(ctx context.Context, cfg ReduceConfig) (*Report, error) {
 // in map task order, which is the node's log order, and then removes
 // dir/parts. rep is the merged report ([Merge]): its nodes are the ones
 // joined, and their Full, Cross and BytesOut are set to the joined files.
-// A node whose log one map task read whole has its parts renamed, not
-// copied.
+// The fingerprints of the head parts [Merge] dropped (see [HeadPart]) are
+// left out. A node whose log one map task read whole has its parts
+// renamed, not copied.
 func MergeTraces(dir, out string, rep *Report) error {
 	tasks := slices.Clone(rep.ShardsMerged)
 	slices.Sort(tasks)
@@ -257,17 +339,26 @@ func MergeTraces(dir, out string, rep *Report) error {
 		for _, sub := range []string{tracefile.SubtraceFull, tracefile.SubtraceCross} {
 			name := tracefile.CondensedName(nr.Node, sub)
 			var parts []string
+			var skip []int64 // fingerprints left out at the start of each part
 			for _, t := range tasks {
 				p := filepath.Join(MapPartsDir(dir, t), name)
 				if _, err := os.Stat(p); err == nil {
 					parts = append(parts, p)
+					var n int64
+					if h, ok := rep.dropped[t]; ok && h.Node == nr.Node {
+						n = h.Rows
+						if sub == tracefile.SubtraceCross {
+							n = h.CrossRows
+						}
+					}
+					skip = append(skip, n)
 				}
 			}
 			if len(parts) == 0 {
 				return fmt.Errorf("%w: condense merge: %s: no map task wrote a part of %s", tracefile.ErrBadInput, filepath.Join(dir, PartsDir), name)
 			}
 			dst := filepath.Join(out, name)
-			if err := joinParts(parts, dst); err != nil {
+			if err := joinParts(parts, skip, dst); err != nil {
 				return err
 			}
 			if sub == tracefile.SubtraceFull {
@@ -287,15 +378,16 @@ func MergeTraces(dir, out string, rep *Report) error {
 	return nil
 }
 
-// joinParts writes the condensed traces parts, in order, to dst.
-func joinParts(parts []string, dst string) error {
-	if len(parts) == 1 {
+// joinParts writes the condensed traces parts, in order, to dst, leaving
+// out the first skip[i] fingerprints of part i.
+func joinParts(parts []string, skip []int64, dst string) error {
+	if len(parts) == 1 && skip[0] == 0 {
 		if err := os.Rename(parts[0], dst); err == nil {
 			return nil
 		}
 	}
 	var w *tracefile.CondensedWriter
-	for _, p := range parts {
+	for i, p := range parts {
 		rd, err := tracefile.OpenCondensed(p)
 		if err != nil {
 			if w != nil {
@@ -311,8 +403,12 @@ func joinParts(parts []string, dst string) error {
 				return err
 			}
 		}
+		left := skip[i]
 		for rd.Next() {
-			if err := w.AppendSlice(rd.FPs()); err != nil {
+			fps := rd.FPs()
+			n := min(left, int64(len(fps)))
+			left -= n
+			if err := w.AppendSlice(fps[n:]); err != nil {
 				rd.Close()
 				w.Abort()
 				return err
@@ -320,6 +416,9 @@ func joinParts(parts []string, dst string) error {
 		}
 		err = rd.Err()
 		rd.Close()
+		if err == nil && left > 0 {
+			err = fmt.Errorf("%w: %s: %d fingerprints short of the part its map report records", tracefile.ErrCorrupt, p, left)
+		}
 		if err != nil {
 			w.Abort()
 			return err

@@ -333,6 +333,8 @@ type run struct {
 	// once the map side is done (guarded by mu while it runs).
 	keepBytes int64
 	kept      rangeChunks
+	// head is what a map task's head unit read (see HeadPart).
+	head *HeadPart
 }
 
 // cleanup removes the outputs of a failed run, so nothing half-written looks

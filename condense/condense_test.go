@@ -197,6 +197,7 @@ func comparable(r *Report) *Report {
 	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
 	c.InputBytes, c.InputBytesRead = 0, 0
 	c.MapSec, c.VerifySec, c.SpilledRecords, c.UnfilteredRows = 0, 0, 0, 0
+	c.dropped = nil // the merge's note for MergeTraces, not in report.json
 	c.PerNode = append([]NodeReport(nil), r.PerNode...)
 	for i := range c.PerNode {
 		c.PerNode[i].Full = filepath.Base(c.PerNode[i].Full)

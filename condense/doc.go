@@ -51,5 +51,10 @@
 // (report-shard-j-of-N.json), [Merge] adds the reports into the report an
 // unsharded run would have written, and [MergeTraces] joins each node's
 // parts in task order, its log order. Each input byte is read once in all.
+// On a damaged input too the merge counts what an unsharded run counts: a
+// map task whose range starts inside a segment reads its part of it (its
+// head part, [HeadPart]) without knowing whether a batch before it is
+// corrupt, and the merge and the reduce drop that part when an earlier
+// task reported the segment cut.
 // docs/cluster.md shows Slurm and Kubernetes recipes.
 package condense

@@ -37,6 +37,10 @@ type unit struct {
 	// tracefile.SegmentReader.Restrict).
 	restricted bool
 	lo, hi     int64
+	// head: the map task's first unit, whose range starts inside the
+	// segment, after batches an earlier task reads (see HeadPart). Only
+	// the first unit of a task can start there: its range is one piece.
+	head bool
 }
 
 // segFile is one URL log segment of a crawl and its size.
@@ -122,7 +126,7 @@ func shardUnits(segs []segFile, shard, shards int) []unit {
 		if !overlaps {
 			continue
 		}
-		units = append(units, unit{node: s.node, seq: seq[s.node], path: s.path, restricted: true, lo: lo - start, hi: hi - start})
+		units = append(units, unit{node: s.node, seq: seq[s.node], path: s.path, restricted: true, lo: lo - start, hi: hi - start, head: start < lo})
 		seq[s.node]++
 	}
 	return units
@@ -182,6 +186,9 @@ type mapper struct {
 	// block is written to the bucket files); the workers add the blocks
 	// they kept to r.kept.
 	mem *memAllowance
+	// head is what the head unit read, if there is one (set by its
+	// worker).
+	head *HeadPart
 }
 
 // mapNodes runs the map side over units, writing their nodes' traces, and
@@ -258,6 +265,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		want := tracefile.ManifestSegmentRows(r.cfg.Input, n)
 		for q := 0; q < s.units; q++ {
 			for _, x := range s.infos[q] {
+				head := q == 0 && m.head != nil && m.head.Node == n
 				si := x.info
 				if x.tail {
 					// The row check is on the whole segment: the rows of
@@ -267,6 +275,9 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 				}
 				nr.BytesIn += si.Bytes
 				if !si.Clean {
+					if head {
+						m.head.Cut = true // the node's first cut segment
+					}
 					c := tracefile.CutOf(tracefile.NodeDir(r.cfg.Input, n), n, si)
 					if r.cfg.Strict {
 						return nil, meta, 0, nil, c.Err()
@@ -316,6 +327,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		}
 		return nil
 	}
+	r.head = m.head
 	return reps, meta, m.inputRead.Load(), closed, nil
 }
 
@@ -408,6 +420,12 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
 	}
 	for u := range work {
+		if u.head && ws.buckets != nil {
+			if err := m.doHead(ctx, ws, u); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := m.do(ctx, ws, u); err != nil {
 			return err
 		}
@@ -422,6 +440,36 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// headBucketFile is the bucket file of a map task's head unit (which
+// bucketGlob does not match: the reduce reads it only when the merge keeps
+// the head part, see droppedHeads).
+const headBucketFile = "head.buckets"
+
+// doHead reads a map task's head unit with a bucket file and a repeat
+// filter of its own: the filter drops only repeats of URLs spilled to the
+// same file, so with the filter cleared before and after the head unit,
+// the head's first occurrences are all in its file and the task's other
+// files hold all of theirs. The reduce can then leave the head's records
+// out, exactly, when the merge drops the head part.
+func (m *mapper) doHead(ctx context.Context, ws *workerState, u unit) error {
+	r := m.r
+	hw, err := newBucketWriter(filepath.Join(m.bucket, headBucketFile), m.ranges, spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers))
+	if err != nil {
+		return err
+	}
+	defer hw.abort()
+	own := ws.buckets
+	ws.buckets = hw
+	ws.seen.clear()
+	err = m.do(ctx, ws, u)
+	ws.buckets = own
+	ws.seen.clear()
+	if err != nil {
+		return err
+	}
+	return hw.close()
 }
 
 // testAfterOpen, when set by a test, runs after a segment is opened.
@@ -598,6 +646,9 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	s.rows += rows
 	s.crossRows += crossRows
 	s.mu.Unlock()
+	if u.head {
+		m.head = &HeadPart{Node: u.node, Segment: filepath.Base(u.path), Rows: rows, CrossRows: crossRows}
+	}
 	infos := []segInfo{{info: seg.Info(), tail: seg.Tail(), before: seg.RowsBefore()}}
 	if !direct {
 		if err := cw.Flush(); err != nil {

@@ -84,6 +84,12 @@ type Report struct {
 	UnfilteredRows int64        `json:"unfiltered_rows,omitempty"`
 	PerNode        []NodeReport `json:"per_node"`
 	CutSegments    []CutSegment `json:"cut_segments,omitempty"`
+	// Head is a map report's head part (see [HeadPart]), if the task's
+	// range starts inside a segment.
+	Head *HeadPart `json:"head,omitempty"`
+	// dropped are, in a merged report, the head parts [Merge] dropped, by
+	// map task, for [MergeTraces] (not part of report.json).
+	dropped map[int]HeadPart
 }
 
 // Stages of a sharded run's reports.
@@ -205,7 +211,8 @@ func Merge(parts []*Report) (*Report, error) {
 		Seed: first.Seed, Shards: 1, MemoryBudget: first.MemoryBudget}
 	byNode := map[int]*NodeReport{}
 	var order []int
-	for _, p := range maps {
+	drop := droppedHeads(maps)
+	for k, p := range maps {
 		out.ShardsMerged = append(out.ShardsMerged, p.Shard)
 		out.ElapsedSec += p.ElapsedSec
 		out.MapSec += p.MapSec
@@ -217,6 +224,19 @@ func Merge(parts []*Report) (*Report, error) {
 			out.InputBytesRead = -1
 		}
 		for _, nr := range p.PerNode {
+			if h := p.Head; drop[k] && nr.Node == h.Node {
+				// What the task read after the segment's cut: not read
+				// unsharded.
+				nr.Rows -= h.Rows
+				nr.CrossRows -= h.CrossRows
+				if h.Cut && len(nr.CutSegments) > 0 {
+					nr.CutSegments = nr.CutSegments[1:]
+				}
+				if out.dropped == nil {
+					out.dropped = map[int]HeadPart{}
+				}
+				out.dropped[p.Shard] = *h
+			}
 			if m, ok := byNode[nr.Node]; ok {
 				// The node's log continues in this map task's range: its
 				// parts add up, in task order (the log's).

@@ -511,11 +511,13 @@ type SegmentReader struct {
 	src              *prefixReader
 	// Restrict's range: the batches read start in [start, end) (end is
 	// scan.validEnd unrestricted); tail: this reader reports how the
-	// segment ended; rowsBefore: the rows of the batches before start.
-	restricted bool
-	start, end int64
-	tail       bool
-	rowsBefore int64
+	// segment ended; rowsBefore and batchesBefore: the rows and batches
+	// before start.
+	restricted    bool
+	start, end    int64
+	tail          bool
+	rowsBefore    int64
+	batchesBefore int
 }
 
 // countingReader counts the bytes read through it (and, added by
@@ -635,8 +637,11 @@ func (s *SegmentReader) openIPC() (err error) {
 // file inside [lo, hi), Rows the rows read. Only the reader whose range
 // holds the start of the segment's last complete batch (or, in a segment
 // with none, offset 0) reports how the segment ended ([SegmentReader.Tail]);
-// the others' Info is clean unless a batch of theirs is corrupt. Call it
-// before the first Next or NextURLs.
+// the others' Info is clean unless a batch of theirs is corrupt. A reader
+// that stops at a corrupt batch reports the segment's end too (Tail is
+// then true): an unrestricted reader stops there, and the readers of the
+// ranges after it read what it never reaches (a sharded condense's merge
+// drops that). Call it before the first Next or NextURLs.
 func (s *SegmentReader) Restrict(lo, hi int64) {
 	lo, hi = min(max(lo, 0), s.size), min(max(hi, 0), s.size)
 	s.restricted = true
@@ -649,6 +654,7 @@ func (s *SegmentReader) Restrict(lo, hi int64) {
 	for ; i < len(bs) && bs[i].off < lo; i++ {
 		s.rowsBefore += bs[i].rows
 	}
+	s.batchesBefore = i
 	if i < len(bs) {
 		s.start = bs[i].off
 	}
@@ -668,7 +674,8 @@ func (s *SegmentReader) Restrict(lo, hi int64) {
 
 // Tail reports whether this reader reports how the segment ended: always,
 // unless [SegmentReader.Restrict] gave it a range without the segment's
-// last complete batch.
+// last complete batch and it did not stop at a corrupt batch. Final once
+// Next has returned false.
 func (s *SegmentReader) Tail() bool { return s.tail }
 
 // RowsBefore is the number of rows in the segment's complete batches
@@ -695,7 +702,7 @@ func (s *SegmentReader) Next() (ok bool) {
 	}()
 	if s.r.Next() {
 		if err := validateBatch(s.r.RecordBatch()); err != nil {
-			s.finish(fmt.Errorf("corrupt batch %d: %w", s.info.Batches, err))
+			s.finish(fmt.Errorf("corrupt batch %d: %w", s.batchesBefore+s.info.Batches, err))
 			return false
 		}
 		s.cur = s.r.RecordBatch()
@@ -712,6 +719,9 @@ func (s *SegmentReader) finish(err error) {
 	s.done = true
 	s.cur = nil
 	if err != nil && err != io.EOF {
+		// Reading the segment from its start stops here too: this
+		// reader's range holds where the segment ends for it.
+		s.tail = true
 		s.info.Clean = false
 		s.info.Error = err.Error()
 		return

@@ -81,7 +81,7 @@ func (s *SegmentReader) NextURLs() bool {
 	}
 	if err := s.readRaw(); err != nil {
 		s.cols = URLColumns{}
-		s.finish(fmt.Errorf("corrupt batch %d: %w", s.info.Batches, err))
+		s.finish(fmt.Errorf("corrupt batch %d: %w", s.batchesBefore+s.info.Batches, err))
 		return false
 	}
 	s.info.Rows += int64(s.cols.Len())
