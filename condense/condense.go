@@ -151,6 +151,30 @@ func keepFor(budget int64) int64 {
 	return int64(float64(max(budget-keepFloor, 0)) * keptShare)
 }
 
+// aggShare is the part of the memory budget beyond keepFloor that an
+// unsharded run's map workers may fill with their aggTables, counting in
+// memory; a run whose distinct URLs do not fit spills them and goes on
+// with the spill and reduce.
+const aggShare = 5.0 / 8
+
+// minAggBytes is the smallest aggTable worth making (a variable for
+// tests).
+var minAggBytes int64 = 16 << 20
+
+// testAggLimit, when set by a test, replaces the aggTable's limit
+// (negative: no table, the run spills from the start).
+var testAggLimit int64
+
+// aggFor is the memory of each of workers aggTables with this budget, or
+// 0 when they would be too small to try.
+func aggFor(budget int64, workers int) int64 {
+	n := int64(float64(max(budget-keepFloor, 0)) * aggShare / float64(max(workers, 1)))
+	if n < minAggBytes {
+		return 0
+	}
+	return n
+}
+
 // testAfterMap, when set by a test, sees an unsharded run's spill blocks
 // kept in memory and written to files before they are verified.
 var testAfterMap func(kept, written rangeChunks)
@@ -275,8 +299,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r := &run{cfg: cfg, hasher: hasher, parts: parts, nodes: nodes, written: map[string]bool{}, traceDir: cfg.Output, kept: rangeChunks{}}
 	if !sharded {
 		// A map task's buckets are read by other processes: only an
-		// unsharded run keeps blocks in memory.
-		r.keepBytes = keepFor(cfg.MemoryBytes)
+		// unsharded run counts in memory, or keeps blocks there.
+		r.aggLimit = aggFor(cfg.MemoryBytes, cfg.Workers)
+		if testAggLimit < 0 {
+			r.aggLimit = 0
+		}
+		if r.aggLimit == 0 || !aggUsable(nodes, cfg.Workers) {
+			r.aggLimit = 0
+			r.keepBytes = keepFor(cfg.MemoryBytes)
+		}
 	}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {
@@ -333,6 +364,11 @@ type run struct {
 	// once the map side is done (guarded by mu while it runs).
 	keepBytes int64
 	kept      rangeChunks
+	// aggLimit is the memory of the map side's aggTable per worker (0:
+	// the run spills from the start); agg is the table when it held every
+	// URL to the end, so that nothing was spilled.
+	aggLimit int64
+	agg      *aggTable
 	// head is what a map task's head unit read (see HeadPart).
 	head *HeadPart
 }
@@ -381,12 +417,24 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 	if n := r.unfiltered.Load(); n > 0 {
 		unfiltered = fmt.Sprintf(" (%d rows unfiltered: the repeat filter dropped too few)", n)
 	}
-	r.progress("read %d rows from %d nodes, spilled %d first occurrences%s", r.rowsIn.Load(), len(r.nodes), r.spilled.Load(), unfiltered)
+	if r.agg != nil {
+		r.progress("read %d rows from %d nodes, counted their URLs in memory", r.rowsIn.Load(), len(r.nodes))
+	} else {
+		r.progress("read %d rows from %d nodes, spilled %d first occurrences%s", r.rowsIn.Load(), len(r.nodes), r.spilled.Load(), unfiltered)
+	}
 	if r.rowsIn.Load() == 0 {
 		return nil, fmt.Errorf("%w: %s: empty crawl (no URL rows in any node)", tracefile.ErrBadInput, r.cfg.Input)
 	}
 	var total Counts
-	if r.parts > 0 {
+	if r.agg != nil {
+		perNode, tot := r.countAggs(ctx)
+		total = tot
+		for i := range nodeReps {
+			nodeReps[i].setDistinct(perNode[nodeReps[i].Node])
+		}
+		rep.VerifySec = time.Since(t0).Seconds()
+		rep.InMemory = true
+	} else if r.parts > 0 {
 		ranges := make([]int, r.parts)
 		for i := range ranges {
 			ranges[i] = i

@@ -196,7 +196,7 @@ func comparable(r *Report) *Report {
 	c := *r
 	c.ElapsedSec, c.Partitions, c.MemoryBudget, c.Shard, c.Shards, c.ShardsMerged = 0, 0, 0, 0, 0, nil
 	c.InputBytes, c.InputBytesRead = 0, 0
-	c.MapSec, c.VerifySec, c.SpilledRecords, c.UnfilteredRows = 0, 0, 0, 0
+	c.MapSec, c.VerifySec, c.SpilledRecords, c.UnfilteredRows, c.InMemory = 0, 0, 0, 0, false
 	c.dropped = nil // the merge's note for MergeTraces, not in report.json
 	c.PerNode = append([]NodeReport(nil), r.PerNode...)
 	for i := range c.PerNode {
@@ -460,6 +460,7 @@ func TestBadInput(t *testing.T) {
 // One node of many segments read by more workers than nodes: segments read
 // ahead of their turn are appended in log order.
 func TestSegmentsReadInParallelKeepLogOrder(t *testing.T) {
+	spillOnly(t) // the test is of the spill
 	in, out := t.TempDir(), t.TempDir()
 	recs := makeCrawl(t, in, 1, 20000, 5000, 9)
 	segs, _ := tracefile.ListSegments(tracefile.NodeDir(in, 0), tracefile.PrefixURLs)
@@ -619,6 +620,7 @@ func TestKeptAndWrittenBlocks(t *testing.T) {
 // counted exactly all the same: the report equals the brute force's at 16
 // bits (collisions) and a run's whose filter sees every row.
 func TestGateBypassesFilterExactly(t *testing.T) {
+	spillOnly(t) // the test is of the spill
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 3, 6000, 40000, 8) // few repeats
 	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})

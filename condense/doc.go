@@ -39,6 +39,25 @@
 // its share of the budget is split again by the next bits of the
 // fingerprint.
 //
+// # Counting in memory
+//
+// An unsharded run first counts in memory instead of spilling: the map
+// workers share one exact table of the distinct URLs (aggTable, five
+// eighths of the budget beyond its first 64 MiB), each URL copied once
+// with the set of nodes that logged it and a fingerprint found with a
+// second string marked colliding; a small per-worker table of the URLs
+// read last on the current node (recentURLs) drops most repeats after one
+// comparison of the full string with the large table's copy, so that only
+// the other rows take a lock and a lookup there. When every URL fits, the
+// run counts the table part by part and spills nothing (report.json:
+// in_memory). When the table is full, or the recent-URL table drops fewer
+// than half the rows (then a lookup in the large table costs more than a
+// spill), the workers switch to the spill above (without keeping blocks
+// in memory), and at the end the table is written to the buckets as
+// ordinary records, one per URL and node, so nothing is lost. Crawls with
+// nodes 16 and above, budgets below 64 MiB plus about 26 MiB a worker
+// (115 MiB on 2), and sharded runs spill from the start.
+//
 // # Shards
 //
 // With Config.Shard = i and Config.Shards = N, [Run] is map task i of a

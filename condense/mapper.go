@@ -189,6 +189,12 @@ type mapper struct {
 	// head is what the head unit read, if there is one (set by its
 	// worker).
 	head *HeadPart
+	// agg, when set, is the table the workers count in (see aggTable);
+	// spilling is set once it is full and the workers spill. states are
+	// the workers' states at the end.
+	agg      *aggTable
+	spilling atomic.Bool
+	states   []*workerState
 }
 
 // mapNodes runs the map side over units, writing their nodes' traces, and
@@ -225,10 +231,26 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		return nil
 	})
 	workers := min(r.cfg.Workers, len(units))
+	if ranges > 0 && r.aggLimit > 0 {
+		limit := r.aggLimit * int64(workers)
+		if testAggLimit > 0 {
+			limit = testAggLimit
+		}
+		m.agg = newAggTable(workers, r.cfg.Bits, limit)
+	}
+	m.states = make([]*workerState, workers)
 	for w := 0; w < workers; w++ {
 		g.Go(func() error { return m.worker(gctx, w, work) })
 	}
 	err := g.Wait()
+	if err == nil {
+		err = m.endWorkers()
+	}
+	for _, ws := range m.states {
+		if ws != nil && ws.buckets != nil {
+			ws.buckets.abort() // no-op once closed
+		}
+	}
 	r.reading.Finish()
 	defer func() {
 		for _, s := range m.sinks {
@@ -346,13 +368,19 @@ func (r *run) outPath(node int, sub string) string {
 // workerState is what a worker keeps between units: its repeat filter and
 // its bucket file.
 type workerState struct {
-	seen    *firstSeen
-	gate    filterGate
-	node    int
-	buckets *bucketWriter
-	full    []uint64
-	cross   []uint64
-	addrs   []uintptr // see firstSeen.slotAddrs
+	seen *firstSeen
+	id   int
+	// recent, while set, has the worker count its rows in the mapper's
+	// aggTable instead of spilling them.
+	recent *recentURLs
+	// rows of the last blocks still to look up in agg (see aggBatch)
+	miss, slotted, pend []int32
+	gate                filterGate
+	node                int
+	buckets             *bucketWriter
+	full                []uint64
+	cross               []uint64
+	addrs               []uintptr // see firstSeen.slotAddrs
 }
 
 // filterGate decides, batch by batch, whether a worker's rows go through
@@ -408,16 +436,20 @@ const hashAhead, urlAhead = 2, 1
 
 func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
-	ws := &workerState{node: -1}
+	ws := &workerState{node: -1, id: id}
+	m.states[id] = ws
 	if m.ranges > 0 {
 		var err error
 		ws.buckets, err = newBucketWriter(filepath.Join(m.bucket, bucketFileName(id)), m.ranges, spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers))
 		if err != nil {
 			return err
 		}
-		defer ws.buckets.abort()
 		ws.buckets.mem = m.mem
-		ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
+		if m.agg != nil {
+			ws.recent = newRecentURLs()
+		} else {
+			ws.seen = newFirstSeen(r.cfg.MemoryBytes/4/int64(r.cfg.Workers), 64)
+		}
 	}
 	for u := range work {
 		if u.head && ws.buckets != nil {
@@ -432,6 +464,21 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	}
 	if ws.buckets != nil {
 		r.unfiltered.Add(ws.gate.bypassed)
+	}
+	return nil
+}
+
+// endWorkers closes the workers' bucket files once all are done. When
+// the table held every URL to the end it is left for countAgg (r.agg);
+// when it filled up and the workers spilled, it is spilled too, into a
+// bucket file of its own, so that the reduce sees every (URL, node) of
+// the run.
+func (m *mapper) endWorkers() error {
+	r := m.r
+	for _, ws := range m.states {
+		if ws == nil || ws.buckets == nil {
+			continue
+		}
 		if err := ws.buckets.close(); err != nil {
 			return err
 		}
@@ -439,7 +486,35 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		r.kept.add(ws.buckets.kept)
 		r.mu.Unlock()
 	}
-	return nil
+	if m.agg == nil {
+		return nil
+	}
+	if !m.spilling.Load() {
+		r.agg = m.agg
+		return nil
+	}
+	w, err := newBucketWriter(filepath.Join(m.bucket, bucketFileName(len(m.states))), m.ranges, spillBuf(r.cfg.MemoryBytes, m.ranges, r.cfg.Workers))
+	if err != nil {
+		return err
+	}
+	defer w.abort()
+	n, err := m.agg.dump(w, func(fp uint64) int { return r.rangeOf(fp, m.ranges) })
+	m.agg = nil
+	r.spilled.Add(n)
+	if err != nil {
+		return err
+	}
+	return w.close()
+}
+
+// spillFromNow has a worker spill from now on, with a repeat filter of
+// its own, in a quarter of what the table leaves of the budget.
+func (m *mapper) spillFromNow(ws *workerState) {
+	m.spilling.Store(true)
+	ws.recent = nil
+	r := m.r
+	left := max(r.cfg.MemoryBytes-m.agg.bytes.Load(), 16<<20)
+	ws.seen = newFirstSeen(left/4/int64(r.cfg.Workers), 64)
 }
 
 // headBucketFile is the bucket file of a map task's head unit (which
@@ -543,6 +618,9 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	if ws.node != u.node && ws.seen != nil {
 		ws.seen.clear()
 	}
+	if ws.node != u.node && ws.recent != nil {
+		ws.recent.clear()
+	}
 	ws.node = u.node
 	hasher := r.hasher
 	node := u.node
@@ -560,6 +638,21 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		verify := m.ranges > 0
 		filter := verify && ws.gate.filtering()
 		var hits int64
+		if ws.recent != nil && (!filter || m.spilling.Load()) {
+			// Counting in memory pays only while the recent-URL table
+			// drops most rows (on a crawl-like trace, three in four): a
+			// row it misses costs a lookup in the large table, twice a
+			// spill's cost. Where the gate would bypass the filter, or
+			// once another worker has switched, this one spills too.
+			m.spillFromNow(ws)
+		}
+		if ws.recent != nil {
+			var err error
+			if full, cross, hits, spilled, err = m.aggBatch(ws, b, node, filter); err != nil {
+				return err
+			}
+			n = 0 // hashed and counted
+		}
 		// One pass in blocks, pipelined so that every row's bytes are
 		// read while in cache: block j+2 is hashed (and its slots
 		// prefetched), block j+1's kept URLs are prefetched, and block j
@@ -618,6 +711,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 			}
 		}
 		ws.full, ws.cross = full, cross
+		n = b.Len()
 		if verify {
 			ws.gate.done(int64(n), hits)
 		}
@@ -659,6 +753,101 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		}
 	}
 	return m.finish(s, u, ck, infos)
+}
+
+// aggBatch is do's loop over one batch for a worker counting in memory:
+// as the spilling loop, pipelined in blocks, but a row the recent-URL table
+// does not drop is added to the worker's aggTable, one block later so that
+// its slot was prefetched. When the table outgrows its limit it is
+// spilled (spillAgg), the rows not yet added are spilled, and the worker
+// spills from the next batch on.
+func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, filter bool) (full, cross []uint64, hits, spilled int64, err error) {
+	r := m.r
+	hasher := r.hasher
+	n := b.Len()
+	full, cross = ws.full[:0], ws.cross[:0]
+	dests := b.Dest
+	var rec [10]byte
+	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
+	spill := func(i int) error {
+		binary.LittleEndian.PutUint64(rec[:8], full[i])
+		spilled++
+		return ws.buckets.write(r.rangeOf(full[i], m.ranges), rec[:], b.URL(i))
+	}
+	// add looks up the rows of rows in the table; after an overflow it
+	// spills them.
+	add := func(rows []int32) error {
+		for k, i := range rows {
+			if ws.recent == nil {
+				if err := spill(int(i)); err != nil {
+					return err
+				}
+				continue
+			}
+			fp := full[i]
+			loc, ok := m.agg.add(ws.id, fp, node, b.URL(int(i)))
+			if !ok {
+				m.spillFromNow(ws)
+				for _, i := range rows[k:] {
+					if err := spill(int(i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if filter {
+				ws.recent.put(fp, loc)
+			}
+		}
+		return nil
+	}
+	const blk = prefetchBlock
+	nb := (n + blk - 1) / blk
+	// Three stages: a block's misses have their slots prefetched, one
+	// block later the copies those slots point at, and one block later
+	// still they are added.
+	miss, slotted, ready := ws.miss[:0], ws.slotted[:0], ws.pend[:0]
+	for j := -hashAhead; j < nb+2; j++ {
+		if h := j + hashAhead; h < nb {
+			lo, hi := h*blk, min(h*blk+blk, n)
+			for i := lo; i < hi; i++ {
+				fp := hasher.String(b.URL(i))
+				full = append(full, fp)
+				if int(dests[i]) != node {
+					cross = append(cross, fp)
+				}
+			}
+			if filter && ws.recent != nil {
+				ws.addrs = ws.recent.slotAddrs(full[lo:hi], ws.addrs[:0])
+				prefetch.Addrs(ws.addrs)
+			}
+		}
+		if u := j + urlAhead; filter && ws.recent != nil && u >= 0 && u < nb {
+			ws.addrs = ws.recent.urlAddrs(m.agg, full[u*blk:min(u*blk+blk, n)], ws.addrs[:0])
+			prefetch.Addrs(ws.addrs)
+		}
+		miss = miss[:0]
+		if j >= 0 && j < nb {
+			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
+				if filter && ws.recent != nil && ws.recent.seen(m.agg, full[i], b.URL(i)) {
+					hits++
+					continue
+				}
+				miss = append(miss, int32(i))
+			}
+		}
+		if ws.recent != nil {
+			ws.addrs = m.agg.slotAddrs(full, miss, ws.addrs[:0])
+			ws.addrs = m.agg.urlAddrs(full, slotted, ws.addrs)
+			prefetch.Addrs(ws.addrs)
+		}
+		if err := add(ready); err != nil {
+			return full, cross, hits, spilled, err
+		}
+		ready, slotted, miss = slotted, miss, ready
+	}
+	ws.miss, ws.slotted, ws.pend = miss, slotted, ready[:0]
+	return full, cross, hits, spilled, nil
 }
 
 func u64bytes(v []uint64) []byte {

@@ -78,12 +78,15 @@ type Report struct {
 	// each URL on each node, plus repeats the bounded filter had forgotten,
 	// plus the UnfilteredRows: rows spilled without a look at the filter,
 	// because it was dropping too few of them to pay (see filterGate).
-	MapSec         float64      `json:"map_seconds,omitempty"`
-	VerifySec      float64      `json:"verify_seconds,omitempty"`
-	SpilledRecords int64        `json:"spilled_records,omitempty"`
-	UnfilteredRows int64        `json:"unfiltered_rows,omitempty"`
-	PerNode        []NodeReport `json:"per_node"`
-	CutSegments    []CutSegment `json:"cut_segments,omitempty"`
+	MapSec         float64 `json:"map_seconds,omitempty"`
+	VerifySec      float64 `json:"verify_seconds,omitempty"`
+	SpilledRecords int64   `json:"spilled_records,omitempty"`
+	UnfilteredRows int64   `json:"unfiltered_rows,omitempty"`
+	// InMemory says that the distinct URLs fit the map workers' memory
+	// and were counted there, with nothing spilled (see aggTable).
+	InMemory    bool         `json:"in_memory,omitempty"`
+	PerNode     []NodeReport `json:"per_node"`
+	CutSegments []CutSegment `json:"cut_segments,omitempty"`
 	// Head is a map report's head part (see [HeadPart]), if the task's
 	// range starts inside a segment.
 	Head *HeadPart `json:"head,omitempty"`

@@ -204,13 +204,8 @@ func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 		off = next
 	}
 	sortByFP(ents)
-	type distinctURL struct {
-		u     []byte
-		nodes []uint16
-	}
 	var group []distinctURL
 	var fpNodes []uint16
-	has := func(s []uint16, n uint16) bool { return slices.Contains(s, n) }
 	for i := 0; i < len(ents); {
 		// The common case: every record of the fingerprint holds the same
 		// URL (one URL, seen on one or more nodes).
@@ -224,7 +219,7 @@ func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 			res.total.DistinctURLs++
 			fpNodes = fpNodes[:0]
 			for k := i; k < j; k++ {
-				if !has(fpNodes, ents[k].node) {
+				if !hasNode(fpNodes, ents[k].node) {
 					fpNodes = append(fpNodes, ents[k].node)
 					c := res.node(int(ents[k].node))
 					c.DistinctFPs++
@@ -240,58 +235,72 @@ func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
 			e := ents[j]
 			u := buf[e.off : e.off+e.n]
-			if !has(fpNodes, e.node) {
+			if !hasNode(fpNodes, e.node) {
 				fpNodes = append(fpNodes, e.node)
 			}
 			k := slices.IndexFunc(group, func(d distinctURL) bool { return string(d.u) == string(u) })
 			if k < 0 {
 				group = append(group, distinctURL{u: u, nodes: []uint16{e.node}})
-			} else if !has(group[k].nodes, e.node) {
+			} else if !hasNode(group[k].nodes, e.node) {
 				group[k].nodes = append(group[k].nodes, e.node)
 			}
 		}
-		fp := ents[i].fp
-		res.total.DistinctFPs++
-		res.total.DistinctURLs += int64(len(group))
-		if len(group) > 1 {
-			res.total.CollidingFPs++
-			for a := 0; a < len(group); a++ {
-				for b := a + 1; b < len(group); b++ {
-					res.total.addCollision(collision(fp, group[a].u, group[b].u))
-				}
-			}
-		}
-		if len(group) == 1 {
-			for _, n := range fpNodes {
-				c := res.node(int(n))
-				c.DistinctFPs++
-				c.DistinctURLs++
-			}
-			i = j
-			continue
-		}
-		for _, n := range fpNodes {
-			c := res.node(int(n))
-			c.DistinctFPs++
-			var mine []int
-			for k, d := range group {
-				if has(d.nodes, n) {
-					mine = append(mine, k)
-				}
-			}
-			c.DistinctURLs += int64(len(mine))
-			if len(mine) > 1 {
-				c.CollidingFPs++
-				for a := 0; a < len(mine); a++ {
-					for b := a + 1; b < len(mine); b++ {
-						c.addCollision(collision(fp, group[mine[a]].u, group[mine[b]].u))
-					}
-				}
-			}
-		}
+		countGroup(res, ents[i].fp, group, fpNodes)
 		i = j
 	}
 	return ents, nil
+}
+
+// distinctURL is one of the URLs of a fingerprint and the nodes that
+// logged it.
+type distinctURL struct {
+	u     []byte
+	nodes []uint16
+}
+
+func hasNode(s []uint16, n uint16) bool { return slices.Contains(s, n) }
+
+// countGroup counts the distinct URLs of one fingerprint, group (nodes is
+// every node that logged any of them): one distinct fingerprint, and a
+// collision for every pair of URLs, in all and on each node.
+func countGroup(res *partResult, fp uint64, group []distinctURL, nodes []uint16) {
+	res.total.DistinctFPs++
+	res.total.DistinctURLs += int64(len(group))
+	if len(group) > 1 {
+		res.total.CollidingFPs++
+		for a := 0; a < len(group); a++ {
+			for b := a + 1; b < len(group); b++ {
+				res.total.addCollision(collision(fp, group[a].u, group[b].u))
+			}
+		}
+	}
+	if len(group) == 1 {
+		for _, n := range nodes {
+			c := res.node(int(n))
+			c.DistinctFPs++
+			c.DistinctURLs++
+		}
+		return
+	}
+	for _, n := range nodes {
+		c := res.node(int(n))
+		c.DistinctFPs++
+		var mine []int
+		for k, d := range group {
+			if hasNode(d.nodes, n) {
+				mine = append(mine, k)
+			}
+		}
+		c.DistinctURLs += int64(len(mine))
+		if len(mine) > 1 {
+			c.CollidingFPs++
+			for a := 0; a < len(mine); a++ {
+				for b := a + 1; b < len(mine); b++ {
+					c.addCollision(collision(fp, group[mine[a]].u, group[mine[b]].u))
+				}
+			}
+		}
+	}
 }
 
 func collision(fp uint64, a, b []byte) Collision {
@@ -353,4 +362,39 @@ func sortByFP(ents []entry) {
 			}
 		}
 	}
+}
+
+// countAggs counts the map side's aggTable part by part, on cfg.Workers
+// workers, and adds up the counts as verify does.
+func (r *run) countAggs(ctx context.Context) (map[int]*Counts, Counts) {
+	perNode := map[int]*Counts{}
+	for _, n := range r.nodes {
+		perNode[n] = &Counts{}
+	}
+	var sum Counts
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(r.cfg.Workers)
+	for p := 0; p < aggParts; p++ {
+		g.Go(func() error {
+			res := newPartResult()
+			countAgg(r.agg, p, res)
+			mu.Lock()
+			defer mu.Unlock()
+			sum.add(res.total)
+			for n, c := range res.nodes {
+				if c == nil {
+					continue
+				}
+				if perNode[n] == nil {
+					perNode[n] = &Counts{}
+				}
+				perNode[n].add(*c)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	r.agg = nil
+	return perNode, sum
 }

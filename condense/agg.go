@@ -1,0 +1,419 @@
+package condense
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// aggTable is the map workers' shared, exact table of the distinct URLs
+// they have read, each with the set of nodes that logged it: while the
+// distinct URLs fit the memory budget, the map side counts in memory and
+// nothing is spilled, sorted or read back. Identical URLs share one entry
+// (one copy of the string, compared in full before a row is counted as a
+// repeat), and a fingerprint found with a different string is marked
+// colliding, so the counts are those of the spill and reduce: countAgg
+// counts the table part by part. Once the table reaches its limit it takes
+// no new URL; the workers then spill, and at the end the table is dumped
+// into a bucket file as ordinary spill records (one per URL and node:
+// nothing is lost) for the reduce.
+//
+// The table is split by fingerprint into aggParts parts, each an
+// open-addressing table with linear probing under a lock of its own (two
+// workers seldom want the same one). A slot is a fingerprint and a
+// reference: where the URL's copy is (48 bits: worker, arena chunk,
+// offset) and the set of nodes (16 bits, so a table serves nodes 0..15).
+// Each worker copies the URLs it adds into its own arena, a list of
+// chunks, each copy prefixed by its length as a uvarint.
+type aggTable struct {
+	parts    [aggParts]aggPart
+	keyShift uint // fingerprints narrower than 64 bits are scaled up first
+	arenas   []*aggArena
+	bytes    atomic.Int64 // slots and chunks held
+	limit    int64
+}
+
+// aggPart is one part of an aggTable. Its slots are replaced when it
+// grows. Readers outside the lock (prefetch hints, which may be stale)
+// load the slots and their words atomically, so the words of a
+// published slot array are stored atomically too.
+type aggPart struct {
+	mu   sync.Mutex
+	cur  atomic.Pointer[aggSlots]
+	used int
+	// colliding holds the fingerprints found with two different URLs.
+	colliding map[uint64]struct{}
+}
+
+type aggSlots struct {
+	s     []aggSlot
+	shift uint // 64 - log2(len(s))
+}
+
+type aggSlot struct {
+	fp  uint64
+	ref uint64 // location << 16 | node set; 0: empty (a set is never empty)
+}
+
+// aggArena is where one worker's copies are: chunks are added by that
+// worker only, and read by any once a slot holds their location.
+type aggArena struct {
+	chunks [aggMaxChunks][]byte // set once, whole, when a chunk is made
+	n      int                  // chunks in use
+	used   int                  // bytes of the last one in use
+}
+
+const (
+	aggPartBits = 8
+	aggParts    = 1 << aggPartBits
+	// aggMaxNodes is the nodes a table's node sets hold.
+	aggMaxNodes = 16
+	// A location is worker (7 bits), chunk (13 bits) and offset (28 bits).
+	aggChunkBits  = 28
+	aggWorkerBits = 7
+	aggMaxChunks  = 1 << 13
+	aggChunkSize  = 4 << 20
+	// aggOwnChunk is the URL length from which a copy gets a chunk of its
+	// own.
+	aggOwnChunk = aggChunkSize / 8
+	aggInitSlot = 64
+	aggSlotSize = int64(unsafe.Sizeof(aggSlot{}))
+	// aggEmpty is the memory of an empty table, and aggPerWorker what
+	// each worker's first chunk adds.
+	aggEmpty     = aggParts * aggInitSlot * aggSlotSize
+	aggPerWorker = aggChunkSize
+	aggGolden    = 0x9E3779B97F4A7C15
+)
+
+// aggUsable reports whether a table can count a crawl with these nodes
+// and workers.
+func aggUsable(nodes []int, workers int) bool {
+	if workers > 1<<aggWorkerBits {
+		return false
+	}
+	for _, n := range nodes {
+		if n < 0 || n >= aggMaxNodes {
+			return false
+		}
+	}
+	return true
+}
+
+// newAggTable returns a table for workers workers, of at most about
+// limit bytes.
+func newAggTable(workers int, fpBits int, limit int64) *aggTable {
+	t := &aggTable{keyShift: uint(64 - fpBits), limit: limit}
+	for p := range t.parts {
+		t.parts[p].cur.Store(newAggSlots(aggInitSlot))
+	}
+	t.bytes.Store(aggEmpty)
+	for range workers {
+		// Offset 0 of a chunk 0 is never a copy, so no location is 0.
+		a := &aggArena{n: 1, used: 1}
+		a.chunks[0] = make([]byte, aggChunkSize)
+		t.arenas = append(t.arenas, a)
+		t.bytes.Add(aggPerWorker)
+	}
+	return t
+}
+
+func newAggSlots(n int) *aggSlots {
+	return &aggSlots{s: make([]aggSlot, n), shift: uint(64 - bits.Len(uint(n-1)))}
+}
+
+// hash spreads fp (scaled to 64 bits) over the parts and slots.
+func (t *aggTable) hash(fp uint64) uint64 { return (fp << t.keyShift) * aggGolden }
+
+func (t *aggTable) part(h uint64) *aggPart { return &t.parts[h>>(64-aggPartBits)] }
+
+// home is the first slot of a hash.
+func (s *aggSlots) home(h uint64) int { return int((h << aggPartBits) >> s.shift) }
+
+// url is the copy at loc.
+func (t *aggTable) url(loc uint64) string {
+	c := t.arenas[loc>>(aggChunkBits+13)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
+	off := int(loc & (1<<aggChunkBits - 1))
+	n, k := binary.Uvarint(c[off:])
+	b := c[off+k : off+k+int(n)]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// addr is the address of the copy at loc, for prefetch.Addrs.
+func (t *aggTable) addr(loc uint64) uintptr {
+	c := t.arenas[loc>>(aggChunkBits+13)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
+	return uintptr(unsafe.Pointer(unsafe.SliceData(c))) + uintptr(loc&(1<<aggChunkBits-1))
+}
+
+// add records that node logged u, whose fingerprint is fp, read by
+// worker w, and returns where u's copy is. ok is false when u is new and
+// the table is at its limit (nothing was added).
+func (t *aggTable) add(w int, fp uint64, node int, u string) (loc uint64, ok bool) {
+	h := t.hash(fp)
+	p := t.part(h)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ss := p.cur.Load()
+	mask := len(ss.s) - 1
+	for i := ss.home(h); ; i = (i + 1) & mask {
+		s := &ss.s[i]
+		if s.ref == 0 {
+			loc, ok = t.store(w, u)
+			if !ok {
+				return 0, false
+			}
+			atomic.StoreUint64(&s.fp, fp)
+			atomic.StoreUint64(&s.ref, loc<<16|1<<uint(node))
+			p.used++
+			if p.used*4 > len(ss.s)*3 {
+				// Past the limit the part fills up to its last slot
+				// but one; new URLs are refused by then.
+				if t.bytes.Load() <= t.limit || p.used+1 >= len(ss.s) {
+					t.bytes.Add(int64(len(ss.s)) * aggSlotSize)
+					p.rehash(t, len(ss.s)*2)
+				}
+			}
+			return loc, true
+		}
+		if s.fp == fp {
+			if t.url(s.ref>>16) == u {
+				if bit := uint64(1) << uint(node); s.ref&bit == 0 {
+					atomic.StoreUint64(&s.ref, s.ref|bit)
+				}
+				return s.ref >> 16, true
+			}
+			p.collide(fp)
+		}
+	}
+}
+
+func (p *aggPart) collide(fp uint64) {
+	if p.colliding == nil {
+		p.colliding = map[uint64]struct{}{}
+	}
+	p.colliding[fp] = struct{}{}
+}
+
+// store copies u into worker w's arena.
+func (t *aggTable) store(w int, u string) (uint64, bool) {
+	need := binary.MaxVarintLen64 + len(u)
+	if t.bytes.Load() > t.limit || len(u) >= 1<<aggChunkBits-binary.MaxVarintLen64 {
+		return 0, false
+	}
+	a := t.arenas[w]
+	if a.used+need > len(a.chunks[a.n-1]) {
+		if a.n == aggMaxChunks {
+			return 0, false
+		}
+		size := aggChunkSize
+		if need > aggOwnChunk {
+			size = need
+		}
+		a.chunks[a.n] = make([]byte, size)
+		a.n++
+		a.used = 0
+		t.bytes.Add(int64(size))
+	}
+	c := a.chunks[a.n-1]
+	off := a.used
+	k := binary.PutUvarint(c[off:], uint64(len(u)))
+	a.used += k + copy(c[off+k:], u)
+	return uint64(w)<<(aggChunkBits+13) | uint64(a.n-1)<<aggChunkBits | uint64(off), true
+}
+
+// rehash moves part p's slots into n slots.
+func (p *aggPart) rehash(t *aggTable, n int) {
+	old := p.cur.Load()
+	ns := newAggSlots(n)
+	mask := n - 1
+	for _, s := range old.s {
+		if s.ref == 0 {
+			continue
+		}
+		i := ns.home(t.hash(s.fp))
+		for ns.s[i].ref != 0 {
+			i = (i + 1) & mask
+		}
+		ns.s[i] = s
+	}
+	p.cur.Store(ns)
+}
+
+// full reports whether the table has reached its limit.
+func (t *aggTable) full() bool { return t.bytes.Load() > t.limit }
+
+// slotAddrs appends the address of the home slot of each row's
+// fingerprint (rows index fps), for prefetch.Addrs.
+func (t *aggTable) slotAddrs(fps []uint64, rows []int32, out []uintptr) []uintptr {
+	for _, i := range rows {
+		h := t.hash(fps[i])
+		ss := t.part(h).cur.Load()
+		out = append(out, uintptr(unsafe.Pointer(&ss.s[ss.home(h)])))
+	}
+	return out
+}
+
+// urlAddrs appends, for each row whose fingerprint's home slot holds that
+// fingerprint, the address of its copy, for prefetch.Addrs.
+func (t *aggTable) urlAddrs(fps []uint64, rows []int32, out []uintptr) []uintptr {
+	for _, i := range rows {
+		fp := fps[i]
+		h := t.hash(fp)
+		ss := t.part(h).cur.Load()
+		s := &ss.s[ss.home(h)]
+		if ref := atomic.LoadUint64(&s.ref); ref != 0 && atomic.LoadUint64(&s.fp) == fp {
+			out = append(out, t.addr(ref>>16))
+		}
+	}
+	return out
+}
+
+// dump writes every URL of the table as spill records, one per node that
+// logged it, into w, and empties the table. It returns the records
+// written. The workers must be done with the table.
+func (t *aggTable) dump(w *bucketWriter, rangeOf func(uint64) int) (int64, error) {
+	var rec [10]byte
+	var n int64
+	for pi := range t.parts {
+		p := &t.parts[pi]
+		for _, s := range p.cur.Load().s {
+			if s.ref == 0 {
+				continue
+			}
+			u := t.url(s.ref >> 16)
+			binary.LittleEndian.PutUint64(rec[:8], s.fp)
+			for set := s.ref & 0xffff; set != 0; set &= set - 1 {
+				binary.LittleEndian.PutUint16(rec[8:], uint16(bits.TrailingZeros64(set)))
+				if err := w.write(rangeOf(s.fp), rec[:], u); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+		p.cur.Store(&aggSlots{})
+	}
+	t.arenas = nil
+	return n, nil
+}
+
+// countAgg counts part part of the table as the reduce counts spill
+// records: every slot is a distinct URL and, but for fingerprints found
+// with different URLs, a distinct fingerprint; those are counted group by
+// group, as countBuffer does. The workers must be done with the table.
+func countAgg(t *aggTable, part int, res *partResult) {
+	p := &t.parts[part]
+	ss := p.cur.Load()
+	for _, s := range ss.s {
+		if s.ref == 0 {
+			continue
+		}
+		if _, ok := p.colliding[s.fp]; ok {
+			continue
+		}
+		res.total.DistinctFPs++
+		res.total.DistinctURLs++
+		for set := s.ref & 0xffff; set != 0; set &= set - 1 {
+			c := res.node(bits.TrailingZeros64(set))
+			c.DistinctFPs++
+			c.DistinctURLs++
+		}
+	}
+	mask := len(ss.s) - 1
+	for fp := range p.colliding {
+		var group []distinctURL
+		var fpNodes []uint16
+		// A fingerprint's slots are all in the run of full slots from its
+		// home (there are no deletions).
+		for i := ss.home(t.hash(fp)); ss.s[i].ref != 0; i = (i + 1) & mask {
+			s := ss.s[i]
+			if s.fp != fp {
+				continue
+			}
+			d := distinctURL{u: []byte(t.url(s.ref >> 16))}
+			for set := s.ref & 0xffff; set != 0; set &= set - 1 {
+				n := uint16(bits.TrailingZeros64(set))
+				d.nodes = append(d.nodes, n)
+				if !hasNode(fpNodes, n) {
+					fpNodes = append(fpNodes, n)
+				}
+			}
+			group = append(group, d)
+		}
+		countGroup(res, fp, group, fpNodes)
+	}
+}
+
+// recentURLs is the small table in front of an aggTable: the fingerprints
+// of the URLs a worker read last on its current node, each with where its
+// copy is in the aggTable's arena. A row whose fingerprint is there and
+// whose string equals that copy (compared in full) is a repeat whose node
+// is already in the copy's node set, so it needs no lookup in the large
+// table; any other row goes to the aggTable. It is small enough to stay in
+// cache, and is emptied when the worker moves to another node. Buckets of
+// four entries, one cache line each; a new entry goes first and the last
+// one leaves.
+type recentURLs struct {
+	buckets []recentBucket
+	shift   uint
+}
+
+type recentBucket [4]struct{ fp, loc uint64 }
+
+// recentBuckets is the size of a recentURLs (64 bytes each: 2 MiB). On
+// the crawl-like 50M trace of docs/benchmarks.md, 2^13 buckets left 19.0M
+// rows to the large table, 2^15 14.8M and 2^17 13.2M (of 50M); the time
+// did not tell them apart on this machine.
+const recentBuckets = 1 << 15
+
+func newRecentURLs() *recentURLs {
+	return &recentURLs{buckets: make([]recentBucket, recentBuckets), shift: uint(64 - bits.Len(recentBuckets-1))}
+}
+
+func (r *recentURLs) bucket(fp uint64) *recentBucket {
+	return &r.buckets[(fp*aggGolden)>>r.shift]
+}
+
+// seen reports whether u, with fingerprint fp, is a recent URL of t.
+func (r *recentURLs) seen(t *aggTable, fp uint64, u string) bool {
+	b := r.bucket(fp)
+	for k := range b {
+		if e := b[k]; e.loc != 0 && e.fp == fp && t.url(e.loc) == u {
+			return true
+		}
+	}
+	return false
+}
+
+// put records that fp's URL, of the current node, has its copy at loc.
+func (r *recentURLs) put(fp, loc uint64) {
+	b := r.bucket(fp)
+	b[3], b[2], b[1] = b[2], b[1], b[0]
+	b[0].fp, b[0].loc = fp, loc
+}
+
+func (r *recentURLs) clear() { clear(r.buckets) }
+
+// slotAddrs and urlAddrs are as firstSeen's: the bucket of each
+// fingerprint, and the copy of a fingerprint its bucket holds, for
+// prefetch.Addrs.
+func (r *recentURLs) slotAddrs(fps []uint64, out []uintptr) []uintptr {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.buckets)))
+	for _, fp := range fps {
+		out = append(out, base+uintptr((fp*aggGolden)>>r.shift)*unsafe.Sizeof(recentBucket{}))
+	}
+	return out
+}
+
+func (r *recentURLs) urlAddrs(t *aggTable, fps []uint64, out []uintptr) []uintptr {
+	for _, fp := range fps {
+		b := r.bucket(fp)
+		for k := range b {
+			if e := b[k]; e.loc != 0 && e.fp == fp {
+				out = append(out, t.addr(e.loc))
+				break
+			}
+		}
+	}
+	return out
+}

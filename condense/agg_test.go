@@ -1,0 +1,200 @@
+package condense
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+)
+
+// spillOnly has the runs of a test spill from the start, as runs whose
+// distinct URLs outgrow memory do.
+func spillOnly(t *testing.T) {
+	t.Helper()
+	old := testAggLimit
+	testAggLimit = -1
+	t.Cleanup(func() { testAggLimit = old })
+}
+
+// checkBrute compares a report with a brute-force map's counts and
+// colliding pairs, per node and in total.
+func checkBrute(t *testing.T, rep *Report, recs [][]tracefile.URLRecord, h fingerprint.Hasher) {
+	t.Helper()
+	var all []tracefile.URLRecord
+	for n, r := range recs {
+		all = append(all, r...)
+		u, f, p := bruteForce(r, h)
+		if nr := rep.PerNode[n]; nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
+			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
+		}
+	}
+	urls, fps, pairs := bruteForce(all, h)
+	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || !reflect.DeepEqual(pairSet(rep.Total.Collisions), pairs) {
+		t.Errorf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs, len(rep.Total.Collisions), urls, fps, len(pairs))
+	}
+}
+
+// A run whose distinct URLs fit counts them in memory, spilling nothing,
+// and counts what a brute-force map counts: at 16 bits, with many
+// colliding fingerprints, on 1 to 3 workers; and what a spilling run
+// counts.
+func TestInMemoryCountsExactly(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 4, 6000, 9000, 21)
+	h, _ := fingerprint.New(0, 16)
+	var reps []*Report
+	for _, w := range []int{1, 2, 3} {
+		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+		if !rep.InMemory || rep.SpilledRecords != 0 {
+			t.Fatalf("%d workers: in memory %v, %d records spilled", w, rep.InMemory, rep.SpilledRecords)
+		}
+		checkBrute(t, rep, recs, h)
+		reps = append(reps, rep)
+	}
+	if _, _, pairs := bruteForce(slices.Concat(recs...), h); len(pairs) < 50 {
+		t.Fatalf("fixture too small: only %d pairs", len(pairs))
+	}
+	spillOnly(t)
+	spilled := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})
+	if spilled.InMemory || spilled.SpilledRecords == 0 {
+		t.Fatalf("spilling run: in memory %v, %d records spilled", spilled.InMemory, spilled.SpilledRecords)
+	}
+	for _, rep := range reps {
+		if !reflect.DeepEqual(comparable(rep), comparable(spilled)) {
+			t.Errorf("in memory and spilled reports differ:\n%+v\n%+v", rep.Total, spilled.Total)
+		}
+	}
+}
+
+// A table that outgrows its limit in the middle of a run is spilled, with
+// the rows after it, and the other workers' tables at the end: the counts
+// are the brute force's all the same.
+func TestInMemoryOverflowSpillsExactly(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 3, 20000, 30000, 22)
+	h, _ := fingerprint.New(0, 16)
+	old := testAggLimit
+	defer func() { testAggLimit = old }()
+	for _, w := range []int{1, 2, 3} {
+		// An empty table is its slots and a chunk per worker; this leaves
+		// room for the slots of a few thousand URLs.
+		testAggLimit = aggEmpty + int64(w)*aggPerWorker + 64<<10
+		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+		if rep.InMemory || rep.SpilledRecords == 0 {
+			t.Fatalf("%d workers: in memory %v, %d records spilled: want a spill", w, rep.InMemory, rep.SpilledRecords)
+		}
+		checkBrute(t, rep, recs, h)
+	}
+}
+
+// The table against a map: every URL added once is there with the set of
+// nodes that added it, a fingerprint with two URLs is marked colliding,
+// and a dump writes one record per URL and node.
+func TestAggTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	h, _ := fingerprint.New(0, 12) // many collisions
+	tab := newAggTable(2, 12, 1<<30)
+	want := map[string]uint64{} // URL -> node set
+	byFP := map[uint64]map[string]bool{}
+	for i := 0; i < 40000; i++ {
+		u := fmt.Sprintf("http://h%d.test/%d", rng.IntN(50), rng.IntN(300))
+		if rng.IntN(100) == 0 {
+			u += string(make([]byte, aggOwnChunk)) // a copy in a chunk of its own
+		}
+		node := rng.IntN(aggMaxNodes)
+		fp := h.String(u)
+		loc, ok := tab.add(i%2, fp, node, u)
+		if !ok || tab.url(loc) != u {
+			t.Fatalf("add %q: ok %v, copy %q", u, ok, tab.url(loc))
+		}
+		want[u] |= 1 << node
+		if byFP[fp] == nil {
+			byFP[fp] = map[string]bool{}
+		}
+		byFP[fp][u] = true
+	}
+	got := map[string]uint64{}
+	colliding := map[uint64]bool{}
+	for p := range tab.parts {
+		for _, s := range tab.parts[p].cur.Load().s {
+			if s.ref != 0 {
+				u := tab.url(s.ref >> 16)
+				if _, dup := got[u]; dup {
+					t.Fatalf("%q held twice", u)
+				}
+				got[u] = s.ref & 0xffff
+			}
+		}
+		for fp := range tab.parts[p].colliding {
+			colliding[fp] = true
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("table holds %d URLs, want %d (or node sets differ)", len(got), len(want))
+	}
+	for fp, us := range byFP {
+		if colliding[fp] != (len(us) > 1) {
+			t.Errorf("fingerprint %x: colliding %v with %d URLs", fp, colliding[fp], len(us))
+		}
+	}
+	var sum int64
+	for _, set := range want {
+		sum += int64(popcount(set))
+	}
+	w, err := newBucketWriter(filepath.Join(t.TempDir(), bucketFileName(0)), 4, 4<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.abort()
+	n, err := tab.dump(w, func(fp uint64) int { return int(fp % 4) })
+	if err != nil || n != sum {
+		t.Errorf("dump wrote %d records (%v), want %d", n, err, sum)
+	}
+}
+
+func popcount(x uint64) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// A table refuses what does not fit its limit, and says it is full.
+func TestAggTableLimit(t *testing.T) {
+	tab := newAggTable(1, 64, aggEmpty+aggPerWorker+aggChunkSize)
+	var n int
+	for ; n < 1e6; n++ {
+		u := fmt.Sprintf("http://example.test/page/%d", n)
+		if _, ok := tab.add(0, fingerprint.URL(u), 0, u); !ok {
+			break
+		}
+	}
+	if n == 0 || n == 1e6 || !tab.full() {
+		t.Fatalf("%d URLs added within %d bytes, full %v", n, tab.limit, tab.full())
+	}
+}
+
+// Where the recent-URL table drops too few rows (the gate would bypass
+// the filter), the workers stop counting in memory and spill, the table
+// included: the counts are the brute force's.
+func TestGateSwitchesToSpilling(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 3, 6000, 40000, 23) // few repeats
+	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
+	gateWindow, gateBypass = 700, 2000
+	h, _ := fingerprint.New(0, 16)
+	for _, w := range []int{1, 2} {
+		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+		if rep.InMemory || rep.SpilledRecords == 0 || rep.UnfilteredRows == 0 {
+			t.Fatalf("%d workers: in memory %v, %d records spilled, %d unfiltered: want a switch to spilling", w, rep.InMemory, rep.SpilledRecords, rep.UnfilteredRows)
+		}
+		checkBrute(t, rep, recs, h)
+	}
+}
