@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/crawltrace/crawltrace/fingerprint"
 	"github.com/crawltrace/crawltrace/internal/prefetch"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -634,7 +635,6 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		b := seg.URLColumns()
 		n := b.Len()
 		full, cross := ws.full[:0], ws.cross[:0]
-		dests := b.Dest
 		verify := m.ranges > 0
 		filter := verify && ws.gate.filtering()
 		var hits int64
@@ -664,13 +664,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		for j := -hashAhead; j < nb; j++ {
 			if h := j + hashAhead; h < nb {
 				lo, hi := h*blk, min(h*blk+blk, n)
-				for i := lo; i < hi; i++ {
-					fp := hasher.String(b.URL(i))
-					full = append(full, fp)
-					if int(dests[i]) != node {
-						cross = append(cross, fp)
-					}
-				}
+				full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
 				if filter {
 					ws.addrs = ws.seen.slotAddrs(full[lo:hi], ws.addrs[:0])
 					prefetch.Addrs(ws.addrs)
@@ -756,17 +750,17 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 }
 
 // aggBatch is do's loop over one batch for a worker counting in memory:
-// as the spilling loop, pipelined in blocks, but a row the recent-URL table
-// does not drop is added to the worker's aggTable, one block later so that
-// its slot was prefetched. When the table outgrows its limit it is
-// spilled (spillAgg), the rows not yet added are spilled, and the worker
-// spills from the next batch on.
+// pipelined in blocks as the spilling loop, but a row the recent-URL table
+// does not drop is added to the mapper's aggTable, two blocks later, once
+// its slot and then its copy were prefetched. When the table refuses a
+// new URL (it is full), the worker switches to spilling (spillFromNow):
+// the rows not yet added are spilled unfiltered, and later batches go
+// through its own repeat filter.
 func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, filter bool) (full, cross []uint64, hits, spilled int64, err error) {
 	r := m.r
 	hasher := r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
-	dests := b.Dest
 	var rec [10]byte
 	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
 	spill := func(i int) error {
@@ -810,13 +804,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, fi
 	for j := -hashAhead; j < nb+2; j++ {
 		if h := j + hashAhead; h < nb {
 			lo, hi := h*blk, min(h*blk+blk, n)
-			for i := lo; i < hi; i++ {
-				fp := hasher.String(b.URL(i))
-				full = append(full, fp)
-				if int(dests[i]) != node {
-					cross = append(cross, fp)
-				}
-			}
+			full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
 			if filter && ws.recent != nil {
 				ws.addrs = ws.recent.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
@@ -848,6 +836,20 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, fi
 	}
 	ws.miss, ws.slotted, ws.pend = miss, slotted, ready[:0]
 	return full, cross, hits, spilled, nil
+}
+
+// hashRows appends the fingerprints of rows lo..hi of b to full, and to
+// cross those whose dest is not node.
+func hashRows(hasher fingerprint.Hasher, b *tracefile.URLColumns, lo, hi, node int, full, cross []uint64) ([]uint64, []uint64) {
+	dests := b.Dest
+	for i := lo; i < hi; i++ {
+		fp := hasher.String(b.URL(i))
+		full = append(full, fp)
+		if int(dests[i]) != node {
+			cross = append(cross, fp)
+		}
+	}
+	return full, cross
 }
 
 func u64bytes(v []uint64) []byte {

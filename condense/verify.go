@@ -47,16 +47,7 @@ func (r *run) verify(ctx context.Context, ranges []int, total int, chunks rangeC
 				cs[i].mem = nil // a block kept in memory is garbage now
 			}
 			mu.Lock()
-			sum.add(res.total)
-			for n, c := range res.nodes {
-				if c == nil {
-					continue
-				}
-				if perNode[n] == nil {
-					perNode[n] = &Counts{}
-				}
-				perNode[n].add(*c)
-			}
+			res.addTo(&sum, perNode)
 			mu.Unlock()
 			prog.Set(done.Add(1))
 			return nil
@@ -74,6 +65,20 @@ type partResult struct {
 }
 
 func newPartResult() *partResult { return &partResult{} }
+
+// addTo adds the part's counts to sum and perNode.
+func (p *partResult) addTo(sum *Counts, perNode map[int]*Counts) {
+	sum.add(p.total)
+	for n, c := range p.nodes {
+		if c == nil {
+			continue
+		}
+		if perNode[n] == nil {
+			perNode[n] = &Counts{}
+		}
+		perNode[n].add(*c)
+	}
+}
 
 // node is node n's counts (a slice, not a map: it is looked up for every
 // distinct URL).
@@ -380,17 +385,8 @@ func (r *run) countAggs(ctx context.Context) (map[int]*Counts, Counts) {
 			res := newPartResult()
 			countAgg(r.agg, p, res)
 			mu.Lock()
-			defer mu.Unlock()
-			sum.add(res.total)
-			for n, c := range res.nodes {
-				if c == nil {
-					continue
-				}
-				if perNode[n] == nil {
-					perNode[n] = &Counts{}
-				}
-				perNode[n].add(*c)
-			}
+			res.addTo(&sum, perNode)
+			mu.Unlock()
 			return nil
 		})
 	}
