@@ -749,9 +749,11 @@ func (s *SegmentReader) Record() arrow.RecordBatch { return s.cur }
 // returned false.
 func (s *SegmentReader) Info() SegmentInfo { return s.info }
 
-// Close releases the reader.
+// Close releases the reader; the strings of its last URLColumns are
+// invalid from then on.
 func (s *SegmentReader) Close() error {
 	s.unmapBody()
+	s.releaseBody()
 	if s.r != nil {
 		s.r.Release()
 		s.r = nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
@@ -123,8 +124,6 @@ func (s *SegmentReader) readRaw() error {
 	s.unmapBody()
 	var body []byte
 	if bodyLen >= minMapBody && !s.noMap {
-		// A large body is mapped, not copied: the kernel's copy of every
-		// byte into a buffer was a tenth of condense's CPU time.
 		if b, m, ok := mapRange(s.f, bodyOff, bodyLen); ok {
 			body, s.mapped = b[:bodyLen:bodyLen], m
 			s.rd.n += bodyLen
@@ -133,6 +132,11 @@ func (s *SegmentReader) readRaw() error {
 		}
 	}
 	if body == nil {
+		if s.rawBody == nil {
+			if b, ok := rawBodies.Get().(*[]byte); ok {
+				s.rawBody = *b
+			}
+		}
 		if int64(cap(s.rawBody)) < bodyLen {
 			s.rawBody = make([]byte, bodyLen+bodyLen/8)
 		}
@@ -146,8 +150,27 @@ func (s *SegmentReader) readRaw() error {
 }
 
 // minMapBody is the smallest batch body NextURLs maps rather than reads
-// (a variable so tests can map every body).
-var minMapBody int64 = 256 << 10
+// (a variable so tests can map every body). Bodies are read: mapping each
+// batch and unmapping it (page faults on every page, a TLB shootdown on
+// the other cores per unmap) measured slower than the kernel's copy into
+// one reused buffer on this 2-core virtual machine, 6.0 against 7.0 s on
+// a crawl-like 50M condense (docs/benchmarks.md), though faster on it in
+// an earlier month; mapping stays for a machine where it pays.
+var minMapBody int64 = 1 << 62
+
+// rawBodies are read buffers of closed readers, for the next reader: a
+// condense opens one reader per segment, and a fresh buffer of a batch's
+// size for each faulted its pages in again.
+var rawBodies sync.Pool
+
+// releaseBody gives the reader's read buffer to the next reader.
+func (s *SegmentReader) releaseBody() {
+	if s.rawBody != nil {
+		b := s.rawBody[:0]
+		s.rawBody = nil
+		rawBodies.Put(&b)
+	}
+}
 
 // unmapBody releases the mapping of the previous batch's body, if any.
 func (s *SegmentReader) unmapBody() {
