@@ -27,7 +27,10 @@ func newCondenseCmd() *cobra.Command {
 segments too, reporting them), writes each node's full and cross condensed
 traces (node-NNN.full.arrow, node-NNN.cross.arrow), and checks exactly that no
 two distinct URLs share a fingerprint, within --memory. report.json has the
-counts per node and in total and lists every colliding pair.
+counts per node and in total and lists every colliding pair. While the
+distinct URLs fit --memory, the check runs in memory (report.json:
+in_memory); beyond that, first occurrences are spilled to disk by
+fingerprint range and each range is checked on its own.
 
 Cut segments (a writer killed mid-write, a 0-byte file, a file holding fewer
 rows than manifest.json records) are read as far as they go and reported as
