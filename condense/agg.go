@@ -16,7 +16,8 @@ import (
 // repeat), and a fingerprint found with a different string is marked
 // colliding, so the counts are those of the spill and reduce: countAgg
 // counts the table part by part. Once the table reaches its limit it takes
-// no new URL; the workers then spill, and at the end the table is dumped
+// no new URL; the workers then spill (as they do where the recent-URL
+// table in front of it drops too few rows), and at the end the table is dumped
 // into a bucket file as ordinary spill records (one per URL and node:
 // nothing is lost) for the reduce.
 //
@@ -72,8 +73,9 @@ const (
 	aggMaxNodes = 16
 	// A location is worker (7 bits), chunk (13 bits) and offset (28 bits).
 	aggChunkBits  = 28
+	aggChunkIdx   = 13
 	aggWorkerBits = 7
-	aggMaxChunks  = 1 << 13
+	aggMaxChunks  = 1 << aggChunkIdx
 	aggChunkSize  = 4 << 20
 	// aggOwnChunk is the URL length from which a copy gets a chunk of its
 	// own.
@@ -131,10 +133,16 @@ func (t *aggTable) part(h uint64) *aggPart { return &t.parts[h>>(64-aggPartBits)
 // home is the first slot of a hash.
 func (s *aggSlots) home(h uint64) int { return int((h << aggPartBits) >> s.shift) }
 
+// chunk is the arena chunk that holds the copy at loc, and the copy's
+// offset in it.
+func (t *aggTable) chunk(loc uint64) ([]byte, int) {
+	c := t.arenas[loc>>(aggChunkBits+aggChunkIdx)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
+	return c, int(loc & (1<<aggChunkBits - 1))
+}
+
 // url is the copy at loc.
 func (t *aggTable) url(loc uint64) string {
-	c := t.arenas[loc>>(aggChunkBits+13)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
-	off := int(loc & (1<<aggChunkBits - 1))
+	c, off := t.chunk(loc)
 	n, k := binary.Uvarint(c[off:])
 	b := c[off+k : off+k+int(n)]
 	return unsafe.String(unsafe.SliceData(b), len(b))
@@ -142,8 +150,8 @@ func (t *aggTable) url(loc uint64) string {
 
 // addr is the address of the copy at loc, for prefetch.Addrs.
 func (t *aggTable) addr(loc uint64) uintptr {
-	c := t.arenas[loc>>(aggChunkBits+13)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
-	return uintptr(unsafe.Pointer(unsafe.SliceData(c))) + uintptr(loc&(1<<aggChunkBits-1))
+	c, off := t.chunk(loc)
+	return uintptr(unsafe.Pointer(unsafe.SliceData(c))) + uintptr(off)
 }
 
 // add records that node logged u, whose fingerprint is fp, read by
@@ -219,7 +227,7 @@ func (t *aggTable) store(w int, u string) (uint64, bool) {
 	off := a.used
 	k := binary.PutUvarint(c[off:], uint64(len(u)))
 	a.used += k + copy(c[off+k:], u)
-	return uint64(w)<<(aggChunkBits+13) | uint64(a.n-1)<<aggChunkBits | uint64(off), true
+	return uint64(w)<<(aggChunkBits+aggChunkIdx) | uint64(a.n-1)<<aggChunkBits | uint64(off), true
 }
 
 // rehash moves part p's slots into n slots.
