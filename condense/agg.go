@@ -82,8 +82,8 @@ const (
 	aggOwnChunk = aggChunkSize / 8
 	aggInitSlot = 64
 	aggSlotSize = int64(unsafe.Sizeof(aggSlot{}))
-	// aggEmpty is the memory of an empty table, and aggPerWorker what
-	// each worker's first chunk adds.
+	// aggEmpty is the memory of an empty table sized for no URLs, and
+	// aggPerWorker what each worker's first chunk adds.
 	aggEmpty     = aggParts * aggInitSlot * aggSlotSize
 	aggPerWorker = aggChunkSize
 	aggGolden    = 0x9E3779B97F4A7C15
@@ -104,13 +104,20 @@ func aggUsable(nodes []int, workers int) bool {
 }
 
 // newAggTable returns a table for workers workers, of at most about
-// limit bytes.
-func newAggTable(workers int, fpBits int, limit int64) *aggTable {
+// limit bytes, its parts sized at first for about expect URLs in all
+// (within a quarter of the limit): a part that grows moves every URL it
+// holds again. (On crawl-like 10M, sized for 625,000 URLs: 1.22 against
+// 1.32 s median wall, 6 interleaved runs; on 50M alike.)
+func newAggTable(workers int, fpBits int, limit, expect int64) *aggTable {
 	t := &aggTable{keyShift: uint(64 - fpBits), limit: limit}
-	for p := range t.parts {
-		t.parts[p].cur.Store(newAggSlots(aggInitSlot))
+	n := aggInitSlot
+	for int64(n)*aggParts*3 < expect*4 && int64(n)*2*aggParts*aggSlotSize <= limit/4 {
+		n *= 2
 	}
-	t.bytes.Store(aggEmpty)
+	for p := range t.parts {
+		t.parts[p].cur.Store(newAggSlots(n))
+	}
+	t.bytes.Store(int64(n) * aggParts * aggSlotSize)
 	for range workers {
 		// Offset 0 of a chunk 0 is never a copy, so no location is 0.
 		a := &aggArena{n: 1, used: 1}

@@ -99,7 +99,7 @@ func TestInMemoryOverflowSpillsExactly(t *testing.T) {
 func TestAggTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	h, _ := fingerprint.New(0, 12) // many collisions
-	tab := newAggTable(2, 12, 1<<30)
+	tab := newAggTable(2, 12, 1<<30, 0)
 	want := map[string]uint64{} // URL -> node set
 	byFP := map[uint64]map[string]bool{}
 	for i := 0; i < 40000; i++ {
@@ -168,7 +168,7 @@ func popcount(x uint64) int {
 
 // A table refuses what does not fit its limit, and says it is full.
 func TestAggTableLimit(t *testing.T) {
-	tab := newAggTable(1, 64, aggEmpty+aggPerWorker+aggChunkSize)
+	tab := newAggTable(1, 64, aggEmpty+aggPerWorker+aggChunkSize, 0)
 	var n int
 	for ; n < 1e6; n++ {
 		u := fmt.Sprintf("http://example.test/page/%d", n)

@@ -314,6 +314,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		total = manifestRows(cfg.Input)
 	}
 	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", total)
+	// The in-memory table is sized ahead for a crawl-like trace: one
+	// distinct URL in sixteen rows (the rows from the manifest, or from
+	// the input's size at about 100 bytes a row).
+	r.expectURLs = inBytes / 100 / 16
+	if total > 0 {
+		r.expectURLs = total / 16
+	}
 	var rep *Report
 	if sharded {
 		rep, err = r.mapTask(ctx, shardUnits(segs, cfg.Shard, cfg.Shards), inBytes)
@@ -367,8 +374,9 @@ type run struct {
 	// aggLimit is the memory of the map side's aggTable per worker (0:
 	// the run spills from the start); agg is the table when it held every
 	// URL to the end, so that nothing was spilled.
-	aggLimit int64
-	agg      *aggTable
+	aggLimit   int64
+	agg        *aggTable
+	expectURLs int64 // distinct URLs the table is sized for at first
 	// head is what a map task's head unit read (see HeadPart).
 	head *HeadPart
 }

@@ -237,7 +237,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		if testAggLimit > 0 {
 			limit = testAggLimit
 		}
-		m.agg = newAggTable(workers, r.cfg.Bits, limit)
+		m.agg = newAggTable(workers, r.cfg.Bits, limit, r.expectURLs)
 	}
 	m.states = make([]*workerState, workers)
 	for w := 0; w < workers; w++ {
