@@ -57,6 +57,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 				c.procs[i] = startProc(t, filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("node-%d.log", i)), args...)
 			}
 			refused := 0
+			var missing []string
 			for i, p := range c.procs {
 				err := p.wait(t, fmt.Sprintf("node %d", i), 60*time.Second)
 				b, _ := os.ReadFile(p.log)
@@ -67,11 +68,14 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 				if strings.Contains(log, "peer handshake") && strings.Contains(log, tc.want) {
 					refused++
 				}
+				if !strings.Contains(log, "peer handshake") || !strings.Contains(log, tc.want) {
+					missing = append(missing, fmt.Sprintf("node %d's log:\n%s", i, tail(log, 1500)))
+				}
 			}
 			// Every node logs the refusal (each one's handshake with a
 			// node that differs fails on both sides).
 			if refused != 3 {
-				t.Errorf("%d of 3 logs name the handshake's refusal (%q)", refused, tc.want)
+				t.Errorf("%d of 3 logs name the handshake's refusal (%q):\n%s", refused, tc.want, strings.Join(missing, "\n"))
 			}
 		})
 	}
