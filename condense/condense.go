@@ -157,9 +157,8 @@ func keepFor(budget int64) int64 {
 // with the spill and reduce.
 const aggShare = 5.0 / 8
 
-// minAggBytes is the smallest aggTable worth making (a variable for
-// tests).
-var minAggBytes int64 = 16 << 20
+// minAggBytes is the smallest aggTable worth making, per worker.
+const minAggBytes = 16 << 20
 
 // testAggLimit, when set by a test, replaces the aggTable's limit
 // (negative: no table, the run spills from the start).
@@ -435,7 +434,7 @@ func (r *run) do(ctx context.Context, units []unit) (*Report, error) {
 	}
 	var total Counts
 	if r.agg != nil {
-		perNode, tot := r.countAggs(ctx)
+		perNode, tot := r.countAggs()
 		total = tot
 		for i := range nodeReps {
 			nodeReps[i].setDistinct(perNode[nodeReps[i].Node])

@@ -623,11 +623,8 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		ws.recent.clear()
 	}
 	ws.node = u.node
-	hasher := r.hasher
 	node := u.node
-	var rec [10]byte
-	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
-	var rows, crossRows, spilled int64
+	var rows, crossRows int64
 	for seg.NextURLs() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -646,73 +643,23 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 			// once another worker has switched, this one spills too.
 			m.spillFromNow(ws)
 		}
+		var spilled int64
+		var err error
 		if ws.recent != nil {
-			var err error
-			if full, cross, hits, spilled, err = m.aggBatch(ws, b, node, filter); err != nil {
-				return err
-			}
-			n = 0 // hashed and counted
+			full, cross, hits, spilled, err = m.aggBatch(ws, b, node)
+		} else {
+			full, cross, hits, spilled, err = m.spillBatch(ws, b, node, verify, filter)
 		}
-		// One pass in blocks, pipelined so that every row's bytes are
-		// read while in cache: block j+2 is hashed (and its slots
-		// prefetched), block j+1's kept URLs are prefetched, and block j
-		// is looked up (its URLs were hashed two blocks ago, so they are
-		// still in the L1 cache; a batch is megabytes, so hashing all of
-		// it before looking any of it up read every URL from memory twice).
-		const blk = prefetchBlock
-		nb := (n + blk - 1) / blk
-		for j := -hashAhead; j < nb; j++ {
-			if h := j + hashAhead; h < nb {
-				lo, hi := h*blk, min(h*blk+blk, n)
-				full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
-				if filter {
-					ws.addrs = ws.seen.slotAddrs(full[lo:hi], ws.addrs[:0])
-					prefetch.Addrs(ws.addrs)
-				}
-			}
-			if verify && !filter && j >= 0 {
-				// The gate is open: spill every row.
-				for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-					binary.LittleEndian.PutUint64(rec[:8], full[i])
-					if err := ws.buckets.write(r.rangeOf(full[i], m.ranges), rec[:], b.URL(i)); err != nil {
-						return err
-					}
-				}
-				spilled += int64(min(j*blk+blk, n) - j*blk)
-				continue
-			}
-			if !filter || j < -urlAhead {
-				continue
-			}
-			if u := j + urlAhead; u < nb {
-				ws.addrs = ws.seen.urlAddrs(full[u*blk:min(u*blk+blk, n)], ws.addrs[:0])
-				prefetch.Addrs(ws.addrs)
-			}
-			if j < 0 {
-				continue
-			}
-			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-				url, fp := b.URL(i), full[i]
-				if ws.seen.seen(fp, url) {
-					hits++
-					continue
-				}
-				binary.LittleEndian.PutUint64(rec[:8], fp)
-				spilled++
-				if err := ws.buckets.write(r.rangeOf(fp, m.ranges), rec[:], url); err != nil {
-					return err
-				}
-			}
+		if err != nil {
+			return err
 		}
 		ws.full, ws.cross = full, cross
-		n = b.Len()
 		if verify {
 			ws.gate.done(int64(n), hits)
 		}
 		rows += int64(n)
 		crossRows += int64(len(cross))
 		r.spilled.Add(spilled)
-		spilled = 0
 		r.reading.Set(r.rowsIn.Add(int64(n)))
 		if direct {
 			if err := s.full.AppendSlice(full); err != nil {
@@ -749,6 +696,74 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 	return m.finish(s, u, ck, infos)
 }
 
+// spillBatch is do's loop over one batch for a worker that spills: the
+// rows its repeat filter does not drop (every row while the gate is open)
+// go to its bucket file.
+func (m *mapper) spillBatch(ws *workerState, b *tracefile.URLColumns, node int, verify, filter bool) (full, cross []uint64, hits, spilled int64, err error) {
+	hasher := m.r.hasher
+	n := b.Len()
+	full, cross = ws.full[:0], ws.cross[:0]
+	// One pass in blocks, pipelined so that every row's bytes are
+	// read while in cache: block j+2 is hashed (and its slots
+	// prefetched), block j+1's kept URLs are prefetched, and block j
+	// is looked up (its URLs were hashed two blocks ago, so they are
+	// still in the L1 cache; a batch is megabytes, so hashing all of
+	// it before looking any of it up read every URL from memory twice).
+	const blk = prefetchBlock
+	nb := (n + blk - 1) / blk
+	for j := -hashAhead; j < nb; j++ {
+		if h := j + hashAhead; h < nb {
+			lo, hi := h*blk, min(h*blk+blk, n)
+			full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
+			if filter {
+				ws.addrs = ws.seen.slotAddrs(full[lo:hi], ws.addrs[:0])
+				prefetch.Addrs(ws.addrs)
+			}
+		}
+		if verify && !filter && j >= 0 {
+			// The gate is open: spill every row.
+			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
+				if err := m.spillRow(ws, node, full[i], b.URL(i)); err != nil {
+					return full, cross, hits, spilled, err
+				}
+			}
+			spilled += int64(min(j*blk+blk, n) - j*blk)
+			continue
+		}
+		if !filter || j < -urlAhead {
+			continue
+		}
+		if u := j + urlAhead; u < nb {
+			ws.addrs = ws.seen.urlAddrs(full[u*blk:min(u*blk+blk, n)], ws.addrs[:0])
+			prefetch.Addrs(ws.addrs)
+		}
+		if j < 0 {
+			continue
+		}
+		for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
+			url, fp := b.URL(i), full[i]
+			if ws.seen.seen(fp, url) {
+				hits++
+				continue
+			}
+			spilled++
+			if err := m.spillRow(ws, node, fp, url); err != nil {
+				return full, cross, hits, spilled, err
+			}
+		}
+	}
+	return full, cross, hits, spilled, nil
+}
+
+// spillRow writes one spill record, (fp, node, u), to the worker's bucket
+// file.
+func (m *mapper) spillRow(ws *workerState, node int, fp uint64, u string) error {
+	var rec [10]byte
+	binary.LittleEndian.PutUint64(rec[:8], fp)
+	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
+	return ws.buckets.write(m.r.rangeOf(fp, m.ranges), rec[:], u)
+}
+
 // aggBatch is do's loop over one batch for a worker counting in memory:
 // pipelined in blocks as the spilling loop, but a row the recent-URL table
 // does not drop is added to the mapper's aggTable, two blocks later, once
@@ -756,17 +771,13 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 // new URL (it is full), the worker switches to spilling (spillFromNow):
 // the rows not yet added are spilled unfiltered, and later batches go
 // through its own repeat filter.
-func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, filter bool) (full, cross []uint64, hits, spilled int64, err error) {
-	r := m.r
-	hasher := r.hasher
+func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (full, cross []uint64, hits, spilled int64, err error) {
+	hasher := m.r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
-	var rec [10]byte
-	binary.LittleEndian.PutUint16(rec[8:], uint16(node))
 	spill := func(i int) error {
-		binary.LittleEndian.PutUint64(rec[:8], full[i])
 		spilled++
-		return ws.buckets.write(r.rangeOf(full[i], m.ranges), rec[:], b.URL(i))
+		return m.spillRow(ws, node, full[i], b.URL(i))
 	}
 	// add looks up the rows of rows in the table; after an overflow it
 	// spills them.
@@ -789,9 +800,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, fi
 				}
 				return nil
 			}
-			if filter {
-				ws.recent.put(fp, loc)
-			}
+			ws.recent.put(fp, loc)
 		}
 		return nil
 	}
@@ -805,19 +814,19 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int, fi
 		if h := j + hashAhead; h < nb {
 			lo, hi := h*blk, min(h*blk+blk, n)
 			full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
-			if filter && ws.recent != nil {
+			if ws.recent != nil {
 				ws.addrs = ws.recent.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
 			}
 		}
-		if u := j + urlAhead; filter && ws.recent != nil && u >= 0 && u < nb {
+		if u := j + urlAhead; ws.recent != nil && u >= 0 && u < nb {
 			ws.addrs = ws.recent.urlAddrs(m.agg, full[u*blk:min(u*blk+blk, n)], ws.addrs[:0])
 			prefetch.Addrs(ws.addrs)
 		}
 		miss = miss[:0]
 		if j >= 0 && j < nb {
 			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-				if filter && ws.recent != nil && ws.recent.seen(m.agg, full[i], b.URL(i)) {
+				if ws.recent != nil && ws.recent.seen(m.agg, full[i], b.URL(i)) {
 					hits++
 					continue
 				}

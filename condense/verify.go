@@ -371,7 +371,7 @@ func sortByFP(ents []entry) {
 
 // countAggs counts the map side's aggTable part by part, on cfg.Workers
 // workers, and adds up the counts as verify does.
-func (r *run) countAggs(ctx context.Context) (map[int]*Counts, Counts) {
+func (r *run) countAggs() (map[int]*Counts, Counts) {
 	perNode := map[int]*Counts{}
 	for _, n := range r.nodes {
 		perNode[n] = &Counts{}
