@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/crawltrace/crawltrace/internal/hugemem"
 )
 
 // aggTable is the map workers' shared, exact table of the distinct URLs
@@ -28,12 +30,24 @@ import (
 // offset) and the set of nodes (16 bits, so a table serves nodes 0..15).
 // Each worker copies the URLs it adds into its own arena, a list of
 // chunks, each copy prefixed by its length as a uvarint.
+//
+// The parts' first slots (one block for all) and the chunks are huge-page
+// blocks (hugemem): lookups land at random in a few hundred megabytes, and
+// on small pages nearly every one missed the TLB (crawl-like 50M, 3
+// interleaved runs: see docs/benchmarks.md). release frees them; slots a
+// part grows into are Go memory, since a prefetch hint may still read the
+// slots a part has left.
 type aggTable struct {
 	parts    [aggParts]aggPart
 	keyShift uint // fingerprints narrower than 64 bits are scaled up first
 	arenas   []*aggArena
 	bytes    atomic.Int64 // slots and chunks held
 	limit    int64
+	// first is the block of the parts' first slots; mem holds it and
+	// the chunks' blocks, so that they live as long as the table.
+	first *hugemem.Block
+	mem   []*hugemem.Block
+	memMu sync.Mutex
 }
 
 // aggPart is one part of an aggTable. Its slots are replaced when it
@@ -51,6 +65,7 @@ type aggPart struct {
 type aggSlots struct {
 	s     []aggSlot
 	shift uint // 64 - log2(len(s))
+	first bool // s is in the table's block of first slots
 }
 
 type aggSlot struct {
@@ -114,22 +129,49 @@ func newAggTable(workers int, fpBits int, limit, expect int64) *aggTable {
 	for int64(n)*aggParts*3 < expect*4 && int64(n)*2*aggParts*aggSlotSize <= limit/4 {
 		n *= 2
 	}
+	t.first = hugemem.Alloc(n * aggParts * int(aggSlotSize))
+	t.mem = append(t.mem, t.first)
+	all := unsafe.Slice((*aggSlot)(unsafe.Pointer(unsafe.SliceData(t.first.Bytes()))), n*aggParts)
 	for p := range t.parts {
-		t.parts[p].cur.Store(newAggSlots(n))
+		t.parts[p].cur.Store(&aggSlots{s: all[p*n : (p+1)*n : (p+1)*n], shift: slotShift(n), first: true})
 	}
 	t.bytes.Store(int64(n) * aggParts * aggSlotSize)
 	for range workers {
 		// Offset 0 of a chunk 0 is never a copy, so no location is 0.
 		a := &aggArena{n: 1, used: 1}
-		a.chunks[0] = make([]byte, aggChunkSize)
+		a.chunks[0] = t.alloc(aggChunkSize)
 		t.arenas = append(t.arenas, a)
 		t.bytes.Add(aggPerWorker)
 	}
 	return t
 }
 
+func slotShift(n int) uint { return uint(64 - bits.Len(uint(n-1))) }
+
 func newAggSlots(n int) *aggSlots {
-	return &aggSlots{s: make([]aggSlot, n), shift: uint(64 - bits.Len(uint(n-1)))}
+	return &aggSlots{s: make([]aggSlot, n), shift: slotShift(n)}
+}
+
+// alloc returns n bytes of a block the table keeps until release.
+func (t *aggTable) alloc(n int) []byte {
+	b := hugemem.Alloc(n)
+	t.memMu.Lock()
+	t.mem = append(t.mem, b)
+	t.memMu.Unlock()
+	return b.Bytes()
+}
+
+// release frees the table's blocks. Nothing may use the table
+// afterwards.
+func (t *aggTable) release() {
+	for p := range t.parts {
+		t.parts[p].cur.Store(&aggSlots{})
+	}
+	t.arenas = nil
+	for _, b := range t.mem {
+		b.Free()
+	}
+	t.mem, t.first = nil, nil
 }
 
 // hash spreads fp (scaled to 64 bits) over the parts and slots.
@@ -185,7 +227,12 @@ func (t *aggTable) add(w int, fp uint64, node int, u string) (loc uint64, ok boo
 				// Past the limit the part fills up to its last slot
 				// but one; new URLs are refused by then.
 				if t.bytes.Load() <= t.limit || p.used+1 >= len(ss.s) {
-					t.bytes.Add(int64(len(ss.s)) * aggSlotSize)
+					grow := int64(len(ss.s)) * aggSlotSize
+					if ss.first {
+						// Its first slots stay in the block.
+						grow *= 2
+					}
+					t.bytes.Add(grow)
 					p.rehash(t, len(ss.s)*2)
 				}
 			}
@@ -225,7 +272,7 @@ func (t *aggTable) store(w int, u string) (uint64, bool) {
 		if need > aggOwnChunk {
 			size = need
 		}
-		a.chunks[a.n] = make([]byte, size)
+		a.chunks[a.n] = t.alloc(size)
 		a.n++
 		a.used = 0
 		t.bytes.Add(int64(size))
@@ -288,6 +335,7 @@ func (t *aggTable) urlAddrs(fps []uint64, rows []int32, out []uintptr) []uintptr
 // logged it, into w, and empties the table. It returns the records
 // written. The workers must be done with the table.
 func (t *aggTable) dump(w *bucketWriter, rangeOf func(uint64) int) (int64, error) {
+	defer t.release()
 	var rec [10]byte
 	var n int64
 	for pi := range t.parts {
@@ -306,9 +354,7 @@ func (t *aggTable) dump(w *bucketWriter, rangeOf func(uint64) int) (int64, error
 				n++
 			}
 		}
-		p.cur.Store(&aggSlots{})
 	}
-	t.arenas = nil
 	return n, nil
 }
 
@@ -371,6 +417,7 @@ func countAgg(t *aggTable, part int, res *partResult) {
 type recentURLs struct {
 	buckets []recentBucket
 	shift   uint
+	mem     *hugemem.Block // the buckets' memory: one huge page
 }
 
 type recentBucket [4]struct{ fp, loc uint64 }
@@ -382,7 +429,9 @@ type recentBucket [4]struct{ fp, loc uint64 }
 const recentBuckets = 1 << 15
 
 func newRecentURLs() *recentURLs {
-	return &recentURLs{buckets: make([]recentBucket, recentBuckets), shift: uint(64 - bits.Len(recentBuckets-1))}
+	mem := hugemem.Alloc(recentBuckets * int(unsafe.Sizeof(recentBucket{})))
+	b := unsafe.Slice((*recentBucket)(unsafe.Pointer(unsafe.SliceData(mem.Bytes()))), recentBuckets)
+	return &recentURLs{buckets: b, shift: slotShift(recentBuckets), mem: mem}
 }
 
 func (r *recentURLs) bucket(fp uint64) *recentBucket {
@@ -408,6 +457,12 @@ func (r *recentURLs) put(fp, loc uint64) {
 }
 
 func (r *recentURLs) clear() { clear(r.buckets) }
+
+// free returns the table's memory; it is not used again.
+func (r *recentURLs) free() {
+	r.buckets = nil
+	r.mem.Free()
+}
 
 // slotAddrs and urlAddrs are as firstSeen's: the bucket of each
 // fingerprint, and the copy of a fingerprint its bucket holds, for

@@ -466,6 +466,10 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	if ws.buckets != nil {
 		r.unfiltered.Add(ws.gate.bypassed)
 	}
+	if ws.recent != nil {
+		ws.recent.free()
+		ws.recent = nil
+	}
 	return nil
 }
 
@@ -512,6 +516,7 @@ func (m *mapper) endWorkers() error {
 // its own, in a quarter of what the table leaves of the budget.
 func (m *mapper) spillFromNow(ws *workerState) {
 	m.spilling.Store(true)
+	ws.recent.free()
 	ws.recent = nil
 	r := m.r
 	left := max(r.cfg.MemoryBytes-m.agg.bytes.Load(), 16<<20)

@@ -391,6 +391,7 @@ func (r *run) countAggs() (map[int]*Counts, Counts) {
 		})
 	}
 	g.Wait()
+	r.agg.release()
 	r.agg = nil
 	return perNode, sum
 }

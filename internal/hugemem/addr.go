@@ -1,0 +1,5 @@
+package hugemem
+
+import "unsafe"
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
