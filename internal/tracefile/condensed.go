@@ -113,6 +113,11 @@ func (c *CondensedWriter) flush() error {
 	c.sum.Write(arrow.Uint64Traits.CastToBytes(c.buf))
 	c.rows += int64(len(c.buf))
 	c.buf = c.buf[:0]
+	// Have the kernel start writing what is written so far, so that the
+	// fsync of Close waits for the last batches only: a condense of
+	// crawl-like 50M rows (700 MB of traces) otherwise ended on 0.4 s
+	// of fsync, after its last row was read.
+	startWriteback(c.f)
 	return nil
 }
 
