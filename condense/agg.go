@@ -54,12 +54,20 @@ type aggTable struct {
 // grows. Readers outside the lock (prefetch hints, which may be stale)
 // load the slots and their words atomically, so the words of a
 // published slot array are stored atomically too.
+//
+// Every lookup reads cur, and a lookup that writes takes mu: the two are
+// a cache line apart, so that a lock taken on one core does not take the
+// other cores' copies of cur away (each such lookup missed the cache
+// twice, at the prefetch hint and at the lock).
 type aggPart struct {
-	mu   sync.Mutex
-	cur  atomic.Pointer[aggSlots]
+	cur atomic.Pointer[aggSlots]
+	_   [64 - 8]byte
+	mu  sync.Mutex
+	// used is the slots in use.
 	used int
 	// colliding holds the fingerprints found with two different URLs.
 	colliding map[uint64]struct{}
+	_         [64 - 8 - 8 - 8]byte
 }
 
 type aggSlots struct {
