@@ -267,7 +267,8 @@ func (p *aggPart) collide(fp uint64) {
 
 // store copies u into worker w's arena.
 func (t *aggTable) store(w int, u string) (uint64, bool) {
-	need := binary.MaxVarintLen64 + len(u)
+	// At most a line of padding (see below).
+	need := binary.MaxVarintLen64 + len(u) + 63
 	if t.bytes.Load() > t.limit || len(u) >= 1<<aggChunkBits-binary.MaxVarintLen64 {
 		return 0, false
 	}
@@ -287,8 +288,14 @@ func (t *aggTable) store(w int, u string) (uint64, bool) {
 	}
 	c := a.chunks[a.n-1]
 	off := a.used
+	// A copy starts on a new cache line when it would otherwise span one
+	// line more than its length needs: a lookup compares the whole copy,
+	// and a prefetch hint fetches its first line only.
+	if size := uvarintLen(len(u)) + len(u); (off+size-1)/64-off/64 > (size-1)/64 {
+		off = (off + 63) &^ 63
+	}
 	k := binary.PutUvarint(c[off:], uint64(len(u)))
-	a.used += k + copy(c[off+k:], u)
+	a.used = off + k + copy(c[off+k:], u)
 	return uint64(w)<<(aggChunkBits+aggChunkIdx) | uint64(a.n-1)<<aggChunkBits | uint64(off), true
 }
 
@@ -495,3 +502,6 @@ func (r *recentURLs) urlAddrs(t *aggTable, fps []uint64, out []uintptr) []uintpt
 	}
 	return out
 }
+
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
@@ -155,6 +156,25 @@ func TestAggTable(t *testing.T) {
 	n, err := tab.dump(w, func(fp uint64) int { return int(fp % 4) })
 	if err != nil || n != sum {
 		t.Errorf("dump wrote %d records (%v), want %d", n, err, sum)
+	}
+}
+
+// A copy spans no more cache lines than its length needs (its first line
+// is the one a prefetch hint fetches), whatever the lengths before it.
+func TestAggCopiesAligned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tab := newAggTable(1, 64, 1<<30, 0)
+	defer tab.release()
+	for i := 0; i < 20000; i++ {
+		u := fmt.Sprintf("http://h.test/%d/", i) + strings.Repeat("x", rng.IntN(300))
+		loc, ok := tab.add(0, fingerprint.URL(u), 0, u)
+		if !ok || tab.url(loc) != u {
+			t.Fatalf("add %q: ok %v", u, ok)
+		}
+		start, size := tab.addr(loc), uintptr(uvarintLen(len(u))+len(u))
+		if lines, least := (start+size-1)/64-start/64+1, (size+63)/64; lines != least {
+			t.Fatalf("a copy of %d bytes at line offset %d spans %d lines, not %d", size, start%64, lines, least)
+		}
 	}
 }
 
