@@ -26,12 +26,17 @@ import (
 // The table is split by fingerprint into aggParts parts, each an
 // open-addressing table with linear probing under a lock of its own (two
 // workers seldom want the same one). A slot is a fingerprint and a
-// reference: where the URL's copy is (48 bits: worker, arena chunk,
-// offset) and the set of nodes (16 bits, so a table serves nodes 0..15).
-// Each worker copies the URLs it adds into its own arena, a list of
-// chunks, each copy prefixed by its length as a uvarint.
+// reference: where the URL's copy is (48 bits: its offset in the arena)
+// and the set of nodes (16 bits, so a table serves nodes 0..15).
 //
-// The parts' first slots (one block for all) and the chunks are huge-page
+// The copies are in one arena, a region of the table's whole limit
+// reserved at once (memory never written is never backed), each prefixed
+// by its length as a uvarint. Each worker takes chunks of it in turn and
+// fills its own. A location is thus an offset, read with no lookup of
+// which chunk holds it (a chunk list cost a dependent load before every
+// copy: 0.5 of 8 CPU s on crawl-like 50M).
+//
+// The arena and the parts' first slots (one block for all) are huge-page
 // blocks (hugemem): lookups land at random in a few hundred megabytes, and
 // on small pages nearly every one missed the TLB (crawl-like 50M, 3
 // interleaved runs: see docs/benchmarks.md). release frees them; slots a
@@ -40,14 +45,15 @@ import (
 type aggTable struct {
 	parts    [aggParts]aggPart
 	keyShift uint // fingerprints narrower than 64 bits are scaled up first
-	arenas   []*aggArena
-	bytes    atomic.Int64 // slots and chunks held
-	limit    int64
-	// first is the block of the parts' first slots; mem holds it and
-	// the chunks' blocks, so that they live as long as the table.
-	first *hugemem.Block
-	mem   []*hugemem.Block
-	memMu sync.Mutex
+	arena    []byte
+	// next is the arena's first byte no chunk holds yet.
+	next   atomic.Int64
+	chunks []aggChunk   // each worker's chunk
+	bytes  atomic.Int64 // slots and chunks held
+	limit  int64
+	// first and region are the blocks of the parts' first slots and of
+	// the arena.
+	first, region *hugemem.Block
 }
 
 // aggPart is one part of an aggTable. Its slots are replaced when it
@@ -81,12 +87,11 @@ type aggSlot struct {
 	ref uint64 // location << 16 | node set; 0: empty (a set is never empty)
 }
 
-// aggArena is where one worker's copies are: chunks are added by that
-// worker only, and read by any once a slot holds their location.
-type aggArena struct {
-	chunks [aggMaxChunks][]byte // set once, whole, when a chunk is made
-	n      int                  // chunks in use
-	used   int                  // bytes of the last one in use
+// aggChunk is the part of the arena a worker copies URLs into: bytes
+// used to end. Only that worker writes it (a cache line each).
+type aggChunk struct {
+	used, end int64
+	_         [64 - 16]byte
 }
 
 const (
@@ -94,15 +99,15 @@ const (
 	aggParts    = 1 << aggPartBits
 	// aggMaxNodes is the nodes a table's node sets hold.
 	aggMaxNodes = 16
-	// A location is worker (7 bits), chunk (13 bits) and offset (28 bits).
-	aggChunkBits  = 28
-	aggChunkIdx   = 13
-	aggWorkerBits = 7
-	aggMaxChunks  = 1 << aggChunkIdx
+	// aggMaxWorkers is the workers a table serves.
+	aggMaxWorkers = 128
 	aggChunkSize  = 4 << 20
 	// aggOwnChunk is the URL length from which a copy gets a chunk of its
 	// own.
 	aggOwnChunk = aggChunkSize / 8
+	// aggMaxURL is the longest URL a table keeps (a longer one makes it
+	// refuse it: the workers spill).
+	aggMaxURL   = 1 << 28
 	aggInitSlot = 64
 	aggSlotSize = int64(unsafe.Sizeof(aggSlot{}))
 	// aggEmpty is the memory of an empty table sized for no URLs, and
@@ -115,7 +120,7 @@ const (
 // aggUsable reports whether a table can count a crawl with these nodes
 // and workers.
 func aggUsable(nodes []int, workers int) bool {
-	if workers > 1<<aggWorkerBits {
+	if workers > aggMaxWorkers {
 		return false
 	}
 	for _, n := range nodes {
@@ -138,18 +143,22 @@ func newAggTable(workers int, fpBits int, limit, expect int64) *aggTable {
 		n *= 2
 	}
 	t.first = hugemem.Alloc(n * aggParts * int(aggSlotSize))
-	t.mem = append(t.mem, t.first)
 	all := unsafe.Slice((*aggSlot)(unsafe.Pointer(unsafe.SliceData(t.first.Bytes()))), n*aggParts)
 	for p := range t.parts {
 		t.parts[p].cur.Store(&aggSlots{s: all[p*n : (p+1)*n : (p+1)*n], shift: slotShift(n), first: true})
 	}
 	t.bytes.Store(int64(n) * aggParts * aggSlotSize)
-	for range workers {
-		// Offset 0 of a chunk 0 is never a copy, so no location is 0.
-		a := &aggArena{n: 1, used: 1}
-		a.chunks[0] = t.alloc(aggChunkSize)
-		t.arenas = append(t.arenas, a)
-		t.bytes.Add(aggPerWorker)
+	// The arena: the limit, and a chunk for each worker beyond it (a
+	// worker may start one just below the limit).
+	t.region = hugemem.Reserve(int(min(limit+int64(workers)*aggChunkSize, 1<<47)), 64<<20)
+	t.arena = t.region.Bytes()
+	// The first line is never a copy, so that no location is 0.
+	t.next.Store(64)
+	t.chunks = make([]aggChunk, workers)
+	for w := range t.chunks {
+		if !t.newChunk(w, 0) {
+			panic("condense: an arena without room for its workers' first chunks")
+		}
 	}
 	return t
 }
@@ -160,13 +169,20 @@ func newAggSlots(n int) *aggSlots {
 	return &aggSlots{s: make([]aggSlot, n), shift: slotShift(n)}
 }
 
-// alloc returns n bytes of a block the table keeps until release.
-func (t *aggTable) alloc(n int) []byte {
-	b := hugemem.Alloc(n)
-	t.memMu.Lock()
-	t.mem = append(t.mem, b)
-	t.memMu.Unlock()
-	return b.Bytes()
+// newChunk gives worker w a new chunk of the arena, for a copy of need
+// bytes at least. It reports false when the arena has no room left.
+func (t *aggTable) newChunk(w int, need int64) bool {
+	size := int64(aggChunkSize)
+	if need > aggOwnChunk {
+		size = (need + 63) &^ 63
+	}
+	start := t.next.Add(size) - size
+	if start+size > int64(len(t.arena)) {
+		return false
+	}
+	t.chunks[w] = aggChunk{used: start, end: start + size}
+	t.bytes.Add(size)
+	return true
 }
 
 // release frees the table's blocks. Nothing may use the table
@@ -175,11 +191,12 @@ func (t *aggTable) release() {
 	for p := range t.parts {
 		t.parts[p].cur.Store(&aggSlots{})
 	}
-	t.arenas = nil
-	for _, b := range t.mem {
-		b.Free()
+	t.arena = nil
+	if t.first != nil {
+		t.first.Free()
+		t.region.Free()
 	}
-	t.mem, t.first = nil, nil
+	t.first, t.region = nil, nil
 }
 
 // hash spreads fp (scaled to 64 bits) over the parts and slots.
@@ -190,25 +207,16 @@ func (t *aggTable) part(h uint64) *aggPart { return &t.parts[h>>(64-aggPartBits)
 // home is the first slot of a hash.
 func (s *aggSlots) home(h uint64) int { return int((h << aggPartBits) >> s.shift) }
 
-// chunk is the arena chunk that holds the copy at loc, and the copy's
-// offset in it.
-func (t *aggTable) chunk(loc uint64) ([]byte, int) {
-	c := t.arenas[loc>>(aggChunkBits+aggChunkIdx)].chunks[(loc>>aggChunkBits)&(aggMaxChunks-1)]
-	return c, int(loc & (1<<aggChunkBits - 1))
-}
-
 // url is the copy at loc.
 func (t *aggTable) url(loc uint64) string {
-	c, off := t.chunk(loc)
-	n, k := binary.Uvarint(c[off:])
-	b := c[off+k : off+k+int(n)]
+	n, k := binary.Uvarint(t.arena[loc:])
+	b := t.arena[loc+uint64(k) : loc+uint64(k)+n]
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // addr is the address of the copy at loc, for prefetch.Addrs.
 func (t *aggTable) addr(loc uint64) uintptr {
-	c, off := t.chunk(loc)
-	return uintptr(unsafe.Pointer(unsafe.SliceData(c))) + uintptr(off)
+	return uintptr(unsafe.Pointer(unsafe.SliceData(t.arena))) + uintptr(loc)
 }
 
 // add records that node logged u, whose fingerprint is fp, read by
@@ -267,36 +275,28 @@ func (p *aggPart) collide(fp uint64) {
 
 // store copies u into worker w's arena.
 func (t *aggTable) store(w int, u string) (uint64, bool) {
-	// At most a line of padding (see below).
-	need := binary.MaxVarintLen64 + len(u) + 63
-	if t.bytes.Load() > t.limit || len(u) >= 1<<aggChunkBits-binary.MaxVarintLen64 {
+	if t.bytes.Load() > t.limit || len(u) >= aggMaxURL {
 		return 0, false
 	}
-	a := t.arenas[w]
-	if a.used+need > len(a.chunks[a.n-1]) {
-		if a.n == aggMaxChunks {
-			return 0, false
-		}
-		size := aggChunkSize
-		if need > aggOwnChunk {
-			size = need
-		}
-		a.chunks[a.n] = t.alloc(size)
-		a.n++
-		a.used = 0
-		t.bytes.Add(int64(size))
-	}
-	c := a.chunks[a.n-1]
-	off := a.used
+	c := &t.chunks[w]
+	size := int64(uvarintLen(len(u)) + len(u))
+	off := c.used
 	// A copy starts on a new cache line when it would otherwise span one
 	// line more than its length needs: a lookup compares the whole copy,
 	// and a prefetch hint fetches its first line only.
-	if size := uvarintLen(len(u)) + len(u); (off+size-1)/64-off/64 > (size-1)/64 {
+	if (off+size-1)/64-off/64 > (size-1)/64 {
 		off = (off + 63) &^ 63
 	}
-	k := binary.PutUvarint(c[off:], uint64(len(u)))
-	a.used = off + k + copy(c[off+k:], u)
-	return uint64(w)<<(aggChunkBits+aggChunkIdx) | uint64(a.n-1)<<aggChunkBits | uint64(off), true
+	if off+size > c.end {
+		if !t.newChunk(w, size) {
+			return 0, false
+		}
+		off = c.used // a chunk starts on a line
+	}
+	k := int64(binary.PutUvarint(t.arena[off:], uint64(len(u))))
+	copy(t.arena[off+k:], u)
+	c.used = off + size
+	return uint64(off), true
 }
 
 // rehash moves part p's slots into n slots.

@@ -47,6 +47,29 @@ func Alloc(n int) *Block {
 	return blk
 }
 
+// Reserve returns a block of at most n bytes and at least least (or of
+// n, if smaller), for a table that grows into it: memory is backed only
+// where it is written, so reserving its whole limit costs nothing until
+// it is used. Where so large a mapping is refused (strict overcommit), it
+// tries half as much, down to least; where nothing can be mapped, the
+// block is Go memory of min(n, maxHeapReserve) bytes.
+func Reserve(n, least int) *Block {
+	for m := n; m >= PageSize; m /= 2 {
+		if b, mp := mapHuge(m); b != nil {
+			blk := &Block{b: b, own: &mapping{m: mp}}
+			runtime.AddCleanup(blk, func(o *mapping) { o.free() }, blk.own)
+			return blk
+		}
+		if m/2 < least {
+			break
+		}
+	}
+	return &Block{b: make([]byte, min(n, maxHeapReserve))}
+}
+
+// maxHeapReserve is the largest block Reserve takes from the Go heap.
+const maxHeapReserve = 1 << 30
+
 // Bytes is the block's memory, valid until Free.
 func (b *Block) Bytes() []byte { return b.b }
 

@@ -3,11 +3,12 @@ package hugemem
 import "golang.org/x/sys/unix"
 
 // mapHuge maps n bytes (rounded up to huge pages) at a huge-page boundary
-// and advises huge pages for them. It returns the block and the whole
+// and advises huge pages for them. The mapping reserves no swap: pages are
+// backed as they are written. It returns the block and the whole
 // mapping, or nils.
 func mapHuge(n int) (b, m []byte) {
 	size := (n + PageSize - 1) &^ (PageSize - 1)
-	raw, err := unix.Mmap(-1, 0, size+PageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	raw, err := unix.Mmap(-1, 0, size+PageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
 	if err != nil {
 		return nil, nil
 	}

@@ -64,3 +64,33 @@ func TestUnreachableFreed(t *testing.T) {
 	}
 	t.Fatal("unreachable blocks were not unmapped")
 }
+
+// Reserve maps the whole size asked, however large, without backing it:
+// only what is written is resident.
+func TestReserve(t *testing.T) {
+	const n = 64 << 30 // beyond this machine's memory, most likely
+	b := Reserve(n, 64<<20)
+	defer b.Free()
+	m := b.Bytes()
+	if !b.Mapped() {
+		if runtime.GOOS == "linux" {
+			t.Fatalf("Reserve(%d): not mapped", n)
+		}
+		if len(m) != maxHeapReserve {
+			t.Fatalf("Reserve(%d) in Go memory: %d bytes", n, len(m))
+		}
+		return
+	}
+	if len(m) < 64<<20 || len(m) > n {
+		t.Fatalf("Reserve(%d): %d bytes", n, len(m))
+	}
+	for _, off := range []int{0, len(m) / 2, len(m) - 1} {
+		if m[off] != 0 {
+			t.Fatalf("byte %d not zero", off)
+		}
+		m[off] = 7
+	}
+	if m[len(m)/2] != 7 {
+		t.Fatal("a written byte does not read back")
+	}
+}
