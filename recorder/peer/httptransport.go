@@ -1383,6 +1383,17 @@ func (t *HTTPTransport) snapshot() (snap string, fin, ok bool) {
 		if t.failover && slices.Contains(me.Dead, i) {
 			continue
 		}
+		// The handshake comes before any poll, as before any batch: a
+		// node whose topology differs is then told so by the handshake,
+		// which names what differs, on both sides. A poll first (the
+		// termination rule's can come before the failure detector's
+		// handshake) had the peer refuse a topology hash and stop with
+		// that alone in its log.
+		if i != t.self {
+			if err := t.greet(i); err != nil {
+				return "", false, false
+			}
+		}
 		s, err := t.peerStatus(t.hbClient, i)
 		if err != nil {
 			return "", false, false
