@@ -344,14 +344,16 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 		t.Errorf("fixture should have distinct URLs and collisions at 17 bits: %+v", merged.Total)
 	}
 	sameTraces(t, whole, merged)
-	// Read volume: the map tasks together read each input byte once (and
-	// the framing twice: checked, then read with its batch).
+	// Read volume: the map tasks together read each byte the unsharded run
+	// reads once (and the framing twice: checked, then read with its
+	// batch), which is at most the input (the batches' columns a condense
+	// does not decode are skipped).
 	var read int64
 	for _, r := range reads {
 		read += r
 	}
-	if float64(read) < float64(merged.BytesIn) || float64(read) > 1.3*float64(merged.BytesIn) {
-		t.Errorf("map tasks read %d bytes of a %d-byte input", read, merged.BytesIn)
+	if whole.InputBytesRead > merged.BytesIn || float64(read) < float64(whole.InputBytesRead) || float64(read) > 1.3*float64(whole.InputBytesRead) {
+		t.Errorf("map tasks read %d bytes where an unsharded run reads %d of a %d-byte input", read, whole.InputBytesRead, merged.BytesIn)
 	}
 }
 
@@ -395,11 +397,13 @@ func TestShardingSplitsOneNode(t *testing.T) {
 				t.Errorf("merged report differs:\nwhole  %+v\nmerged %+v", whole, merged)
 			}
 			sameTraces(t, whole, merged)
-			t.Logf("map tasks read %v of %d bytes", reads, whole.BytesIn)
+			// Shares of what the unsharded run reads (a condense skips the
+			// columns it does not decode: less than the input).
+			t.Logf("map tasks read %v of the %d bytes an unsharded run reads (input %d)", reads, whole.InputBytesRead, whole.BytesIn)
 			limit := 1.2 / float64(tc.shards) // 60% for two tasks
 			for i, r := range reads {
-				if f := float64(r) / float64(whole.BytesIn); f > limit || f < 0.8/float64(tc.shards) {
-					t.Errorf("map task %d of %d read %d bytes, %.0f%% of the %d-byte input (want about %.0f%%)", i, tc.shards, r, 100*f, whole.BytesIn, 100/float64(tc.shards))
+				if f := float64(r) / float64(whole.InputBytesRead); f > limit || f < 0.8/float64(tc.shards) {
+					t.Errorf("map task %d of %d read %d bytes, %.0f%% of the %d bytes an unsharded run reads (want about %.0f%%)", i, tc.shards, r, 100*f, whole.InputBytesRead, 100/float64(tc.shards))
 				}
 			}
 		})

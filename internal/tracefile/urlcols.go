@@ -1,9 +1,11 @@
 package tracefile
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -141,12 +143,61 @@ func (s *SegmentReader) readRaw() error {
 			s.rawBody = make([]byte, bodyLen+bodyLen/8)
 		}
 		body = s.rawBody[:bodyLen]
-		if _, err := s.rd.ReadAt(body, bodyOff); err != nil {
+		if err := s.readBufs(meta, bufs, body, bodyOff); err != nil {
 			return err
 		}
 	}
 	s.rawOff = bodyOff + bodyLen
 	return s.setCols(meta, rows, nodes, bufs, body)
+}
+
+// urlReadBufs are the buffers of a URL batch whose bytes setCols reads:
+// the url column's offsets and data, the offsets of the other string
+// columns (checked), and dest's values. Of the others (validity bitmaps,
+// the seq, time, source and worker values, kind's and tag's data) only
+// the lengths are checked, from the metadata, so readBufs does not read
+// them: a quarter of a crawl-like batch's body.
+var urlReadBufs = [...]int{
+	urlColBufs[urlURLCol].first + 1, urlColBufs[urlURLCol].first + 2,
+	urlColBufs[3].first + 1, urlColBufs[4].first + 1,
+	urlColBufs[urlDestCol].first + 1,
+}
+
+// readGap is the largest gap between two buffers readBufs reads through
+// rather than skips.
+const readGap = 64 << 10
+
+// readBufs reads into body the byte ranges of urlReadBufs (a buffer out
+// of the body's range is left for setCols to report), those closer than
+// readGap as one. The rest of body keeps what it held.
+func (s *SegmentReader) readBufs(meta []byte, bufs [2]int, body []byte, bodyOff int64) error {
+	if bufs[1] < urlBuffers {
+		return nil // setCols reports it
+	}
+	type span struct{ lo, hi int64 }
+	var spans [len(urlReadBufs)]span
+	n := 0
+	for _, i := range urlReadBufs {
+		p := bufs[0] + 16*i
+		o, l := int64(binary.LittleEndian.Uint64(meta[p:])), int64(binary.LittleEndian.Uint64(meta[p+8:]))
+		if l <= 0 || o < 0 || o > int64(len(body)) || l > int64(len(body))-o {
+			continue
+		}
+		spans[n] = span{o, o + l}
+		n++
+	}
+	sp := spans[:n]
+	slices.SortFunc(sp, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 0; i < len(sp); {
+		lo, hi := sp[i].lo, sp[i].hi
+		for i++; i < len(sp) && sp[i].lo <= hi+readGap; i++ {
+			hi = max(hi, sp[i].hi)
+		}
+		if _, err := s.rd.ReadAt(body[lo:hi], bodyOff+lo); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // minMapBody is the smallest batch body NextURLs maps rather than reads
