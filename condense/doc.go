@@ -58,6 +58,14 @@
 // nodes 16 and above, budgets below 64 MiB plus about 26 MiB a worker
 // (115 MiB on 2), and sharded runs spill from the start.
 //
+// The cost of counting in memory is the latency of its lookups, which land
+// at random in a few hundred megabytes: the table's slots, its copies (one
+// arena, each copy on as few cache lines as its length allows) and the
+// recent-URL tables are on huge pages where the kernel gives them
+// (internal/hugemem), each part's lock is a cache line away from what
+// lookups read, and the slots and copies of a block of rows are prefetched
+// before they are looked up.
+//
 // # Shards
 //
 // With Config.Shard = i and Config.Shards = N, [Run] is map task i of a
@@ -69,7 +77,9 @@
 // fingerprint range j from every map task's buckets
 // (report-shard-j-of-N.json), [Merge] adds the reports into the report an
 // unsharded run would have written, and [MergeTraces] joins each node's
-// parts in task order, its log order. Each input byte is read once in all.
+// parts in task order, its log order. Each byte a run reads is read once
+// in all (of a URL batch, a condense reads only the buffers it decodes: the
+// url column, the string columns' offsets and dest).
 // On a damaged input too the merge counts what an unsharded run counts: a
 // map task whose range starts inside a segment reads its part of it (its
 // head part, [HeadPart]) without knowing whether a batch before it is
