@@ -3,6 +3,7 @@ package peer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log"
 	"net"
 	"strings"
@@ -55,17 +56,7 @@ func TestPollAfterHandshake(t *testing.T) {
 	stopped := map[int]error{}
 	var trs []*HTTPTransport
 	for i, crawl := range []string{"one", "another"} {
-		dir := t.TempDir()
-		topo := Topology{Format: TopologyFormat, CrawlID: crawl, Nodes: 2, NodeID: i, Peers: addrs, Partitioner: "host",
-			PolitenessKey: "host", Fingerprint: FingerprintScheme}
-		tr, err := NewHTTPTransport(Options{Self: i, Peers: addrs, Listener: lns[i], Token: "T", Epoch: 1, Topology: topo,
-			StateDir: dir, Outbox: dir + "/outbox", PeerTimeout: time.Hour, IdleGrace: time.Hour,
-			MaxBody: MaxBatchBytes(0, 0, 1000), EndpointMemory: 64 << 20, Tracker: NewTracker(),
-			Receiver: &testReceiver{log: NewBatchLog()}, ErrConfig: errConfig,
-			OnError: func(err error) { mu.Lock(); stopped[i] = err; mu.Unlock() }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := startTransport(t, i, crawl, addrs, lns[i], errConfig, func(err error) { mu.Lock(); stopped[i] = err; mu.Unlock() })
 		defer tr.Close()
 		trs = append(trs, tr)
 	}
@@ -92,4 +83,72 @@ func TestPollAfterHandshake(t *testing.T) {
 			t.Errorf("node %d stopped with %v, want the handshake's refusal naming --crawl-id; logs:\n%s", i, err, logs.String())
 		}
 	}
+}
+
+// startTransport starts node i of a crawl of len(addrs) nodes on ln, with
+// timeouts long enough that only what a test does talks to the peers.
+func startTransport(t *testing.T, i int, crawl string, addrs []string, ln net.Listener, errConfig error, onError func(error)) *HTTPTransport {
+	t.Helper()
+	dir := t.TempDir()
+	topo := Topology{Format: TopologyFormat, CrawlID: crawl, Nodes: len(addrs), NodeID: i, Peers: addrs, Partitioner: "host",
+		PolitenessKey: "host", Fingerprint: FingerprintScheme}
+	tr, err := NewHTTPTransport(Options{Self: i, Peers: addrs, Listener: ln, Token: "T", Epoch: 1, Topology: topo,
+		StateDir: dir, Outbox: dir + "/outbox", PeerTimeout: time.Hour, IdleGrace: time.Hour,
+		MaxBody: MaxBatchBytes(0, 0, 1000), EndpointMemory: 64 << 20, Tracker: NewTracker(),
+		Receiver: &testReceiver{log: NewBatchLog()}, ErrConfig: errConfig, OnError: onError})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestMismatchToldToLatePeer: a node stopping on a topology mismatch
+// greets a peer that is not listening yet again until it is, so that a
+// peer started after the others had stopped still learns why and stops
+// (greeted once, it waited for ever for peers that were gone: a flake of
+// TestPeerHandshakeRefuses under load).
+func TestMismatchToldToLatePeer(t *testing.T) {
+	var logs syncBuffer
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(&logs)
+	ln0, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []string{ln0.Addr().String(), ln1.Addr().String()}
+	ln1.Close() // node 1 is not up yet: connections are refused
+	errConfig := errors.New("bad configuration")
+	tr0 := startTransport(t, 0, "one", addrs, ln0, errConfig, nil)
+	defer tr0.Close()
+	// Node 0 stops on a mismatch found with another node.
+	tr0.failTopology(fmt.Errorf("%w: peer handshake: a mismatch with another node", errConfig))
+	drained := make(chan struct{})
+	go func() {
+		// Then it is gone, as the process exits.
+		tr0.Drain(100 * time.Millisecond)
+		tr0.ShutdownServer()
+		tr0.Close()
+		close(drained)
+	}()
+	time.Sleep(time.Second)
+	ln1, err = net.Listen("tcp", addrs[1])
+	if err != nil {
+		t.Skipf("node 1's port was taken meanwhile: %v", err)
+	}
+	told := make(chan error, 1)
+	tr1 := startTransport(t, 1, "another", addrs, ln1, errConfig, func(err error) { told <- err })
+	defer tr1.Close()
+	select {
+	case err := <-told:
+		if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), "peer handshake") || !strings.Contains(err.Error(), "--crawl-id: here") {
+			t.Errorf("node 1 stopped with %v, want the handshake's refusal naming --crawl-id", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("node 1, started after node 0 stopped, never heard of the mismatch; logs:\n%s", logs.String())
+	}
+	<-drained
 }

@@ -13,6 +13,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1433,14 +1434,7 @@ func (t *HTTPTransport) snapshot() (snap string, fin, ok bool) {
 func (t *HTTPTransport) Drain(d time.Duration) int {
 	t.refusing.Store(true)
 	if t.mismatch.Load() {
-		// Stopping on a topology mismatch: greet once every peer not
-		// greeted yet, so that a peer this node disagrees with learns
-		// it now rather than waiting for ever for a node that is gone.
-		for i := range t.peers {
-			if i != t.self && !t.greeted[i].Load() {
-				t.greet(i)
-			}
-		}
+		t.tellMismatch(max(d, mismatchTell))
 	}
 	deadline := time.Now().Add(d)
 	for {
@@ -1457,6 +1451,42 @@ func (t *HTTPTransport) Drain(d time.Duration) int {
 			return t.pending()
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mismatchTell is the least time a node stopping on a topology mismatch
+// spends telling its peers (see tellMismatch).
+const mismatchTell = 5 * time.Second
+
+// tellMismatch greets every peer not greeted yet, so that a peer this node
+// disagrees with learns it now rather than waiting for ever for a node
+// that is gone. A peer that does not answer (still starting, or down) is
+// greeted again until d has passed (one that answers, whatever it
+// answers, is not): greeted once, a node that came up after its
+// disagreeing peers had stopped never heard of the mismatch and waited for
+// them for ever (a flake of TestPeerHandshakeRefuses under load).
+func (t *HTTPTransport) tellMismatch(d time.Duration) {
+	deadline := time.Now().Add(d)
+	var left []int
+	for i := range t.peers {
+		if i != t.self && !t.greeted[i].Load() {
+			left = append(left, i)
+		}
+	}
+	for len(left) > 0 {
+		var again []int
+		for _, i := range left {
+			// A transport error (no answer) is a *url.Error.
+			var noAnswer *url.Error
+			if err := t.greet(i); errors.As(err, &noAnswer) {
+				again = append(again, i)
+			}
+		}
+		left = again
+		if len(left) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
