@@ -490,17 +490,32 @@ func (r *recentURLs) slotAddrs(fps []uint64, out []uintptr) []uintptr {
 	return out
 }
 
-func (r *recentURLs) urlAddrs(t *aggTable, fps []uint64, out []uintptr) []uintptr {
-	for _, fp := range fps {
+// urlAddrs also sets cand[k] to the location its bucket holds for fps[k]
+// (0: none), for seenAt.
+func (r *recentURLs) urlAddrs(t *aggTable, fps, cand []uint64, out []uintptr) []uintptr {
+	for k, fp := range fps {
+		cand[k] = 0
 		b := r.bucket(fp)
-		for k := range b {
-			if e := b[k]; e.loc != 0 && e.fp == fp {
+		for _, e := range b {
+			if e.loc != 0 && e.fp == fp {
+				cand[k] = e.loc
 				out = append(out, t.addr(e.loc))
 				break
 			}
 		}
 	}
 	return out
+}
+
+// seenAt is seen, given cand, the location urlAddrs found for fp a block
+// earlier: when u equals that copy it is a recent URL without a second
+// look at its bucket (an entry leaves a bucket, but what it said stays
+// true: its URL is in t with this node). Otherwise the bucket says.
+func (r *recentURLs) seenAt(t *aggTable, cand, fp uint64, u string) bool {
+	if cand != 0 && t.url(cand) == u {
+		return true
+	}
+	return r.seen(t, fp, u)
 }
 
 // uvarintLen is the length of n as a uvarint.

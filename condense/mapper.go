@@ -376,12 +376,15 @@ type workerState struct {
 	recent *recentURLs
 	// rows of the last blocks still to look up in agg (see aggBatch)
 	miss, slotted, pend []int32
-	gate                filterGate
-	node                int
-	buckets             *bucketWriter
-	full                []uint64
-	cross               []uint64
-	addrs               []uintptr // see firstSeen.slotAddrs
+	// cand: what recentURLs.urlAddrs found for the rows of the last two
+	// blocks, by block parity (see seenAt)
+	cand    [2][prefetchBlock]uint64
+	gate    filterGate
+	node    int
+	buckets *bucketWriter
+	full    []uint64
+	cross   []uint64
+	addrs   []uintptr // see firstSeen.slotAddrs
 }
 
 // filterGate decides, batch by batch, whether a worker's rows go through
@@ -825,13 +828,15 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 			}
 		}
 		if u := j + urlAhead; ws.recent != nil && u >= 0 && u < nb {
-			ws.addrs = ws.recent.urlAddrs(m.agg, full[u*blk:min(u*blk+blk, n)], ws.addrs[:0])
+			lo, hi := u*blk, min(u*blk+blk, n)
+			ws.addrs = ws.recent.urlAddrs(m.agg, full[lo:hi], ws.cand[u%2][:hi-lo], ws.addrs[:0])
 			prefetch.Addrs(ws.addrs)
 		}
 		miss = miss[:0]
 		if j >= 0 && j < nb {
+			cand := &ws.cand[j%2]
 			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-				if ws.recent != nil && ws.recent.seen(m.agg, full[i], b.URL(i)) {
+				if ws.recent != nil && ws.recent.seenAt(m.agg, cand[i-j*blk], full[i], b.URL(i)) {
 					hits++
 					continue
 				}
