@@ -98,10 +98,8 @@ const (
 	aggPartBits = 8
 	aggParts    = 1 << aggPartBits
 	// aggMaxNodes is the nodes a table's node sets hold.
-	aggMaxNodes = 16
-	// aggMaxWorkers is the workers a table serves.
-	aggMaxWorkers = 128
-	aggChunkSize  = 4 << 20
+	aggMaxNodes  = 16
+	aggChunkSize = 4 << 20
 	// aggOwnChunk is the URL length from which a copy gets a chunk of its
 	// own.
 	aggOwnChunk = aggChunkSize / 8
@@ -118,11 +116,8 @@ const (
 )
 
 // aggUsable reports whether a table can count a crawl with these nodes
-// and workers.
-func aggUsable(nodes []int, workers int) bool {
-	if workers > aggMaxWorkers {
-		return false
-	}
+// (any number of workers shares one).
+func aggUsable(nodes []int) bool {
 	for _, n := range nodes {
 		if n < 0 || n >= aggMaxNodes {
 			return false

@@ -303,7 +303,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if testAggLimit < 0 {
 			r.aggLimit = 0
 		}
-		if r.aggLimit == 0 || !aggUsable(nodes, cfg.Workers) {
+		if r.aggLimit == 0 || !aggUsable(nodes) {
 			r.aggLimit = 0
 			r.keepBytes = keepFor(cfg.MemoryBytes)
 		}

@@ -22,13 +22,3 @@ func mapRange(f *os.File, off, n int64) (b, mapping []byte, ok bool) {
 }
 
 func unmapRange(m []byte) { _ = unix.Munmap(m) }
-
-// startWriteback asks the kernel to start writing f's dirty pages to its
-// device, without waiting for them.
-func startWriteback(f *os.File) {
-	if sc, err := f.SyscallConn(); err == nil {
-		sc.Control(func(fd uintptr) {
-			_ = unix.SyncFileRange(int(fd), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
-		})
-	}
-}

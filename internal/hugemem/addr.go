@@ -1,5 +1,0 @@
-package hugemem
-
-import "unsafe"
-
-func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
