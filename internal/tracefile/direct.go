@@ -23,6 +23,8 @@ import (
 // before, asking the kernel to start writeback after each buffer. finish
 // writes what is left (the last bytes are written through the page cache:
 // direct I/O writes whole blocks only); the caller then syncs the file.
+// The goroutine also syncs the data every directSyncEvery bytes, so that
+// the caller's sync has little left to wait for.
 type directWriter struct {
 	f      *os.File
 	direct bool
@@ -49,7 +51,15 @@ const (
 	// directBuf is the size of each buffer, and directBufs their number
 	// per file (one filled while the other is written).
 	directBuf  = 1 << 20
-	directBufs = 2
+	directBufs = 4
+	// directSyncEvery is how much the goroutine writes between two
+	// fdatasyncs of its own. Written directly, the traces still sat in
+	// the cache below this machine's disk, and the one fsync of each
+	// Close flushed them all at the end of a run: 240-440 ms on
+	// crawl-like 50M, during which every other trace's last write waited
+	// on that sync's journal commit. Synced as it goes, the closes took
+	// 35-50 ms.
+	directSyncEvery = 32 << 20
 )
 
 // createDirect creates (or truncates) the file at path for a directWriter.
@@ -80,9 +90,15 @@ func (w *directWriter) File() *os.File { return w.f }
 
 func (w *directWriter) loop() {
 	defer w.wg.Done()
+	var unsynced int
 	for blk := range w.todo {
 		if w.failed() == nil {
 			w.setErr(w.writeAt(blk.b, blk.off))
+			unsynced += len(blk.b)
+			if unsynced >= directSyncEvery {
+				w.setErr(datasync(w.f))
+				unsynced = 0
+			}
 		}
 		w.free <- blk.b[:0]
 	}

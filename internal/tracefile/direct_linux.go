@@ -52,3 +52,15 @@ func setDirect(f *os.File, on bool) error {
 // directRefused reports whether err is a file system's refusal of direct
 // I/O (of the flag at open, or of a write's alignment).
 func directRefused(err error) bool { return errors.Is(err, syscall.EINVAL) }
+
+func datasync(f *os.File) error {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := sc.Control(func(fd uintptr) { serr = unix.Fdatasync(int(fd)) }); err != nil {
+		return err
+	}
+	return serr
+}

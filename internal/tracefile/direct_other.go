@@ -22,3 +22,5 @@ func setDirect(f *os.File, on bool) error {
 }
 
 func directRefused(err error) bool { return false }
+
+func datasync(f *os.File) error { return f.Sync() }
