@@ -3,7 +3,7 @@ package condense
 import (
 	"encoding/binary"
 	"math/bits"
-	"sync"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -68,7 +68,7 @@ type aggTable struct {
 type aggPart struct {
 	cur atomic.Pointer[aggSlots]
 	_   [64 - 8]byte
-	mu  sync.Mutex
+	mu  spinLock
 	// used is the slots in use.
 	used int
 	// colliding holds the fingerprints found with two different URLs.
@@ -220,8 +220,8 @@ func (t *aggTable) addr(loc uint64) uintptr {
 func (t *aggTable) add(w int, fp uint64, node int, u string) (loc uint64, ok bool) {
 	h := t.hash(fp)
 	p := t.part(h)
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.mu.lock()
+	defer p.mu.unlock()
 	ss := p.cur.Load()
 	mask := len(ss.s) - 1
 	for i := ss.home(h); ; i = (i + 1) & mask {
@@ -260,6 +260,29 @@ func (t *aggTable) add(w int, fp uint64, node int, u string) (loc uint64, ok boo
 		}
 	}
 }
+
+// spinLock is a part's lock. A part is held for one lookup, a few
+// hundred nanoseconds, so a worker that finds it held waits for it
+// rather than sleep: a sync.Mutex parked the waiter, and the wake-up
+// (a system call and an interrupt between the cores) cost more than the
+// wait.
+type spinLock struct {
+	v atomic.Uint32
+	_ uint32
+}
+
+func (l *spinLock) lock() {
+	for !l.v.CompareAndSwap(0, 1) {
+		for i := 1; l.v.Load() != 0; i++ {
+			if i%128 == 0 {
+				// Held for long: its holder may have been descheduled.
+				runtime.Gosched()
+			}
+		}
+	}
+}
+
+func (l *spinLock) unlock() { l.v.Store(0) }
 
 func (p *aggPart) collide(fp uint64) {
 	if p.colliding == nil {
