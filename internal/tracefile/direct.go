@@ -31,6 +31,7 @@ type directWriter struct {
 	buf    []byte // being filled; len(buf) is what it holds
 	off    int64  // where buf goes in the file
 	free   chan []byte
+	bufs   int // buffers made so far
 	todo   chan directBlock
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -48,8 +49,10 @@ const (
 	// and length: the logical block size of every common device, or a
 	// multiple of it.
 	directAlign = 4096
-	// directBuf is the size of each buffer, and directBufs their number
-	// per file (one filled while the other is written).
+	// directBuf is the size of each buffer, and directBufs their most
+	// per file: one is filled while the others are written. A buffer is
+	// made only when the others are all waiting to be written (a trace
+	// written as fast as it is made needs two).
 	directBuf  = 1 << 20
 	directBufs = 4
 	// directSyncEvery is how much the goroutine writes between two
@@ -68,11 +71,8 @@ func createDirect(path string) (*directWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &directWriter{f: f, direct: direct, free: make(chan []byte, directBufs), todo: make(chan directBlock, directBufs)}
-	for range directBufs {
-		w.free <- alignedBuf(directBuf)
-	}
-	w.buf = (<-w.free)[:0]
+	w := &directWriter{f: f, direct: direct, free: make(chan []byte, directBufs), todo: make(chan directBlock, directBufs),
+		buf: alignedBuf(directBuf)[:0], bufs: 1}
 	w.wg.Add(1)
 	go w.loop()
 	return w, nil
@@ -157,10 +157,25 @@ func (w *directWriter) Write(p []byte) (int, error) {
 		if len(w.buf) == cap(w.buf) {
 			w.todo <- directBlock{w.buf, w.off}
 			w.off += int64(len(w.buf))
-			w.buf = (<-w.free)[:0]
+			w.buf = w.nextBuf()
 		}
 	}
 	return n, nil
+}
+
+// nextBuf returns an empty buffer: a free one, a new one while there
+// are fewer than directBufs, or the first one freed.
+func (w *directWriter) nextBuf() []byte {
+	select {
+	case b := <-w.free:
+		return b[:0]
+	default:
+	}
+	if w.bufs < directBufs {
+		w.bufs++
+		return alignedBuf(directBuf)[:0]
+	}
+	return (<-w.free)[:0]
 }
 
 // finish writes what is gathered and waits for every write. The file
