@@ -2,6 +2,7 @@ package condense
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"runtime"
 	"sync/atomic"
@@ -51,6 +52,9 @@ type aggTable struct {
 	chunks []aggChunk   // each worker's chunk
 	bytes  atomic.Int64 // slots and chunks held
 	limit  int64
+	// base is the bytes held before the first URL: the first slots and
+	// the workers' first chunks.
+	base int64
 	// first and region are the blocks of the parts' first slots and of
 	// the arena.
 	first, region *hugemem.Block
@@ -88,10 +92,13 @@ type aggSlot struct {
 }
 
 // aggChunk is the part of the arena a worker copies URLs into: bytes
-// used to end. Only that worker writes it (a cache line each).
+// used to end. Only that worker writes it (a cache line each). urls and
+// copied count the URLs it added and the arena bytes their copies took,
+// for projected.
 type aggChunk struct {
-	used, end int64
-	_         [64 - 16]byte
+	used, end    int64
+	urls, copied atomic.Int64
+	_            [64 - 32]byte
 }
 
 const (
@@ -155,7 +162,29 @@ func newAggTable(workers int, fpBits int, limit, expect int64) *aggTable {
 			panic("condense: an arena without room for its workers' first chunks")
 		}
 	}
+	t.base = t.bytes.Load()
 	return t
+}
+
+// aggSlotsPerURL is the slot memory a URL takes at most: two slots (a
+// part doubles when three in four of its slots are used).
+const aggSlotsPerURL = 2 * aggSlotSize
+
+// projected is the memory the table would hold at the end of a run of
+// total rows, read of them read so far, if it went on taking new URLs at
+// the rate it has: its base, and for each URL projected its copy (as long
+// as the copies so far, on average) and its slots.
+func (t *aggTable) projected(read, total int64) int64 {
+	if read <= 0 {
+		return math.MaxInt64
+	}
+	var urls, copied int64
+	for w := range t.chunks {
+		urls += t.chunks[w].urls.Load()
+		copied += t.chunks[w].copied.Load()
+	}
+	grow := float64(copied+urls*aggSlotsPerURL) * float64(max(total, read)) / float64(read)
+	return t.base + int64(min(grow, math.MaxInt64/2))
 }
 
 func slotShift(n int) uint { return uint(64 - bits.Len(uint(n-1))) }
@@ -175,7 +204,7 @@ func (t *aggTable) newChunk(w int, need int64) bool {
 	if start+size > int64(len(t.arena)) {
 		return false
 	}
-	t.chunks[w] = aggChunk{used: start, end: start + size}
+	t.chunks[w].used, t.chunks[w].end = start, start+size
 	t.bytes.Add(size)
 	return true
 }
@@ -313,6 +342,8 @@ func (t *aggTable) store(w int, u string) (uint64, bool) {
 	}
 	k := int64(binary.PutUvarint(t.arena[off:], uint64(len(u))))
 	copy(t.arena[off+k:], u)
+	c.urls.Add(1)
+	c.copied.Add(off + size - c.used)
 	c.used = off + size
 	return uint64(off), true
 }

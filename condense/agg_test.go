@@ -3,6 +3,7 @@ package condense
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -202,19 +203,65 @@ func TestAggTableLimit(t *testing.T) {
 }
 
 // Where the recent-URL table drops too few rows (the gate would bypass
-// the filter), the workers stop counting in memory and spill, the table
-// included: the counts are the brute force's.
+// the filter) and the table is not on course to hold every URL of the
+// run, the workers stop counting in memory and spill early, the table
+// included, before it is full; where it is on course to hold them, they
+// go on counting in memory. The counts are the brute force's either way.
 func TestGateSwitchesToSpilling(t *testing.T) {
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 3, 6000, 40000, 23) // few repeats
 	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
 	gateWindow, gateBypass = 700, 2000
+	old := testAggLimit
+	defer func() { testAggLimit = old }()
 	h, _ := fingerprint.New(0, 16)
 	for _, w := range []int{1, 2} {
+		// Room for the slots of a few thousand URLs, but not for the
+		// copies of the run's 18,000: the table is never full (its parts
+		// of 64 slots hold about 23 URLs each, and the workers' first
+		// chunks their copies), but the projection does not fit.
+		testAggLimit = aggEmpty + int64(w)*aggPerWorker + 64<<10
 		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
 		if rep.InMemory || rep.SpilledRecords == 0 || rep.UnfilteredRows == 0 {
-			t.Fatalf("%d workers: in memory %v, %d records spilled, %d unfiltered: want a switch to spilling", w, rep.InMemory, rep.SpilledRecords, rep.UnfilteredRows)
+			t.Fatalf("%d workers, small table: in memory %v, %d records spilled, %d unfiltered: want a switch to spilling", w, rep.InMemory, rep.SpilledRecords, rep.UnfilteredRows)
 		}
 		checkBrute(t, rep, recs, h)
+		testAggLimit = 0
+		rep = mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+		if !rep.InMemory || rep.SpilledRecords != 0 || rep.UnfilteredRows != 0 {
+			t.Fatalf("%d workers, a table that holds the run: in memory %v, %d records spilled, %d unfiltered: want it counted in memory", w, rep.InMemory, rep.SpilledRecords, rep.UnfilteredRows)
+		}
+		checkBrute(t, rep, recs, h)
+	}
+}
+
+// The projection is the base plus what the URLs so far take, scaled to
+// the whole run.
+func TestAggProjected(t *testing.T) {
+	tab := newAggTable(2, 64, 1<<30, 0)
+	defer tab.release()
+	if got := tab.projected(0, 100); got != math.MaxInt64 {
+		t.Errorf("nothing read: %d", got)
+	}
+	if got := tab.projected(10, 100); got != tab.base {
+		t.Errorf("no URL yet: %d, want the base %d", got, tab.base)
+	}
+	var copied int64
+	for i := range 100 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%2, i)
+		if _, ok := tab.add(i%2, fingerprint.URL(u), 0, u); !ok {
+			t.Fatal("refused")
+		}
+		copied += int64(uvarintLen(len(u)) + len(u))
+	}
+	per := copied + 100*aggSlotsPerURL
+	// Alignment pads some copies: at most a line each.
+	for _, c := range []struct{ read, total int64 }{{1000, 1000}, {1000, 4000}, {2000, 1000}} {
+		got := tab.projected(c.read, c.total)
+		lo := tab.base + per*max(c.total, c.read)/c.read
+		hi := lo + 100*64*max(c.total, c.read)/c.read
+		if got < lo || got > hi {
+			t.Errorf("read %d of %d: projected %d, want %d..%d", c.read, c.total, got, lo, hi)
+		}
 	}
 }

@@ -316,10 +316,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// The in-memory table is sized ahead for a crawl-like trace: one
 	// distinct URL in sixteen rows (the rows from the manifest, or from
 	// the input's size at about 100 bytes a row).
-	r.expectURLs = inBytes / 100 / 16
+	r.totalRows = inBytes / 100
 	if total > 0 {
-		r.expectURLs = total / 16
+		r.totalRows = total
 	}
+	r.expectURLs = r.totalRows / 16
 	var rep *Report
 	if sharded {
 		rep, err = r.mapTask(ctx, shardUnits(segs, cfg.Shard, cfg.Shards), inBytes)
@@ -376,6 +377,7 @@ type run struct {
 	aggLimit   int64
 	agg        *aggTable
 	expectURLs int64 // distinct URLs the table is sized for at first
+	totalRows  int64 // the rows of the input (the manifest's, or estimated)
 	// head is what a map task's head unit read (see HeadPart).
 	head *HeadPart
 }
