@@ -51,9 +51,10 @@
 // the other rows take a lock and a lookup there. When every URL fits, the
 // run counts the table part by part and spills nothing (report.json:
 // in_memory). When the table is full, or the recent-URL table drops fewer
-// than half the rows (then a lookup in the large table costs more than a
-// spill), the workers switch to the spill above (without keeping blocks
-// in memory), and at the end the table is written to the buckets as
+// than half the rows while the table is not on course to hold every URL
+// of the run (then a lookup in the large table costs more than a spill,
+// and the spill is coming anyway), the workers switch to the spill above
+// (without keeping blocks in memory), and at the end the table is written to the buckets as
 // ordinary records, one per URL and node, so nothing is lost. Crawls with
 // nodes 16 and above, budgets below 64 MiB plus about 26 MiB a worker
 // (115 MiB on 2), and sharded runs spill from the start.
@@ -63,8 +64,14 @@
 // arena, each copy on as few cache lines as its length allows) and the
 // recent-URL tables are on huge pages where the kernel gives them
 // (internal/hugemem), each part's lock is a cache line away from what
-// lookups read, and the slots and copies of a block of rows are prefetched
+// lookups read (and is waited for by spinning: a part is held for one
+// lookup), and the slots and copies of a block of rows are prefetched
 // before they are looked up.
+//
+// The condensed traces are written past the page cache (O_DIRECT) where
+// the file system takes it: they are written once, and caching them on
+// the way out cost a copy into fresh pages. A replay run right after
+// reads them from the disk, not from memory.
 //
 // # Shards
 //

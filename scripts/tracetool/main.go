@@ -7,6 +7,7 @@
 //	tracetool bench [flags] DIR...
 //	tracetool same-condense DIR_A DIR_B
 //	tracetool same-replay RESULTS_A.csv RESULTS_B.csv
+//	tracetool touch [-mb N -huge -rounds R]
 package main
 
 import (
@@ -16,7 +17,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay ...")
+		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay|touch ...")
 		os.Exit(2)
 	}
 	var err error
@@ -25,6 +26,8 @@ func main() {
 		err = genMain(os.Args[2:])
 	case "bench":
 		err = benchMain(os.Args[2:])
+	case "touch":
+		err = touchMain(os.Args[2:])
 	case "same-condense", "same-replay":
 		if len(os.Args) != 4 {
 			err = fmt.Errorf("usage: tracetool %s A B", os.Args[1])
