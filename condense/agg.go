@@ -166,8 +166,9 @@ func newAggTable(workers int, fpBits int, limit, expect int64) *aggTable {
 	return t
 }
 
-// aggSlotsPerURL is the slot memory a URL takes at most: two slots (a
-// part doubles when three in four of its slots are used).
+// aggSlotsPerURL is the slot memory projected for a URL: two slots, the
+// middle of what a part holds (it doubles when three in four of its slots
+// are used, so it has 4/3 to 8/3 slots a URL).
 const aggSlotsPerURL = 2 * aggSlotSize
 
 // projected is the memory the table would hold at the end of a run of
