@@ -265,3 +265,60 @@ func TestAggProjected(t *testing.T) {
 		}
 	}
 }
+
+// size moves every part into slots for the URLs projected, once, and
+// keeps every URL with its copy and node set.
+func TestAggSize(t *testing.T) {
+	tab := newAggTable(2, 64, 1<<30, 0)
+	defer tab.release()
+	locs := map[string]uint64{}
+	for i := range 5000 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%7, i)
+		loc, ok := tab.add(i%2, fingerprint.URL(u), i%3, u)
+		if !ok {
+			t.Fatal("refused")
+		}
+		locs[u] = loc
+	}
+	before := tab.bytes.Load()
+	tab.size(190000) // 190,000 URLs at 3/4: 1024 slots a part
+	if tab.sized == nil {
+		t.Fatal("not sized")
+	}
+	for i := range tab.parts {
+		if n := len(tab.parts[i].cur.Load().s); n != 1024 {
+			t.Fatalf("part %d: %d slots after size, want 1024", i, n)
+		}
+	}
+	if got := tab.bytes.Load() - before; got != 1024*aggParts*aggSlotSize {
+		t.Errorf("size added %d bytes, want %d", got, 1024*aggParts*aggSlotSize)
+	}
+	tab.size(1 << 22) // once per table
+	if n := len(tab.parts[0].cur.Load().s); n != 1024 {
+		t.Errorf("sized again: %d slots", n)
+	}
+	for i := range 5000 {
+		u := fmt.Sprintf("http://h%d.test/%d", i%7, i)
+		fp := fingerprint.URL(u)
+		loc, set := lookupAgg(tab, fp, u)
+		if loc != locs[u] {
+			t.Fatalf("%s: at %d after size, was %d", u, loc, locs[u])
+		}
+		if set != 1<<uint(i%3) {
+			t.Fatalf("%s: nodes %b after size, want %b", u, set, 1<<uint(i%3))
+		}
+	}
+}
+
+// lookupAgg finds u in its part's slots as they are: where its copy is
+// and its node set (0, 0: not there).
+func lookupAgg(tab *aggTable, fp uint64, u string) (loc, set uint64) {
+	h := tab.hash(fp)
+	ss := tab.part(h).cur.Load()
+	for i := ss.home(h); ss.s[i].ref != 0; i = (i + 1) & (len(ss.s) - 1) {
+		if s := ss.s[i]; s.fp == fp && tab.url(s.ref>>16) == u {
+			return s.ref >> 16, s.ref & 0xffff
+		}
+	}
+	return 0, 0
+}

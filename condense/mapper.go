@@ -658,8 +658,10 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		if verify && ws.recent != nil && !ws.gate.filtering() && m.agg.projected(r.rowsIn.Load(), r.totalRows) <= m.agg.limit {
 			// The gate would spill from now on, but the table is on
 			// course to hold every URL of the run: counting them all in
-			// memory spares their spill (see filterGate).
+			// memory spares their spill (see filterGate), and the table
+			// is sized for them now.
 			ws.gate.watch()
+			m.agg.size(m.agg.projectedURLs(r.rowsIn.Load(), r.totalRows))
 		}
 		filter := verify && ws.gate.filtering()
 		var hits int64
