@@ -53,7 +53,8 @@
 // in_memory). When the table is full, or the recent-URL table drops fewer
 // than half the rows while the table is not on course to hold every URL
 // of the run (then a lookup in the large table costs more than a spill,
-// and the spill is coming anyway), the workers switch to the spill above
+// and the spill is coming anyway; when it is on course, the table is
+// sized for the URLs projected at once), the workers switch to the spill above
 // (without keeping blocks in memory), and at the end the table is written to the buckets as
 // ordinary records, one per URL and node, so nothing is lost. Crawls with
 // nodes 16 and above, budgets below 64 MiB plus about 26 MiB a worker
