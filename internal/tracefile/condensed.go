@@ -34,7 +34,6 @@ func CondensedName(node int, subtrace string) string {
 // file that looks complete. It is not safe for concurrent use.
 type CondensedWriter struct {
 	path, tmp string
-	f         *os.File
 	dw        *directWriter
 	fp        *footerPatcher
 	sum       *xxhash.Digest
@@ -53,7 +52,6 @@ func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}
-	f := dw.File()
 	mem := memory.NewGoAllocator()
 	m.Checksum = checksumPending // the footer's schema gets the real one
 	schema := CondensedSchema(m)
@@ -61,11 +59,11 @@ func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
 	w, err := ipc.NewFileWriter(fp, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		dw.abort()
-		f.Close()
+		dw.f.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}
-	return &CondensedWriter{path: path, tmp: tmp, f: f, dw: dw, fp: fp, sum: xxhash.New(), w: w, mem: mem, schema: schema,
+	return &CondensedWriter{path: path, tmp: tmp, dw: dw, fp: fp, sum: xxhash.New(), w: w, mem: mem, schema: schema,
 		buf: make([]uint64, 0, CondensedBatchRows)}, nil
 }
 
@@ -138,10 +136,10 @@ func (c *CondensedWriter) Close() error {
 	if ferr := c.dw.finish(); err == nil && ferr != nil {
 		err = fmt.Errorf("tracefile: write %s: %w", c.path, ferr)
 	}
-	if serr := c.f.Sync(); err == nil && serr != nil {
+	if serr := c.dw.f.Sync(); err == nil && serr != nil {
 		err = fmt.Errorf("tracefile: sync %s: %w", c.path, serr)
 	}
-	if cerr := c.f.Close(); err == nil && cerr != nil {
+	if cerr := c.dw.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("tracefile: close %s: %w", c.path, cerr)
 	}
 	if err != nil {
@@ -162,7 +160,7 @@ func (c *CondensedWriter) Abort() {
 	c.closed = true
 	c.w.Close()
 	c.dw.abort()
-	c.f.Close()
+	c.dw.f.Close()
 	os.Remove(c.tmp)
 }
 

@@ -15,8 +15,7 @@ import (
 // read later, if at all, by another process, so caching it on the way out
 // bought nothing and cost a copy into fresh page-cache pages: on
 // crawl-like 50M rows (700 MB of traces) discarding the traces altogether
-// took 0.3 s of 4 s off the run (docs/benchmarks.md, "Writing the traces
-// past the page cache").
+// took 0.3 s of 4 s off the run (docs/benchmarks.md, "Fresh memory").
 //
 // Where the file cannot be opened for direct I/O (a file system without
 // it), or a direct write is refused, it writes through the page cache as
@@ -112,7 +111,7 @@ func (w *directWriter) writeAt(b []byte, off int64) error {
 		if err == nil || !directRefused(err) {
 			return err
 		}
-		if err := setDirect(w.f, false); err != nil {
+		if err := clearDirect(w.f); err != nil {
 			return err
 		}
 		w.direct = false
@@ -130,9 +129,16 @@ func (w *directWriter) failed() error {
 	return w.err
 }
 
+// setErr keeps err, if it is the first. A file error keeps only its
+// cause: the caller names the trace, and the temporary file's name
+// beside it said the same twice.
 func (w *directWriter) setErr(err error) {
 	if err == nil {
 		return
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
 	w.mu.Lock()
 	if w.err == nil {
@@ -201,13 +207,16 @@ func (w *directWriter) finish() error {
 	}
 	// The tail is shorter than a block: written through the page cache.
 	if w.direct {
-		if err := setDirect(w.f, false); err != nil {
+		if err := clearDirect(w.f); err != nil {
 			return fmt.Errorf("direct I/O off: %w", err)
 		}
 		w.direct = false
 	}
-	_, err := w.f.WriteAt(tail, w.off)
-	return err
+	if _, err := w.f.WriteAt(tail, w.off); err != nil {
+		w.setErr(err)
+		return w.failed()
+	}
+	return nil
 }
 
 // abort stops the writing goroutine, its writes discarded; the file stays

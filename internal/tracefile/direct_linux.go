@@ -23,44 +23,34 @@ func openDirect(path string) (f *os.File, direct bool, err error) {
 	return f, false, err
 }
 
-// setDirect turns O_DIRECT on or off for f.
-func setDirect(f *os.File, on bool) error {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	err = sc.Control(func(fd uintptr) {
-		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+// clearDirect turns O_DIRECT off for f.
+func clearDirect(f *os.File) error {
+	return withFD(f, func(fd int) error {
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 		if err != nil {
-			serr = err
-			return
+			return err
 		}
-		if on {
-			fl |= unix.O_DIRECT
-		} else {
-			fl &^= unix.O_DIRECT
-		}
-		_, serr = unix.FcntlInt(fd, unix.F_SETFL, fl)
-	})
-	if err != nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_DIRECT)
 		return err
-	}
-	return serr
+	})
 }
 
 // directRefused reports whether err is a file system's refusal of direct
 // I/O (of the flag at open, or of a write's alignment).
 func directRefused(err error) bool { return errors.Is(err, syscall.EINVAL) }
 
-func datasync(f *os.File) error {
+// datasync writes f's data to its device (fdatasync).
+func datasync(f *os.File) error { return withFD(f, unix.Fdatasync) }
+
+// withFD calls fn with f's descriptor.
+func withFD(f *os.File, fn func(fd int) error) error {
 	sc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var serr error
-	if err := sc.Control(func(fd uintptr) { serr = unix.Fdatasync(int(fd)) }); err != nil {
+	var ferr error
+	if err := sc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
 		return err
 	}
-	return serr
+	return ferr
 }
