@@ -42,7 +42,7 @@ func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, epoch uint64, eve
 	sdir := stateDir(cfg.OutDir, cfg.NodeID)
 	return peer.Options{Self: cfg.NodeID, Peers: cfg.Peers, Listen: cfg.Listen, Listener: cfg.listener, Token: cfg.Token,
 		Epoch: epoch, Topology: topo, StateDir: sdir, Outbox: filepath.Join(sdir, outboxDirName), Resume: cfg.Resume,
-		PeerTimeout: cfg.PeerTimeout, IdleGrace: cfg.IdleGrace, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
+		PeerTimeout: cfg.PeerTimeout, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
 		Failover: sp.Failover(), OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
 		Events: events, OnError: c.fail, ErrConfig: ErrConfig}
 }

@@ -70,8 +70,11 @@ type Config struct {
 	// It is a secret, so the saved configuration (state/config.json) leaves
 	// it out: a resumed node is given it again.
 	Token string `json:"-"`
-	// IdleGrace is how long, in TCP mode, all nodes must report idle with
-	// unchanged batch counters before the crawl ends. Default 5s.
+	// IdleGrace is no longer used: the nodes of a TCP crawl detect its end
+	// (docs/peers.md, "Termination") rather than waiting for a quiet
+	// period. It is kept so that configurations saved by earlier versions
+	// still read, and --idle-grace is accepted (hidden) for the same
+	// reason.
 	IdleGrace time.Duration
 	// PeerTimeout is how long a peer may go without answering a heartbeat
 	// or acknowledging a batch before the failure detector declares it
@@ -288,7 +291,6 @@ const DefaultUserAgent = "crawltrace/0.1 (+https://github.com/crawltrace/crawltr
 func DefaultConfig() Config {
 	return Config{
 		Nodes:         1,
-		IdleGrace:     5 * time.Second,
 		PeerTimeout:   30 * time.Second,
 		MinDelay:      time.Second,
 		MaxDelay:      30 * time.Second,

@@ -225,9 +225,6 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 	if cfg.SplitterBatch <= 0 {
 		cfg.SplitterBatch = 1024
 	}
-	if cfg.IdleGrace <= 0 {
-		cfg.IdleGrace = 5 * time.Second
-	}
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -447,6 +444,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			n.split.Send(&splitter.Msg{URLs: own})
 		}
 	}
+	if ht != nil {
+		ht.Started()
+	}
 	for _, n := range nodes {
 		n.startWorkers(stopCtx, fetchCtx)
 	}
@@ -511,7 +511,7 @@ wait:
 		for end := time.Now().Add(10 * time.Second); sp.Inflight() > 0 && time.Now().Before(end); {
 			time.Sleep(5 * time.Millisecond)
 		}
-		outboxLeft = ht.Drain(min(max(2*cfg.IdleGrace, time.Second), 30*time.Second))
+		outboxLeft = ht.Drain(drainWait)
 		c.crawlDone = c.reason == StopDone && ht.Complete() && outboxLeft == 0 && c.failed() == nil
 		ht.ShutdownServer()
 	}
@@ -616,6 +616,11 @@ func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
 
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
+
+// drainWait bounds how long a stopping TCP node waits for its peers to
+// acknowledge the batches it still has queued for them; what is left
+// stays in its outbox for --resume.
+const drainWait = 10 * time.Second
 
 func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
 	cfg := c.cfg

@@ -128,7 +128,7 @@ const clusterToken = "test-token"
 func (c *cluster) args(i int, more ...string) []string {
 	a := []string{"crawl", "-o", c.dir, "--node-id", strconv.Itoa(i), "--peers", strings.Join(c.peers, ","),
 		"--token", clusterToken, "--resolve", "*:" + c.web.addr, "--allow-private", "--seeds", c.web.seeds,
-		"--delay-factor", "0", "--workers", "4", "--idle-grace", "500ms", "--crawl-id", "cluster-test"}
+		"--delay-factor", "0", "--workers", "4", "--crawl-id", "cluster-test"}
 	return append(append(a, c.extra...), more...)
 }
 

@@ -64,8 +64,8 @@ crawl was over). See docs/crash-safety.md.
 A resume may change the limits (--max-pages, --duration), fetching and
 politeness (--workers, --max-conns, --min-delay, --max-delay,
 --delay-factor, --timeout, --resolve), --memory, --queue-bytes,
---checkpoint-every, --progress, and over --peers --listen, --token,
---peer-timeout and --idle-grace. It may not change the crawl's topology,
+--checkpoint-every, --progress, and over --peers --listen, --token and
+--peer-timeout. It may not change the crawl's topology,
 saved in DIR/node-NNN/state/topology.json when the crawl starts:
 ` + strings.Join(peer.TopologyFlags(), ", ") + ` (the peers' count and order)
 and the fingerprint scheme. A resume that
@@ -191,7 +191,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.StringVar(&peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
 	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
-	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "TCP mode: stop after all nodes are idle this long")
+	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "no longer used: the nodes detect the crawl's end")
+	f.MarkDeprecated("idle-grace", "the nodes of a TCP crawl now detect its end (docs/peers.md); the flag is ignored")
 	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
 	f.StringArrayVar(&resolve, "resolve", nil, "HOST:ADDR dial address for HOST ('*' for every host), or HOST:PORT:ADDR for connections to PORT only (tried HOST:PORT, *:PORT, HOST, *), like curl; repeatable")
 	f.StringVar(&cfg.CAFile, "ca-file", "", "PEM file of CA certificates trusted for https in addition to the system roots")

@@ -93,7 +93,7 @@ func startTransport(t *testing.T, i int, crawl string, addrs []string, ln net.Li
 	topo := Topology{Format: TopologyFormat, CrawlID: crawl, Nodes: len(addrs), NodeID: i, Peers: addrs, Partitioner: "host",
 		PolitenessKey: "host", Fingerprint: FingerprintScheme}
 	tr, err := NewHTTPTransport(Options{Self: i, Peers: addrs, Listener: ln, Token: "T", Epoch: 1, Topology: topo,
-		StateDir: dir, Outbox: dir + "/outbox", PeerTimeout: time.Hour, IdleGrace: time.Hour,
+		StateDir: dir, Outbox: dir + "/outbox", PeerTimeout: time.Hour,
 		MaxBody: MaxBatchBytes(0, 0, 1000), EndpointMemory: 64 << 20, Tracker: NewTracker(),
 		Receiver: &testReceiver{log: NewBatchLog()}, ErrConfig: errConfig, OnError: onError})
 	if err != nil {

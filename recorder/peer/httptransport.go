@@ -3,7 +3,6 @@ package peer
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -184,8 +183,9 @@ type HTTPTransport struct {
 	loaded      int
 	finished    chan struct{}
 	finOnce     sync.Once
-	poll        time.Duration
-	grace       time.Duration
+	finKnown    []atomic.Bool // peer i is known to have decided the crawl is over (see tellFinished)
+	started     atomic.Bool   // the node queued its seeds or its checkpoint's batches (Started)
+	snapshots   atomic.Uint64 // termination snapshots begun (WatchTermination)
 	decided     atomic.Bool
 	complete    atomic.Bool // the decision covered the whole crawl (see WatchTermination)
 	refusing    atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
@@ -307,10 +307,8 @@ type Options struct {
 	// is emptied.
 	Resume bool
 	// PeerTimeout declares a peer dead after that long without an answer
-	// (30 s when 0); IdleGrace is how long every node must be found idle
-	// before the crawl is over.
+	// (30 s when 0).
 	PeerTimeout time.Duration
-	IdleGrace   time.Duration
 	// MaxBody is the largest batch body accepted ([MaxBatchBytes]);
 	// EndpointMemory the bytes batch bodies being read may take.
 	MaxBody        int64
@@ -370,8 +368,8 @@ func NewHTTPTransport(o Options) (*HTTPTransport, error) {
 		hbClient: &http.Client{Timeout: max(hb, time.Second)},
 		outbox:   o.Outbox, stop: make(chan struct{}),
 		finished: make(chan struct{}), events: events,
-		grace: o.IdleGrace, poll: max(o.IdleGrace/4, 20*time.Millisecond),
-		timeout: timeout, hb: hb, failover: o.Failover, onView: o.OnView, idleFn: o.Idle,
+		finKnown: make([]atomic.Bool, n),
+		timeout:  timeout, hb: hb, failover: o.Failover, onView: o.OnView, idleFn: o.Idle,
 		onError: o.OnError, errConfig: errConfig,
 		known: make([]uint64, n), heard: make([]time.Time, n), dead: make([]bool, n),
 		logf: func(format string, args ...any) {
@@ -935,9 +933,10 @@ func (t *HTTPTransport) status() NodeStatus {
 		fin = true
 	default:
 	}
-	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.tr.Idle() || (t.idleFn != nil && t.idleFn() && t.pending() == 0),
+	started := t.started.Load()
+	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.idle(),
 		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending(),
-		Drained: t.tr.Idle()}
+		Drained: started && t.tr.Idle()}
 	s.Complete = s.Finished && t.complete.Load()
 	if t.recv != nil {
 		s.Durable = t.recv.Durable()
@@ -974,20 +973,6 @@ func (t *HTTPTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(t.status())
-}
-
-func (t *HTTPTransport) handleFinish(w http.ResponseWriter, r *http.Request) {
-	if !t.admitPost(w, r) {
-		return
-	}
-	if !t.checkPeerHeaders(w, r, true) {
-		return
-	}
-	t.finOnce.Do(func() {
-		t.complete.Store(r.URL.Query().Get("complete") == "1")
-		close(t.finished)
-	})
-	w.WriteHeader(http.StatusOK)
 }
 
 // Send writes b to the outbox and queues it for peer dest; it never blocks
@@ -1294,139 +1279,6 @@ func (t *HTTPTransport) detect() {
 	}
 }
 
-// WatchTermination implements the TCP-mode termination rule. Every poll
-// interval (IdleGrace/4) the node asks every live node (itself included)
-// for its status. The crawl is over when, over at least IdleGrace, every
-// poll finds every live node reachable and idle, all of them agreeing on
-// the live set and on each other's incarnation, and exactly the same
-// per-incarnation counters (batches acknowledged and distinct batches
-// processed). A node only becomes busy again by processing a new batch,
-// which changes its counter, or by learning of a peer's new incarnation,
-// which changes the views; and a sender stays busy until its batches are
-// acknowledged. So two equal snapshots that each find all nodes idle mean
-// there was a moment when every node was idle and no batch was
-// unacknowledged (the double-collect form of Mattern's counters). A
-// restarted node is a new incarnation with fresh counters; counters of
-// dead incarnations play no part. Without fail-over a node that does not
-// answer counts as busy; with it, nodes declared dead are left out. A
-// node that concludes the crawl is over tells the others (PathFinish) and
-// reports Finished in its status until it exits; a node hearing either
-// stops too.
-//
-// The decision is complete (t.complete, Complete in the status,
-// "?complete=1" on the finish message) when both snapshots found no node
-// declared dead and every node drained: the whole crawl, not only the
-// live part of it, had nothing left, and no page share held URLs back.
-// Only then does a node record in its final checkpoint that the crawl is
-// finished (see finishedCrawl and docs/crash-safety.md).
-func (t *HTTPTransport) WatchTermination(ctx context.Context) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(t.poll)
-		defer tick.Stop()
-		var since time.Time
-		var last string
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.finished:
-				t.decided.Store(true)
-				close(out)
-				return
-			case <-tick.C:
-			}
-			snap, fin, ok := t.snapshot()
-			if fin {
-				t.decided.Store(true)
-				close(out)
-				return
-			}
-			if !ok || snap != last {
-				last, since = snap, time.Now()
-				if !ok {
-					last = ""
-				}
-				continue
-			}
-			if time.Since(since) >= t.grace {
-				// Both snapshots are equal, so both found the same dead
-				// set and the same drained flags.
-				whole := strings.HasSuffix(snap, "dead[]") && !strings.Contains(snap, ":busy;")
-				t.complete.Store(whole)
-				t.decided.Store(true)
-				path := PathFinish
-				if whole {
-					path += "?complete=1"
-				}
-				for i := range t.peers {
-					if i != t.self && !t.isDead(i) {
-						if resp, err := t.request(t.hbClient, http.MethodPost, i, path, nil); err == nil {
-							resp.Body.Close()
-						}
-					}
-				}
-				close(out)
-				return
-			}
-		}
-	}()
-	return out
-}
-
-// snapshot polls every live node; ok when all answered idle with views
-// that agree, fin when one of them already decided the crawl is over.
-func (t *HTTPTransport) snapshot() (snap string, fin, ok bool) {
-	me := t.status()
-	var sb strings.Builder
-	all := make([]NodeStatus, len(t.peers))
-	for i := range t.peers {
-		if t.failover && slices.Contains(me.Dead, i) {
-			continue
-		}
-		// The handshake comes before any poll, as before any batch: a
-		// node whose topology differs is then told so by the handshake,
-		// which names what differs, on both sides. A poll first (the
-		// termination rule's can come before the failure detector's
-		// handshake) had the peer refuse a topology hash and stop with
-		// that alone in its log.
-		if i != t.self {
-			if err := t.greet(i); err != nil {
-				return "", false, false
-			}
-		}
-		s, err := t.peerStatus(t.hbClient, i)
-		if err != nil {
-			return "", false, false
-		}
-		if s.Finished && i != t.self {
-			t.complete.Store(s.Complete)
-			return "", true, true
-		}
-		if !s.Idle || !slices.Equal(s.Dead, me.Dead) || len(s.Peers) != len(t.peers) {
-			return "", false, false
-		}
-		all[i] = s
-		drained := "drained"
-		if !s.Drained {
-			drained = "busy" // idle on a used page share
-		}
-		fmt.Fprintf(&sb, "%d:%d:%d:%d:%s;", i, s.Epoch, s.Sent, s.Received, drained)
-	}
-	for _, s := range all {
-		if s.Epoch == 0 {
-			continue
-		}
-		for j, o := range all {
-			if o.Epoch != 0 && s.Peers[j] != o.Epoch {
-				return "", false, false
-			}
-		}
-	}
-	fmt.Fprintf(&sb, "dead%v", me.Dead)
-	return sb.String(), false, true
-}
-
 // Drain stops accepting batches (senders keep them for a later start of
 // this node) and waits up to d for this node's queues to be acknowledged
 // by the live peers. It returns the batches left unacknowledged, which
@@ -1490,18 +1342,6 @@ func (t *HTTPTransport) tellMismatch(d time.Duration) {
 	}
 }
 
-// ShutdownServer stops the listener. A node that decided the crawl is over
-// keeps answering status polls for two poll intervals first, so peers that
-// missed the finish message see it.
-func (t *HTTPTransport) ShutdownServer() {
-	if t.decided.Load() {
-		time.Sleep(2 * t.poll)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	t.srv.Shutdown(ctx)
-}
-
 // Close stops the senders and the failure detector. When the crawl ended
 // (every node agreed it is over) the outbox is removed; otherwise the
 // batches in it stay for --resume.
@@ -1522,10 +1362,6 @@ func (t *HTTPTransport) Loaded() int { return t.loaded }
 // Refuse makes the endpoint refuse further batches (503): their senders
 // keep them in their outboxes. The node is stopping.
 func (t *HTTPTransport) Refuse() { t.refusing.Store(true) }
-
-// Complete reports whether the termination decision covered the whole
-// crawl (see WatchTermination).
-func (t *HTTPTransport) Complete() bool { return t.complete.Load() }
 
 // Epoch is this node's current incarnation (moved past a peer's view of
 // it when needed).

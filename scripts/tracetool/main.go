@@ -8,6 +8,7 @@
 //	tracetool same-condense DIR_A DIR_B
 //	tracetool same-replay RESULTS_A.csv RESULTS_B.csv
 //	tracetool touch [-mb N -huge -rounds R]
+//	tracetool span DIR
 package main
 
 import (
@@ -17,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay|touch ...")
+		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay|touch|span ...")
 		os.Exit(2)
 	}
 	var err error
@@ -28,6 +29,8 @@ func main() {
 		err = benchMain(os.Args[2:])
 	case "touch":
 		err = touchMain(os.Args[2:])
+	case "span":
+		err = spanMain(os.Args[2:])
 	case "same-condense", "same-replay":
 		if len(os.Args) != 4 {
 			err = fmt.Errorf("usage: tracetool %s A B", os.Args[1])

@@ -1,0 +1,186 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// workReceiver is a node whose every new batch is work (a URL to fetch)
+// until the test releases it: it stays busy meanwhile.
+type workReceiver struct {
+	testReceiver
+	tr   *Tracker
+	mu   sync.Mutex
+	held int
+}
+
+func (r *workReceiver) Receive(b *Batch) bool { r.ReceiveBatch(b); return true }
+
+func (r *workReceiver) ReceiveBatch(b *Batch) (isNew, ok bool) {
+	isNew, ok = r.testReceiver.ReceiveBatch(b)
+	if isNew {
+		r.mu.Lock()
+		r.held++
+		r.tr.Add(1)
+		r.mu.Unlock()
+	}
+	return isNew, ok
+}
+
+// release finishes the work held.
+func (r *workReceiver) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tr.Add(int64(-r.held))
+	r.held = 0
+}
+
+func (r *workReceiver) holding() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// termCluster starts n transports on loopback with work receivers.
+func termCluster(t *testing.T, n int) ([]*HTTPTransport, []*workReceiver) {
+	t.Helper()
+	var lns []net.Listener
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	trs := make([]*HTTPTransport, n)
+	rs := make([]*workReceiver, n)
+	for i := range n {
+		dir := t.TempDir()
+		tk := NewTracker()
+		rs[i] = &workReceiver{testReceiver: testReceiver{log: NewBatchLog()}, tr: tk}
+		topo := Topology{Format: TopologyFormat, CrawlID: "term", Nodes: n, NodeID: i, Peers: addrs, Partitioner: "host",
+			PolitenessKey: "host", Fingerprint: FingerprintScheme}
+		tr, err := NewHTTPTransport(Options{Self: i, Peers: addrs, Listener: lns[i], Token: "T", Epoch: 1, Topology: topo,
+			StateDir: dir, Outbox: dir + "/outbox", PeerTimeout: time.Hour,
+			MaxBody: MaxBatchBytes(0, 0, 1000), EndpointMemory: 64 << 20, Tracker: tk,
+			Receiver: rs[i], ErrConfig: errors.New("bad configuration")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trs[i] = tr
+		t.Cleanup(func() { tr.ShutdownServer(); tr.Close() })
+	}
+	return trs, rs
+}
+
+// waitSnapshots waits until node tr began k more termination snapshots.
+func waitSnapshots(t *testing.T, tr *HTTPTransport, k uint64) {
+	t.Helper()
+	want := tr.snapshots.Load() + k
+	for end := time.Now().Add(20 * time.Second); tr.snapshots.Load() < want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("node %d began no %d snapshots", tr.self, k)
+		}
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: the crawl's end was not detected", what)
+	}
+}
+
+// TestTerminationWaitsForStart: a node whose endpoint is up but which
+// has not queued its seeds yet is busy, whatever its counters say; the
+// others, idle, must not end the crawl before it starts (the 5 s idle
+// grace used to cover this window). Once it starts, with nothing to do,
+// every node detects the end, and the decision is complete.
+func TestTerminationWaitsForStart(t *testing.T) {
+	trs, _ := termCluster(t, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	trs[0].Started()
+	trs[1].Started()
+	var outs []<-chan struct{}
+	for _, tr := range trs {
+		outs = append(outs, tr.WatchTermination(ctx))
+	}
+	waitSnapshots(t, trs[0], 5)
+	waitSnapshots(t, trs[1], 5)
+	for i, o := range outs {
+		if closed(o) {
+			t.Fatalf("node %d decided the crawl is over while node 2 had not started", i)
+		}
+	}
+	trs[2].Started()
+	for i, o := range outs {
+		waitClosed(t, "node "+string(rune('0'+i)), o)
+		if !trs[i].Complete() {
+			t.Errorf("node %d: decision not complete", i)
+		}
+	}
+}
+
+// TestTerminationWaitsForWork: a batch sent by an idle-looking sender
+// makes its receiver busy; the crawl must not end while the receiver
+// holds the work it got (counters changed between snapshots, then the
+// receiver is busy), and ends once the work is done.
+func TestTerminationWaitsForWork(t *testing.T) {
+	trs, rs := termCluster(t, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tr := range trs {
+		tr.Started()
+	}
+	trs[0].Send(1, &Batch{URLs: []string{"http://h1.test/a"}, Kinds: []string{"link"}, Source: []uint64{0}})
+	var outs []<-chan struct{}
+	for _, tr := range trs {
+		outs = append(outs, tr.WatchTermination(ctx))
+	}
+	for end := time.Now().Add(20 * time.Second); rs[1].holding() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("node 1 never received the batch")
+		}
+	}
+	waitSnapshots(t, trs[0], 5)
+	waitSnapshots(t, trs[2], 5)
+	for i, o := range outs {
+		if closed(o) {
+			t.Fatalf("node %d decided the crawl is over while node 1 had work", i)
+		}
+	}
+	rs[1].release()
+	for i, o := range outs {
+		waitClosed(t, "node "+string(rune('0'+i)), o)
+	}
+	if s := trs[0].status(); s.Sent != 1 {
+		t.Errorf("node 0 status %+v, want 1 batch acknowledged", s)
+	}
+	// Every node learned of the end from another or decided itself, and
+	// knows that every peer knows: none lingers.
+	for i, tr := range trs {
+		for j := range trs {
+			if j != i && !tr.finKnown[j].Load() {
+				t.Errorf("node %d does not know that node %d decided", i, j)
+			}
+		}
+	}
+}
