@@ -24,6 +24,9 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 		DUE: due.NewMemory(1024), Tracker: c.tr, Log: peer.NewBatchLog(), Frontier: n.front, Redirects: &c.redirs,
 		OutDir: cfg.OutDir, Now: cfg.Now, OnError: c.fail,
 		NewDiskDUE: func() (due.Set, error) { return newDiskDUE(cfg, id) }}
+	if c.tcp {
+		o.BatchAge = tcpBatchAge
+	}
 	if cfg.DUE == DUEDisk {
 		d, err := newDiskDUE(cfg, id)
 		if err != nil {
@@ -35,6 +38,14 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 	}
 	return splitter.New(o), nil
 }
+
+// tcpBatchAge is how long a TCP node's splitter lets a batch for a peer
+// fill (splitter.Options.BatchAge): in the 3-node run of
+// scripts/bench-crawl-tcp.sh, batches handed over as soon as the splitter
+// was idle held 16 URLs on average, and writing each one's outbox file
+// took a third of a node's CPU time (docs/benchmarks.md, "A crawl over
+// TCP").
+var tcpBatchAge = 50 * time.Millisecond
 
 var (
 	_ splitter.Frontier  = (*frontier.Frontier)(nil)

@@ -107,12 +107,18 @@ type Splitter struct {
 	rerouted  int64
 	batchSize int
 	flushTick time.Duration
-	now       func() time.Time
-	onError   func(error)
-	stats     Stats
-	stop      chan struct{}
-	done      chan struct{}
-	err       error
+	// batchAge: see Options.BatchAge; outSince[d] is when the batch for
+	// d being filled got its first URL (zero: none), ageTimer fires when
+	// the oldest one is due.
+	batchAge time.Duration
+	outSince []time.Time
+	ageTimer *time.Timer
+	now      func() time.Time
+	onError  func(error)
+	stats    Stats
+	stop     chan struct{}
+	done     chan struct{}
+	err      error
 	// ckpt delivers checkpoint cuts.
 	ckpt chan Cut
 	// newDisk makes the disk DUE the in-memory one gives way to; outDir
@@ -186,9 +192,16 @@ func (s *Splitter) Run() {
 	tick := time.NewTicker(s.flushTick)
 	defer tick.Stop()
 	for {
+		var aged <-chan time.Time
+		if s.ageTimer != nil {
+			aged = s.ageTimer.C
+		}
 		select {
 		case m := <-s.in:
 			s.handle(m)
+		case <-aged:
+			s.ageTimer = nil
+			s.flushAged()
 		case <-tick.C:
 			s.flushDue()
 		case c := <-s.ckpt:
@@ -214,7 +227,7 @@ func (s *Splitter) Run() {
 func (s *Splitter) handle(m *Msg) {
 	s.process(m)
 	s.budget.Release(m.Bytes)
-	if len(s.in) == 0 {
+	if len(s.in) == 0 && s.batchAge <= 0 {
 		s.flushPeers()
 	}
 	s.inflight.Add(-1)
@@ -342,6 +355,9 @@ func (s *Splitter) appendOut(dest int, u, kind string, source uint64) {
 	if b == nil {
 		b = &peer.Batch{From: s.node}
 		s.out[dest] = b
+		if s.batchAge > 0 {
+			s.hold(dest)
+		}
 	}
 	b.URLs = append(b.URLs, u)
 	b.Kinds = append(b.Kinds, kind)
@@ -400,9 +416,9 @@ func (s *Splitter) flushPeer(dest int) {
 	if b == nil || len(b.URLs) == 0 {
 		return
 	}
-	s.out[dest] = nil
-	if s.outBytes != nil {
-		s.outBytes[dest] = 0
+	held := s.clearOut(dest)
+	if held {
+		defer s.release()
 	}
 	s.seqs[dest]++
 	b.Epoch, b.Seq = s.epoch, s.seqs[dest]
@@ -414,6 +430,60 @@ func (s *Splitter) flushPeer(dest int) {
 func (s *Splitter) flushPeers() {
 	for d := range s.out {
 		s.flushPeer(d)
+	}
+}
+
+// clearOut forgets the batch being filled for dest; held reports whether
+// hold counted it, to be released once its URLs are elsewhere.
+func (s *Splitter) clearOut(dest int) (held bool) {
+	s.out[dest] = nil
+	if s.outBytes != nil {
+		s.outBytes[dest] = 0
+	}
+	if s.outSince != nil && !s.outSince[dest].IsZero() {
+		s.outSince[dest] = time.Time{}
+		return true
+	}
+	return false
+}
+
+// hold counts the batch for dest, begun now, as work until it is handed
+// over (Options.BatchAge), and arms the age timer.
+func (s *Splitter) hold(dest int) {
+	if s.outSince == nil {
+		s.outSince = make([]time.Time, len(s.out))
+	}
+	s.outSince[dest] = time.Now()
+	s.tr.Add(1)
+	s.inflight.Add(1)
+	if s.ageTimer == nil {
+		s.ageTimer = time.NewTimer(s.batchAge)
+	}
+}
+
+// release ends what hold counted, once the batch is with the transport
+// (which counts it from then on).
+func (s *Splitter) release() {
+	s.inflight.Add(-1)
+	s.tr.Add(-1)
+}
+
+// flushAged hands over the batches filled for BatchAge or longer, and
+// arms the timer for the oldest of the rest.
+func (s *Splitter) flushAged() {
+	now := time.Now()
+	var next time.Time
+	for d, since := range s.outSince {
+		switch {
+		case since.IsZero():
+		case now.Sub(since) >= s.batchAge:
+			s.flushPeer(d)
+		case next.IsZero() || since.Before(next):
+			next = since
+		}
+	}
+	if !next.IsZero() {
+		s.ageTimer = time.NewTimer(s.batchAge - now.Sub(next))
 	}
 }
 
@@ -568,9 +638,8 @@ func (s *Splitter) changeView(live []bool) {
 	for _, d := range left {
 		if b := s.out[d]; b != nil {
 			take(b)
-			s.out[d] = nil
-			if s.outBytes != nil {
-				s.outBytes[d] = 0
+			if s.clearOut(d) {
+				defer s.release() // once its URLs are routed again
 			}
 		}
 		if qt, ok := s.transport.(queueTaker); ok {
