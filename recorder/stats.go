@@ -49,8 +49,9 @@ type Stats struct {
 	RedirectsCut    int64 `json:"redirects_cut"`
 	NotHTMLSkipped  int64 `json:"not_html_skipped"`
 	EncodingErrors  int64 `json:"encoding_errors"`
-	// Page charsets: HTML pages whose links were read in an encoding
-	// other than UTF-8 (declared or sniffed, see recorder/extract), and
+	// Page charsets: HTML pages decoded from an encoding other than
+	// UTF-8 (declared or sniffed, see recorder/extract; a pure-ASCII page
+	// is not, whatever it declares), and
 	// pages that declared only charsets that are not encodings (read as
 	// windows-1252).
 	NonUTF8Pages        int64 `json:"non_utf8_pages"`

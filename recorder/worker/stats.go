@@ -34,7 +34,9 @@ type Stats struct {
 	// skipped as not HTML, EncodingErrors bodies that failed to decode.
 	RedirectsCut, NotHTML, EncodingErrors atomic.Int64
 
-	// NonUTF8 counts HTML pages read in an encoding other than UTF-8,
+	// NonUTF8 counts HTML pages decoded from an encoding other than
+	// UTF-8 ([extract.Stats.Transcoded]: not pure ASCII read as
+	// windows-1252),
 	// CharsetUnknown pages that declared only unknown charsets.
 	NonUTF8, CharsetUnknown atomic.Int64
 

@@ -324,7 +324,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		})
 		p.Links, p.UniqueLinks = uint32(es.Links), uint32(es.Unique)
 		st.BadLinks.Add(int64(es.Skipped))
-		if es.Encoding != "utf-8" {
+		if es.Transcoded {
 			st.NonUTF8.Add(1)
 		}
 		if es.UnknownCharset {
