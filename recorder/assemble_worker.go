@@ -22,6 +22,8 @@ func (n *node) workerOptions() worker.Options {
 		Now:             n.cfg.Now,
 		Start:           n.started,
 		Redirects:       &n.c.redirs,
+		MaxRetryAfter:   n.cfg.MaxRetryAfter,
+		RetryAfterTries: n.cfg.RetryAfterTries,
 		Owner:           n.owner,
 		TaskDone:        func() { n.c.tr.Add(-1) },
 	}

@@ -150,6 +150,7 @@ type Result struct {
 	Status      int           // the response's status code; 0 without a response
 	ContentType string        // its Content-Type header
 	Location    string        // its Location header
+	RetryAfter  string        // its Retry-After header
 	Truncated   bool          // the body was cut at the limit
 	Skipped     bool          // the body was not read: not HTML (page fetches only)
 	Dur         time.Duration // from the start of the request to the end of its body
@@ -247,6 +248,7 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 	r.Conn.Closed = resp.Close
 	r.ContentType = resp.Header.Get("Content-Type")
 	r.Location = resp.Header.Get("Location")
+	r.RetryAfter = resp.Header.Get("Retry-After")
 	if page && skipBody(resp) {
 		// Decided on the headers: no link in a non-HTML body.
 		r.Skipped = true

@@ -165,7 +165,15 @@ func (s *scheduler) take(h *Host, now time.Time) Task {
 		return Task{Host: h, Robots: true, URL: o}
 	}
 	x := s.popURL(h)
-	return Task{Host: h, URL: x.url, Q: x.q, Rules: r}
+	t := Task{Host: h, URL: x.url, Q: x.q, Rules: r}
+	if n, ok := h.retried[x.url]; ok {
+		t.Tries = n
+		delete(h.retried, x.url)
+		if len(h.retried) == 0 {
+			h.retried = nil
+		}
+	}
+	return t
 }
 
 // robotsDone stores origin's rules on owner and brings back its parked

@@ -31,8 +31,8 @@ const robotsMaxRedirects = 5
 // robotsMaxRedirects; RFC 9309: the rules found apply to the original
 // origin), where it waits that server's turn and delay like a fetch; any
 // other outcome becomes the origin's rules (robotsOutcome). Either way h
-// is released after its own delay, so a failing origin holds back only
-// its own URLs.
+// is released after its own delay (or the longer wait a 429 or 503 asks
+// with Retry-After), so a failing origin holds back only its own URLs.
 func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin string, hop *frontier.Hop, w uint16, buf *bytes.Buffer) {
 	owner, u, nhop := h, origin+"/robots.txt", 0
 	if hop != nil {
@@ -79,7 +79,13 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 			return wk.robotsOutcome(origin, prev, rules, r.Err)
 		})
 	}
-	wk.front.ReleaseFetch(h, r.Dur, end)
+	if wait, ok := wk.retryAfter(&r); ok {
+		// The server asked to come back later: h waits (the origin's
+		// rules and their retries are robots.Policy's).
+		wk.front.Backoff(frontier.Task{Host: h}, r.Dur, wait, end, false)
+	} else {
+		wk.front.ReleaseFetch(h, r.Dur, end)
+	}
 }
 
 // robotsOutcome dates new rules of origin, fetched now, given the
