@@ -63,6 +63,17 @@ type Frontier interface {
 	AddHop(key string, hop *frontier.Hop)
 }
 
+// HopQueue is where a robots.txt redirect hop waits for its turn: the
+// frontier of the node that owns the hop's server ([frontier.Frontier]
+// satisfies it). Its methods are called from every worker of every node
+// at once.
+type HopQueue interface {
+	// KeyFor is u's politeness key, the server whose queue it waits in.
+	KeyFor(u string) string
+	// AddHop queues a robots.txt redirect hop on the server of key.
+	AddHop(key string, hop *frontier.Hop)
+}
+
 // Sink is what a worker needs of its node's host splitter. Its methods
 // are called from every worker at once.
 type Sink interface {
@@ -142,6 +153,12 @@ type Options struct {
 	// is how many times a URL so answered is fetched again.
 	MaxRetryAfter   time.Duration
 	RetryAfterTries int
+	// HopQueue, when set, is the frontier of the in-process node that
+	// owns u's server: a robots.txt redirect hop to u waits there, so
+	// every request to one server, hops for any node's hosts included,
+	// goes through one queue. Nil (or a nil result): this node's
+	// frontier.
+	HopQueue func(u string) HopQueue
 	// Owner, when set, says which node owns u now (fail-over); ok false
 	// means fail-over is off and every task is this node's.
 	Owner func(u string) (node int, ok bool)
