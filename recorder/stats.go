@@ -56,9 +56,8 @@ type Stats struct {
 	RetryAfterRetries int64 `json:"retry_after_retries"`
 	// Page charsets: HTML pages decoded from an encoding other than
 	// UTF-8 (declared or sniffed, see recorder/extract; a pure-ASCII page
-	// is not, whatever it declares), and
-	// pages that declared only charsets that are not encodings (read as
-	// windows-1252).
+	// is not, whatever it declares), and pages that declared only
+	// charsets that are not encodings (read as windows-1252).
 	NonUTF8Pages        int64 `json:"non_utf8_pages"`
 	CharsetUnknownPages int64 `json:"charset_unknown_pages"`
 
@@ -321,7 +320,7 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
 		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
 	fmt.Fprintf(w, "retry-after:        %d responses heeded, %d URLs tried again\n", s.RetryAfterWaits, s.RetryAfterRetries)
-	fmt.Fprintf(w, "page charsets:      %d pages not in UTF-8, %d with an unknown charset (read as windows-1252)\n", s.NonUTF8Pages, s.CharsetUnknownPages)
+	fmt.Fprintf(w, "page charsets:      %d pages decoded from another encoding than UTF-8, %d with an unknown charset (read as windows-1252)\n", s.NonUTF8Pages, s.CharsetUnknownPages)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.DUE == DUEDisk {

@@ -39,9 +39,9 @@ type Stats struct {
 	RedirectsCut, NotHTML, EncodingErrors atomic.Int64
 
 	// NonUTF8 counts HTML pages decoded from an encoding other than
-	// UTF-8 ([extract.Stats.Transcoded]: not pure ASCII read as
-	// windows-1252),
-	// CharsetUnknown pages that declared only unknown charsets.
+	// UTF-8 into other text than UTF-8 gives ([extract.Stats.Transcoded]:
+	// a pure-ASCII page read as windows-1252 is not one), CharsetUnknown
+	// pages that declared only unknown charsets.
 	NonUTF8, CharsetUnknown atomic.Int64
 
 	// PageSeq is the number of the node's last page id (a page id is the
