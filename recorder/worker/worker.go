@@ -397,7 +397,8 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 // retryAfter is the wait r's server asks for before its next request: a
 // 429 or 503 with a Retry-After, capped at MaxRetryAfter; ok is false
 // for any other response, or when Retry-After is not heeded
-// (MaxRetryAfter 0). It counts the responses heeded.
+// (MaxRetryAfter 0). It counts the responses heeded. An HTTP-date is
+// read against the wall clock, the server's, not Options.Now.
 func (wk *Worker) retryAfter(r *fetch.Result) (wait time.Duration, ok bool) {
 	if wk.o.MaxRetryAfter <= 0 || r.RetryAfter == "" || !politeness.RetryAfterStatus(r.Status) {
 		return 0, false
