@@ -22,9 +22,27 @@ func (n *node) workerOptions() worker.Options {
 		Now:             n.cfg.Now,
 		Start:           n.started,
 		Redirects:       &n.c.redirs,
+		MaxRetryAfter:   n.cfg.MaxRetryAfter,
+		RetryAfterTries: n.cfg.RetryAfterTries,
+		HopQueue:        n.hopQueue,
 		Owner:           n.owner,
 		TaskDone:        func() { n.c.tr.Add(-1) },
 	}
+}
+
+// hopQueue is the frontier of the node owning u's server when the nodes
+// run in one process: a robots.txt redirect hop to u waits in it, so one
+// server sees one request at a time whichever node's hosts redirect to
+// it. Nil in TCP mode (each process runs one node; see
+// docs/politeness.md for the bound that holds there).
+func (n *node) hopQueue(u string) worker.HopQueue {
+	if n.c.fronts == nil {
+		return nil
+	}
+	if id := n.c.part.Node(u); id >= 0 && id < len(n.c.fronts) && n.c.fronts[id] != nil {
+		return n.c.fronts[id]
+	}
+	return nil
 }
 
 // owner is the node owning u when fail-over is on (the live ring's).

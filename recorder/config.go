@@ -181,6 +181,12 @@ type Config struct {
 	// after the last retry until RobotsTTL. Default 1m and 4.
 	RobotsRetry   time.Duration
 	RobotsRetries int
+	// MaxRetryAfter caps the wait a 429 or 503 response's Retry-After
+	// asks of its host before the next request (0: Retry-After is not
+	// heeded). A URL so answered is fetched again up to RetryAfterTries
+	// times, each try a row of the page log. Default 1h and 3.
+	MaxRetryAfter   time.Duration
+	RetryAfterTries int
 	// MaxRedirects caps a redirect chain: the redirects followed from the
 	// first URL, counted over the redirect URLs logged. The redirect that
 	// would exceed it is not followed (Stats.RedirectsCut). Default 20;
@@ -318,6 +324,9 @@ func DefaultConfig() Config {
 		ProgressEvery: time.Second,
 
 		CheckpointEvery: time.Minute,
+
+		MaxRetryAfter:   time.Hour,
+		RetryAfterTries: 3,
 	}
 }
 
@@ -409,6 +418,9 @@ func (c *Config) validate() error {
 	}
 	if c.RobotsTTL < 0 || c.RobotsRetry < 0 || c.RobotsRetries < 0 {
 		return bad("robots.txt TTL and retries must not be negative")
+	}
+	if c.MaxRetryAfter < 0 || c.RetryAfterTries < 0 {
+		return bad("max Retry-After and its tries must not be negative")
 	}
 	if c.MaxRedirects < 0 {
 		return bad("max redirects must not be negative, not %d", c.MaxRedirects)

@@ -93,6 +93,11 @@ type crawl struct {
 	err       error
 	keys      *politeness.Keys
 	redirs    fetch.Redirects
+	// In one process: the nodes' frontiers by id and the partitioner
+	// that says which node owns a URL, so that a robots.txt redirect hop
+	// waits in the queue of its server's owner (nil in TCP mode).
+	fronts []*frontier.Frontier
+	part   partition.Partitioner
 }
 
 func (c *crawl) stop(reason string) {
@@ -363,6 +368,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		nodes = append(nodes, n)
 	}
 
+	if !tcp {
+		c.part, c.fronts = part, make([]*frontier.Frontier, total)
+		for _, n := range nodes {
+			c.fronts[n.id] = n.front
+		}
+	}
 	if !tcp && cfg.OutDir != "" {
 		// Each run is a new incarnation of every node, in-process too: a
 		// resumed node re-sends its checkpoint's batches in transit under

@@ -129,6 +129,28 @@ func TestHostileWeb(t *testing.T) {
 	if slow != 2 {
 		t.Errorf("%d slow-loris fetches ended in an error, want 2", slow)
 	}
+	// The server that always answers 429 with Retry-After: 1: /busy is
+	// tried again, at most RetryAfterTries times, and the host's next
+	// request comes at least the second it asks after each answer (a
+	// 20 ms margin for the clock's grain).
+	busy := hw.Log("busy." + testweb.HostileDomain)
+	tries := 0
+	for i, p := range busy.Paths {
+		if p != "/busy" {
+			continue
+		}
+		tries++
+		if i+1 < len(busy.Starts) {
+			if gap := busy.Starts[i+1].Sub(busy.Starts[i]); gap < time.Second-20*time.Millisecond {
+				t.Errorf("busy: a request %v after a Retry-After: 1", gap)
+			}
+		}
+	}
+	t.Logf("busy: /busy requested %d times", tries)
+	// The crawl runs seconds, so /busy was tried again at least once.
+	if tries < 2 || tries > 1+cfg.RetryAfterTries {
+		t.Errorf("busy: /busy requested %d times, want 2 to %d", tries, 1+cfg.RetryAfterTries)
+	}
 	// Traps, the link bomb and the redirect chain would go on forever:
 	// the page budget ends the crawl.
 	if st.StopReason != StopMaxPages {

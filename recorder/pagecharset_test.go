@@ -34,6 +34,9 @@ func TestPageCharsets(t *testing.T) {
 		"/utf16":         {"text/html", "", string(le)},
 		"/unknown":       {"text/html; charset=x-unknown", "", "<a href=\"caf\xc3\xa9.html?q=\xc3\xa9\">x</a>"},
 		"/gzip-sjis":     {"text/html; charset=shift_jis", "gzip", "<a href=\"" + sjisHon + ".html?q=" + sjisHon + "\">x</a>"},
+		// No charset, pure ASCII: read as windows-1252, the same text as
+		// in UTF-8, so not a page in another encoding.
+		"/ascii": {"text/html", "", `<a href="plain.html?q=x">x</a>`},
 	}
 	const H = "http://enc.test"
 	want := map[string][]string{
@@ -46,6 +49,7 @@ func TestPageCharsets(t *testing.T) {
 		// é are the two characters Ã©.
 		H + "/unknown":   {H + "/caf%C3%83%C2%A9.html?q=%C3%A9"},
 		H + "/gzip-sjis": {H + "/%E6%9C%AC.html?q=%96{"},
+		H + "/ascii":     {H + "/plain.html?q=x"},
 	}
 	var root []string
 	for p := range pages {
@@ -108,9 +112,9 @@ func TestPageCharsets(t *testing.T) {
 			t.Errorf("not requested: %s (requests %q)", r, requests)
 		}
 	}
-	// Every page but the UTF-8 root and leaves is read in another
-	// encoding; one declared an unknown charset.
-	if s := res.Stats; s.NonUTF8Pages != int64(len(pages)) || s.CharsetUnknownPages != 1 {
-		t.Errorf("non_utf8_pages %d, charset_unknown_pages %d; want %d, 1", s.NonUTF8Pages, s.CharsetUnknownPages, len(pages))
+	// Every page but the UTF-8 root and leaves and the pure-ASCII page is
+	// decoded from another encoding; one declared an unknown charset.
+	if s := res.Stats; s.NonUTF8Pages != int64(len(pages)-1) || s.CharsetUnknownPages != 1 {
+		t.Errorf("non_utf8_pages %d, charset_unknown_pages %d; want %d, 1", s.NonUTF8Pages, s.CharsetUnknownPages, len(pages)-1)
 	}
 }

@@ -2,7 +2,12 @@ package recorder
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -220,5 +225,51 @@ func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
 	}
 	if res.Stats.MaxStallSeconds > 1 {
 		t.Errorf("a host stalled %.2fs (%s)", res.Stats.MaxStallSeconds, res.Stats.MaxStallHost)
+	}
+}
+
+// TestDeadHTTPSOriginsOneRetry: pages link https origins whose server
+// fails every TLS handshake with an alert (it has no certificate for
+// their names: "remote error: tls: internal error"). Each dead origin's
+// robots.txt is tried twice, the fetch and its one retry, counted at the
+// server by handshake; its URLs are then excluded and the crawl ends on
+// its own. At the default --robots-retry the last try comes a minute
+// after the first, so such a crawl ends about a minute after its last
+// live fetch, not 15.
+func TestDeadHTTPSOriginsOneRetry(t *testing.T) {
+	const dead = 3
+	var mu sync.Mutex
+	handshakes := map[string]int{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
+	go tlsSrv.Serve(tls.NewListener(ln, &tls.Config{GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		mu.Lock()
+		handshakes[hello.ServerName]++
+		mu.Unlock()
+		return nil, errors.New("no certificate")
+	}}))
+	t.Cleanup(func() { tlsSrv.Close() })
+	var links []string
+	for i := range dead {
+		links = append(links, fmt.Sprintf("https://dead%d.test/a", i), fmt.Sprintf("https://dead%d.test/b", i))
+	}
+	_, srv := startVhosts(t, map[string]http.HandlerFunc{"live.test": linkPage(links...)})
+	cfg := localConfig(t, srv.Listener.Addr().String(), "http://live.test/")
+	cfg.Resolve["*:443"] = ln.Addr().String()
+	cfg.RobotsRetry = 100 * time.Millisecond
+	cfg.RobotsRetries = DefaultConfig().RobotsRetries
+	res := runCrawl(t, cfg)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range dead {
+		if n := handshakes[fmt.Sprintf("dead%d.test", i)]; n != 2 {
+			t.Errorf("dead%d.test: %d handshakes, want 2 (robots.txt and its one retry)", i, n)
+		}
+	}
+	if res.Stats.RobotsRetries != dead || res.Stats.RobotsExcluded != 2*dead {
+		t.Errorf("robots.txt retries %d, excluded %d; want %d and %d", res.Stats.RobotsRetries, res.Stats.RobotsExcluded, dead, 2*dead)
 	}
 }

@@ -49,10 +49,15 @@ type Stats struct {
 	RedirectsCut    int64 `json:"redirects_cut"`
 	NotHTMLSkipped  int64 `json:"not_html_skipped"`
 	EncodingErrors  int64 `json:"encoding_errors"`
-	// Page charsets: HTML pages whose links were read in an encoding
-	// other than UTF-8 (declared or sniffed, see recorder/extract), and
-	// pages that declared only charsets that are not encodings (read as
-	// windows-1252).
+	// Servers that asked to come back later: 429 and 503 responses whose
+	// Retry-After made their server wait (robots.txt included), and the
+	// URLs so answered that were queued to be tried again.
+	RetryAfterWaits   int64 `json:"retry_after_waits"`
+	RetryAfterRetries int64 `json:"retry_after_retries"`
+	// Page charsets: HTML pages decoded from an encoding other than
+	// UTF-8 (declared or sniffed, see recorder/extract; a pure-ASCII page
+	// is not, whatever it declares), and pages that declared only
+	// charsets that are not encodings (read as windows-1252).
 	NonUTF8Pages        int64 `json:"non_utf8_pages"`
 	CharsetUnknownPages int64 `json:"charset_unknown_pages"`
 
@@ -202,6 +207,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.RedirectsCut += st.RedirectsCut.Load()
 		s.NotHTMLSkipped += st.NotHTML.Load()
 		s.EncodingErrors += st.EncodingErrors.Load()
+		s.RetryAfterWaits += st.RetryAfterWaits.Load()
+		s.RetryAfterRetries += st.RetryAfterRetries.Load()
 		s.NonUTF8Pages += st.NonUTF8.Load()
 		s.CharsetUnknownPages += st.CharsetUnknown.Load()
 		s.LinksDropped += st.LinksDropped.Load()
@@ -312,7 +319,8 @@ func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "filtered:           %d, bad links %d, dropped by --max-links-per-page %d\n", s.Filtered, s.BadLinks, s.LinksDropped)
 	fmt.Fprintf(w, "politeness, caps:   robots.txt %d redirects, %d refetches, %d retries; %d redirects cut, %d non-HTML bodies skipped, %d encoding errors\n",
 		s.RobotsRedirects, s.RobotsRefetches, s.RobotsRetries, s.RedirectsCut, s.NotHTMLSkipped, s.EncodingErrors)
-	fmt.Fprintf(w, "page charsets:      %d pages not in UTF-8, %d with an unknown charset (read as windows-1252)\n", s.NonUTF8Pages, s.CharsetUnknownPages)
+	fmt.Fprintf(w, "retry-after:        %d responses heeded, %d URLs tried again\n", s.RetryAfterWaits, s.RetryAfterRetries)
+	fmt.Fprintf(w, "page charsets:      %d pages decoded from another encoding than UTF-8, %d with an unknown charset (read as windows-1252)\n", s.NonUTF8Pages, s.CharsetUnknownPages)
 	fmt.Fprintf(w, "urls logged:        %d (local %.1f%%, cross %.1f%%)\n", s.URLsLogged, 100*s.LocalFraction, 100*s.CrossFraction)
 	fmt.Fprintf(w, "due:                %d unique URLs, %.1f bytes/URL\n", s.DUEUnique, s.DUEBytesPerURL)
 	if s.DUE == DUEDisk {

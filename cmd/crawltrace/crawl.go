@@ -216,6 +216,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.DurationVar(&cfg.RobotsTTL, "robots-ttl", cfg.RobotsTTL, "fetch a host's robots.txt again after this long (RFC 9309: at most 24h)")
 	f.DurationVar(&cfg.RobotsRetry, "robots-retry", cfg.RobotsRetry, "first retry delay after a robots.txt 5xx or network error (doubled each time; host disallowed meanwhile)")
 	f.IntVar(&cfg.MaxRedirects, "max-redirects", cfg.MaxRedirects, "redirects followed per chain from its first URL")
+	f.DurationVar(&cfg.MaxRetryAfter, "max-retry-after", cfg.MaxRetryAfter, "cap on the wait a 429 or 503's Retry-After asks of its host (0 = Retry-After not heeded)")
+	f.IntVar(&cfg.RetryAfterTries, "retry-after-tries", cfg.RetryAfterTries, "times a URL answered 429 or 503 with Retry-After is fetched again")
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
 	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")

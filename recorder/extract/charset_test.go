@@ -279,3 +279,35 @@ func TestSingleByteReader(t *testing.T) {
 		}
 	}
 }
+
+// TestTranscoded: a page counts as transcoded only when a non-UTF-8
+// reading gave other text than UTF-8 would: a byte outside ASCII in an
+// ASCII-compatible encoding, or an encoding that is not ASCII-compatible.
+// A pure-ASCII page with no charset is read as windows-1252 and is not.
+func TestTranscoded(t *testing.T) {
+	long := "<p>" + strings.Repeat("x", 5000) // past the sniffed head and the readers' buffers
+	for _, c := range []struct {
+		name, ct, doc string
+		enc           string
+		want          bool
+	}{
+		{"ascii, no charset", "text/html", `<a href="x">x</a>`, "windows-1252", false},
+		{"ascii, declared latin1", "text/html; charset=iso-8859-1", `<a href="x">`, "windows-1252", false},
+		{"ascii, declared shift_jis", "text/html; charset=shift_jis", `<a href="x">`, "shift_jis", false},
+		{"utf-8", "text/html; charset=utf-8", "<a href=\"\xc3\xa9\">", "utf-8", false},
+		{"windows-1252 byte", "text/html", "<a href=\"caf\xe9\">", "windows-1252", true},
+		{"windows-1252 byte late", "text/html", long + "\xe9", "windows-1252", true},
+		{"shift_jis bytes late", "text/html; charset=shift_jis", long + "\x93\xfa", "shift_jis", true},
+		{"utf-16le", "text/html", "\xff\xfe<\x00p\x00>\x00", "utf-16le", true},
+		{"replacement", "text/html; charset=iso-2022-kr", `<a href="x">`, "replacement", true},
+	} {
+		e := NewExtractor()
+		st, err := e.ExtractFrom(strings.NewReader(c.doc), "http://example.com/", c.ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Encoding != c.enc || st.Transcoded != c.want {
+			t.Errorf("%s: encoding %q transcoded %v, want %q %v", c.name, st.Encoding, st.Transcoded, c.enc, c.want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func Example() {
 	// img http://example.com/img/logo@2x.png
 	// img http://example.com/img/logo@3x.png
 	// meta-refresh http://example.com/index.html
-	// {Links:7 Unique:7 Skipped:1 Encoding:utf-8 UnknownCharset:false} <nil>
+	// {Links:7 Unique:7 Skipped:1 Encoding:utf-8 UnknownCharset:false Transcoded:false} <nil>
 }
 
 // A page in a legacy encoding: the path is UTF-8, the query is encoded in

@@ -117,6 +117,12 @@ type Stats struct {
 	// Content-Type or a <meta>) that is not an encoding, and no known
 	// one: it was read as windows-1252.
 	UnknownCharset bool
+	// Transcoded reports that the page was decoded from an encoding
+	// other than UTF-8 into different text than a UTF-8 reading gives:
+	// its encoding is not ASCII-compatible (UTF-16, ISO-2022-JP,
+	// replacement), or a byte outside ASCII was read. A pure-ASCII page
+	// read as windows-1252 (no charset declared) is not transcoded.
+	Transcoded bool
 }
 
 // Extractor extracts links from HTML pages. It is reusable and not safe for
@@ -129,6 +135,7 @@ type Extractor struct {
 	query    *queryEncoder
 	encoders map[string]*queryEncoder // by encoding name, made on first use
 	single   singleByteReader         // decodes single-byte encodings
+	high     highByteReader           // sees the bytes of other ASCII-compatible ones
 	// Per-page state.
 	pageBase *urlnorm.Base // page URL
 	base     *urlnorm.Base // current base (page URL or <base href>)
@@ -198,12 +205,20 @@ func (e *Extractor) ExtractFrom(r io.Reader, base string, contentType string, em
 		// read them, then end with the error, without asking r again.
 		src = io.MultiReader(io.LimitReader(br, int64(len(head)-pe.bom)), errReader{peekErr})
 	}
+	// highRead reports whether a byte outside ASCII was read (nil: the
+	// page is not transcoded, or always is).
+	var highRead *bool
 	if pe.enc != nil {
 		if cm, ok := pe.enc.(*charmap.Charmap); ok && asciiCompatible(cm) {
 			e.single.reset(src, cm)
-			src = &e.single
+			src, highRead = &e.single, &e.single.high
 			defer e.single.reset(nil, nil)
+		} else if asciiCompatibleName(pe.name) {
+			e.high.reset(src)
+			src, highRead = transform.NewReader(&e.high, pe.enc.NewDecoder()), &e.high.high
+			defer e.high.reset(nil)
 		} else {
+			e.stats.Transcoded = true
 			src = transform.NewReader(src, pe.enc.NewDecoder())
 		}
 		e.query = e.queryEncoder(pe)
@@ -214,6 +229,9 @@ func (e *Extractor) ExtractFrom(r io.Reader, base string, contentType string, em
 		switch z.Next() {
 		case html.ErrorToken:
 			e.stats.Unique = len(e.seen)
+			if highRead != nil {
+				e.stats.Transcoded = *highRead
+			}
 			if err := z.Err(); !errors.Is(err, io.EOF) {
 				return e.stats, fmt.Errorf("extract: %w", err)
 			}

@@ -23,6 +23,8 @@ type singleByteReader struct {
 	// A character cut by the end of a short p: its remaining bytes.
 	pend    []byte
 	pendBuf [utf8.UTFMax]byte
+	// high is set once a byte outside ASCII was decoded.
+	high bool
 }
 
 // asciiCompatible reports whether cm maps 0x00-0x7F to ASCII.
@@ -36,7 +38,7 @@ func asciiCompatible(cm *charmap.Charmap) bool {
 }
 
 func (s *singleByteReader) reset(r io.Reader, cm *charmap.Charmap) {
-	s.r, s.cm, s.raw, s.err, s.pend = r, cm, nil, nil, nil
+	s.r, s.cm, s.raw, s.err, s.pend, s.high = r, cm, nil, nil, nil, false
 }
 
 func (s *singleByteReader) Read(p []byte) (int, error) {
@@ -71,6 +73,7 @@ func (s *singleByteReader) Read(p []byte) (int, error) {
 		if k < i || len(s.raw) == 0 {
 			break
 		}
+		s.high = true
 		r := s.cm.DecodeByte(s.raw[0])
 		if utf8.RuneLen(r) > len(p)-n {
 			if n == 0 { // p is shorter than the character
@@ -85,4 +88,39 @@ func (s *singleByteReader) Read(p []byte) (int, error) {
 		s.raw = s.raw[1:]
 	}
 	return n, nil
+}
+
+// highByteReader passes a page through and notes whether it held a byte
+// outside ASCII: for an ASCII-compatible encoding read through x/text
+// (Shift_JIS, EUC-KR, GBK...), a page without one reads as it would in
+// UTF-8.
+type highByteReader struct {
+	r    io.Reader
+	high bool
+}
+
+func (h *highByteReader) reset(r io.Reader) { h.r, h.high = r, false }
+
+func (h *highByteReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if !h.high {
+		for _, c := range p[:n] {
+			if c >= utf8.RuneSelf {
+				h.high = true
+				break
+			}
+		}
+	}
+	return n, err
+}
+
+// asciiCompatibleName reports whether the WHATWG encoding name reads
+// every ASCII byte as that character, wherever it stands: all but
+// UTF-16, ISO-2022-JP (whose escapes are ASCII) and replacement.
+func asciiCompatibleName(name string) bool {
+	switch name {
+	case "utf-16be", "utf-16le", "iso-2022-jp", "replacement":
+		return false
+	}
+	return true
 }

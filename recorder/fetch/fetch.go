@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,19 @@ import (
 // crawler refuses without [ClientConfig.AllowPrivate]. Its text names the
 // recorder, as the page log has always recorded it.
 var ErrPrivateAddress = errors.New("recorder: refusing to connect to a private, loopback, link-local, multicast or unspecified address")
+
+// ErrTLSHandshake marks (wrapped, beside the error itself) a request whose
+// TLS handshake failed, however: an alert from the server ("remote error:
+// tls: internal error" from a server with no certificate for the name), a
+// certificate not trusted, a plain HTTP answer, a connection closed or
+// timed out mid-handshake. The error's text is the error's own.
+var ErrTLSHandshake = errors.New("tls handshake failed")
+
+// handshakeError is a request's error marked [ErrTLSHandshake].
+type handshakeError struct{ err error }
+
+func (e handshakeError) Error() string   { return e.err.Error() }
+func (e handshakeError) Unwrap() []error { return []error{e.err, ErrTLSHandshake} }
 
 // NewClient builds the fetch client: keep-alive, timeouts, redirects
 // not followed, Resolve applied (else DialAddr) and private addresses
@@ -136,6 +150,7 @@ type Result struct {
 	Status      int           // the response's status code; 0 without a response
 	ContentType string        // its Content-Type header
 	Location    string        // its Location header
+	RetryAfter  string        // its Retry-After header
 	Truncated   bool          // the body was cut at the limit
 	Skipped     bool          // the body was not read: not HTML (page fetches only)
 	Dur         time.Duration // from the start of the request to the end of its body
@@ -174,6 +189,7 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 	var mu sync.Mutex
 	var connAt, dialAt time.Time
 	var tc Conn
+	handshakeFailed := false
 	trace := &httptrace.ClientTrace{
 		ConnectStart: func(string, string) {
 			mu.Lock()
@@ -188,6 +204,13 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 				tc.Dialed, tc.Dial = true, time.Since(dialAt)
 			}
 			mu.Unlock()
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			if err != nil {
+				mu.Lock()
+				handshakeFailed = true
+				mu.Unlock()
+			}
 		},
 		GotConn: func(info httptrace.GotConnInfo) {
 			mu.Lock()
@@ -211,6 +234,13 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 	resp, err := c.Do(req)
 	if err != nil {
 		r.Err = err
+		mu.Lock()
+		if handshakeFailed && !tc.GotConn {
+			// The handshake of the connection dialled for this request
+			// failed: the transport returns its error.
+			r.Err = handshakeError{err}
+		}
+		mu.Unlock()
 		r.Dur = time.Since(start)
 		return r
 	}
@@ -218,6 +248,7 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 	r.Conn.Closed = resp.Close
 	r.ContentType = resp.Header.Get("Content-Type")
 	r.Location = resp.Header.Get("Location")
+	r.RetryAfter = resp.Header.Get("Retry-After")
 	if page && skipBody(resp) {
 		// Decided on the headers: no link in a non-HTML body.
 		r.Skipped = true

@@ -14,7 +14,9 @@ import (
 // origin URL of Host (Robots), a robots.txt redirect hop to Host (Hop),
 // or fetch URL (of quality Q; NaN without an oracle) under its origin's
 // Rules. ID is the URL's in-flight number (0 for robots.txt), which the
-// worker passes to [Frontier.Finish] once the page is logged.
+// worker passes to [Frontier.Finish] once the page is logged. Tries is
+// how many times the URL was fetched before and queued again because
+// its server asked to come back later ([Frontier.Backoff]).
 type Task struct {
 	Host   *Host
 	URL    string
@@ -23,6 +25,7 @@ type Task struct {
 	Hop    *Hop
 	Rules  *robots.Rules
 	ID     uint64
+	Tries  int
 }
 
 // inflightURL is a URL a worker took from the frontier whose page the
@@ -303,6 +306,30 @@ func (f *Frontier) ReleaseFetch(h *Host, d time.Duration, endSession bool) {
 			return d
 		}
 		return f.delay(d, h.robots.MaxCrawlDelay())
+	}, endSession)
+}
+
+// Backoff returns the host of task t, held for a request that took d
+// whose server asked the crawler to come back later (Retry-After): it
+// waits the longer of the delay rule and wait. With retry, t's URL is
+// queued again at the head of the host's queue, to be fetched first once
+// the wait is over (its task's Tries one more), and its in-flight id is
+// finished under the same lock: the URL is queued, no longer in flight,
+// so a checkpoint saves it once.
+func (f *Frontier) Backoff(t Task, d, wait time.Duration, endSession, retry bool) {
+	h := t.Host
+	if retry {
+		f.mu.Lock()
+		f.s.requeueFirst(h, t.URL, t.Tries+1)
+		delete(f.inflight, t.ID)
+		f.mu.Unlock()
+	}
+	f.releaseWith(h, true, func() time.Duration {
+		delay := d
+		if f.delay != nil {
+			delay = f.delay(d, h.robots.MaxCrawlDelay())
+		}
+		return max(delay, wait)
 	}, endSession)
 }
 

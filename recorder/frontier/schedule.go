@@ -44,6 +44,9 @@ type Host struct {
 	key     float64 // rank in the server queue, higher first
 	est     serverEstimate
 	sess    *session // the open connection session, nil when none
+	// retried holds the tries made of URLs queued again because the
+	// server asked to come back later, until they are taken (nil: none).
+	retried map[string]int
 }
 
 // queued is the number of the host's URLs not yet taken by a worker,
@@ -392,6 +395,20 @@ func (s *scheduler) popURL(h *Host) qurl {
 	s.queued--
 	s.mem -= int64(len(x.url)) + qurlBytes
 	return x
+}
+
+// requeueFirst queues u again on the held host h, at the head of its
+// queue (served first), after tries fetches of it that the server asked
+// to repeat later.
+func (s *scheduler) requeueFirst(h *Host, u string, tries int) {
+	s.urlSeq++
+	h.first = append([]qurl{{url: u, q: s.quality(u), seq: s.urlSeq}}, h.first...)
+	s.queued++
+	s.mem += int64(len(u)) + qurlBytes
+	if h.retried == nil {
+		h.retried = map[string]int{}
+	}
+	h.retried[u] = tries
 }
 
 // release returns a held host at time now. When requested is true a

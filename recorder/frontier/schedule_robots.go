@@ -36,14 +36,28 @@ type parkedOrigin struct {
 
 // Hop is one robots.txt redirect hop: the request for URL, hop N (1 for
 // the first redirect) of the fetch of Origin's robots.txt, whose rules go
-// to Owner, the host the origin belongs to ([Frontier.RobotsDone]). The
-// worker makes it and queues it with [Frontier.AddHop].
+// to Owner, the host the origin belongs to, through Home, the frontier
+// Owner is in ([Frontier.RobotsDone]). The worker makes it and queues it
+// with [Frontier.AddHop] on the frontier that owns URL's server, which
+// may be another in-process node's than Home.
 type Hop struct {
 	Owner  *Host
+	Home   RobotsHome
 	Origin string
 	URL    string
 	N      int
 }
+
+// RobotsHome is the frontier an origin's host is in, where the outcome
+// of its robots.txt fetch goes; [Frontier] satisfies it. It is called
+// from the workers of any node.
+type RobotsHome interface {
+	// RobotsDone ends the robots.txt fetch of origin, held by owner, as
+	// [Frontier.RobotsDone] does.
+	RobotsDone(owner *Host, origin string, build func(prev *robots.Rules) *robots.Rules)
+}
+
+var _ RobotsHome = (*Frontier)(nil)
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -165,7 +179,15 @@ func (s *scheduler) take(h *Host, now time.Time) Task {
 		return Task{Host: h, Robots: true, URL: o}
 	}
 	x := s.popURL(h)
-	return Task{Host: h, URL: x.url, Q: x.q, Rules: r}
+	t := Task{Host: h, URL: x.url, Q: x.q, Rules: r}
+	if n, ok := h.retried[x.url]; ok {
+		t.Tries = n
+		delete(h.retried, x.url)
+		if len(h.retried) == 0 {
+			h.retried = nil
+		}
+	}
+	return t
 }
 
 // robotsDone stores origin's rules on owner and brings back its parked

@@ -124,3 +124,33 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfter: Retry-After's two forms, RFC 9110's own examples among
+// them, and what is not one.
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2015, 10, 21, 7, 27, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    string
+		wait time.Duration
+		ok   bool
+	}{
+		{"120", 2 * time.Minute, true}, // RFC 9110 10.2.3
+		{"Wed, 21 Oct 2015 07:28:00 GMT", time.Minute, true},
+		{" 8 ", 8 * time.Second, true},
+		{"0", 0, true},
+		{"Wednesday, 21-Oct-15 07:27:30 GMT", 30 * time.Second, true}, // RFC 850
+		{"Wed Oct 21 07:27:05 2015", 5 * time.Second, true},           // asctime
+		{"Tue, 20 Oct 2015 07:28:00 GMT", 0, true},                    // past
+		{"99999999999999999999", 1<<63 - 1, true},
+		{"9999999999", 1<<63 - 1, true},
+		{"", 0, false},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+	} {
+		wait, ok := RetryAfter(c.v, now)
+		if wait != c.wait || ok != c.ok {
+			t.Errorf("RetryAfter(%q) = %v, %v; want %v, %v", c.v, wait, ok, c.wait, c.ok)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/fetch"
 )
 
 // Policy is how long robots.txt rules hold and how a failed fetch is
@@ -61,8 +63,11 @@ func (p Policy) Date(rules *Rules, origin string, prev *Rules, err error, refuse
 
 // Unreachable reports whether err says the origin cannot be reached at
 // all, as opposed to a server that answered badly or slowly: the
-// connection was refused, the TLS handshake failed (no TLS there, or a
-// certificate not trusted), or the host name does not resolve.
+// connection was refused, the TLS handshake failed (any failure
+// [fetch.Get] marks [fetch.ErrTLSHandshake]: an alert such as a server's
+// "internal error" for a name it has no certificate for, no TLS there, a
+// certificate not trusted, a connection closed mid-handshake), or the
+// host name does not resolve.
 func Unreachable(err error) bool {
 	if err == nil {
 		return false
@@ -76,7 +81,7 @@ func Unreachable(err error) bool {
 	var invalid x509.CertificateInvalidError
 	// net/http turns a plain HTTP answer to a TLS hello into a bare
 	// error string, dropping the tls.RecordHeaderError.
-	return errors.Is(err, syscall.ECONNREFUSED) ||
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fetch.ErrTLSHandshake) ||
 		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") ||
 		(errors.As(err, &dnsErr) && dnsErr.IsNotFound) ||
 		errors.As(err, &recErr) || errors.As(err, &alert) || errors.As(err, &verify) ||

@@ -58,6 +58,9 @@ func DefaultHostileConfig() HostileConfig {
 //	                           /corrupt (gzip that is not)
 //	traps                      /cal/YYYY/MM (an endless calendar),
 //	                           /deep/a/a/a/... and ?sid= session ids
+//	busy                       /busy: 429 Too Many Requests with
+//	                           Retry-After: 1, every time (a server that
+//	                           never stops asking to come back later)
 //
 // Requested by any other host name (or by IP) it answers with an index
 // linking every case. It records, per host, every request's start and end
@@ -93,7 +96,7 @@ func NewHostile(c HostileConfig) (*Hostile, error) {
 
 // HostileCases lists the case hosts (without the domain).
 func HostileCases() []string {
-	return []string{"robots1", "robots3", "robots6", "redirects", "huge", "bomb", "links", "slow", "binary", "encodings", "traps"}
+	return []string{"robots1", "robots3", "robots6", "redirects", "huge", "bomb", "links", "slow", "binary", "encodings", "traps", "busy"}
 }
 
 // Seeds returns the home page of every case.
@@ -283,6 +286,13 @@ func (h *Hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			hostilePage(w, "/cal/2024/01", "/deep/a/", fmt.Sprintf("/?sid=%d", time.Now().UnixNano()))
 		}
+	case "busy":
+		if p != "/busy" {
+			hostilePage(w, "/busy", "/after")
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
 	default:
 		http.NotFound(w, r)
 	}

@@ -29,14 +29,19 @@ const robotsMaxRedirects = 5
 // host) or a redirect hop to h (hop). The response is logged in the page
 // log. A redirect queues the next hop on the server it goes to (up to
 // robotsMaxRedirects; RFC 9309: the rules found apply to the original
-// origin), where it waits that server's turn and delay like a fetch; any
-// other outcome becomes the origin's rules (robotsOutcome). Either way h
-// is released after its own delay, so a failing origin holds back only
-// its own URLs.
+// origin), in the queue of the node that owns that server
+// (Options.HopQueue), where it waits that server's turn and delay like a
+// fetch; any other outcome becomes the origin's rules (robotsOutcome),
+// stored by the origin's own frontier (the hop's Home). Either way h
+// is released after its own delay (or the longer wait a 429 or 503 asks
+// with Retry-After), so a failing origin holds back only its own URLs.
 func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin string, hop *frontier.Hop, w uint16, buf *bytes.Buffer) {
-	owner, u, nhop := h, origin+"/robots.txt", 0
+	owner, home, u, nhop := h, frontier.RobotsHome(wk.front), origin+"/robots.txt", 0
 	if hop != nil {
 		owner, origin, u, nhop = hop.Owner, hop.Origin, hop.URL, hop.N
+		if hop.Home != nil {
+			home = hop.Home
+		}
 	}
 	q := math.NaN()
 	if wk.o.Quality != nil {
@@ -63,10 +68,11 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs
 		// are saved with the frontier.
-		wk.front.RobotsDone(owner, origin, nil)
+		home.RobotsDone(owner, origin, nil)
 	case loc != "" && nhop < robotsMaxRedirects:
 		wk.st.RobotsRedirects.Add(1)
-		wk.front.AddHop(wk.front.KeyFor(loc), &frontier.Hop{Owner: owner, Origin: origin, URL: loc, N: nhop + 1})
+		q := wk.hopQueue(loc)
+		q.AddHop(q.KeyFor(loc), &frontier.Hop{Owner: owner, Home: home, Origin: origin, URL: loc, N: nhop + 1})
 	default:
 		status := r.Status
 		if loc != "" || fetch.IsRedirect(r.Status) || (r.Status >= 300 && r.Status < 400) {
@@ -75,11 +81,28 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 			status = 404
 		}
 		rules := robots.New(status, buf.String(), r.Err, wk.o.Agent)
-		wk.front.RobotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
+		home.RobotsDone(owner, origin, func(prev *robots.Rules) *robots.Rules {
 			return wk.robotsOutcome(origin, prev, rules, r.Err)
 		})
 	}
-	wk.front.ReleaseFetch(h, r.Dur, end)
+	if wait, ok := wk.retryAfter(&r); ok {
+		// The server asked to come back later: h waits (the origin's
+		// rules and their retries are robots.Policy's).
+		wk.front.Backoff(frontier.Task{Host: h}, r.Dur, wait, end, false)
+	} else {
+		wk.front.ReleaseFetch(h, r.Dur, end)
+	}
+}
+
+// hopQueue is the frontier a robots.txt redirect hop to u waits in: that
+// of the node owning u's server (Options.HopQueue), else this node's.
+func (wk *Worker) hopQueue(u string) HopQueue {
+	if wk.o.HopQueue != nil {
+		if q := wk.o.HopQueue(u); q != nil {
+			return q
+		}
+	}
+	return wk.front
 }
 
 // robotsOutcome dates new rules of origin, fetched now, given the

@@ -30,12 +30,18 @@ type Stats struct {
 	// earlier rules allowed something, RobotsRetries retries of a failed
 	// robots.txt fetch scheduled (both as [robots.Policy.Date] reports).
 	RobotsRedirects, RobotsRefetches, RobotsRetries atomic.Int64
+	// RetryAfterWaits counts 429 and 503 responses whose Retry-After
+	// made their server wait (robots.txt included), RetryAfterRetries
+	// the URLs so answered that were queued again.
+	RetryAfterWaits, RetryAfterRetries atomic.Int64
 	// RedirectsCut counts redirects past the chain limit, NotHTML bodies
 	// skipped as not HTML, EncodingErrors bodies that failed to decode.
 	RedirectsCut, NotHTML, EncodingErrors atomic.Int64
 
-	// NonUTF8 counts HTML pages read in an encoding other than UTF-8,
-	// CharsetUnknown pages that declared only unknown charsets.
+	// NonUTF8 counts HTML pages decoded from an encoding other than
+	// UTF-8 into other text than UTF-8 gives ([extract.Stats.Transcoded]:
+	// a pure-ASCII page read as windows-1252 is not one), CharsetUnknown
+	// pages that declared only unknown charsets.
 	NonUTF8, CharsetUnknown atomic.Int64
 
 	// PageSeq is the number of the node's last page id (a page id is the
@@ -81,6 +87,7 @@ func (s *Stats) Counters() map[string]*atomic.Int64 {
 		"robots_refetches": &s.RobotsRefetches, "robots_retries": &s.RobotsRetries,
 		"redirects_cut": &s.RedirectsCut, "not_html": &s.NotHTML, "encoding_errors": &s.EncodingErrors,
 		"non_utf8_pages": &s.NonUTF8, "charset_unknown_pages": &s.CharsetUnknown,
+		"retry_after_waits": &s.RetryAfterWaits, "retry_after_retries": &s.RetryAfterRetries,
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/extract"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -45,12 +46,28 @@ type Frontier interface {
 	// again after the politeness delay; endSession closes h's connection
 	// session.
 	ReleaseFetch(h *frontier.Host, d time.Duration, endSession bool)
+	// Backoff gives back the host of task t after a request that took
+	// d whose server asked to come back later: ready again after the
+	// longer of the politeness delay and wait. With retry, t's URL is
+	// queued again first on its host, its in-flight id finished.
+	Backoff(t frontier.Task, d, wait time.Duration, endSession, retry bool)
 	// Finish forgets the in-flight URL task id (0: none).
 	Finish(id uint64)
 	// RobotsDone ends the robots.txt fetch of origin, held by owner:
 	// build (nil: the rules stay as they were) makes the origin's new
 	// rules from its previous ones.
 	RobotsDone(owner *frontier.Host, origin string, build func(prev *robots.Rules) *robots.Rules)
+	// KeyFor is u's politeness key, the server whose queue it waits in.
+	KeyFor(u string) string
+	// AddHop queues a robots.txt redirect hop on the server of key.
+	AddHop(key string, hop *frontier.Hop)
+}
+
+// HopQueue is where a robots.txt redirect hop waits for its turn: the
+// frontier of the node that owns the hop's server ([frontier.Frontier]
+// satisfies it). Its methods are called from every worker of every node
+// at once.
+type HopQueue interface {
 	// KeyFor is u's politeness key, the server whose queue it waits in.
 	KeyFor(u string) string
 	// AddHop queues a robots.txt redirect hop on the server of key.
@@ -131,6 +148,17 @@ type Options struct {
 	Start time.Time
 	// Redirects is the crawl's redirect-hop counts.
 	Redirects *fetch.Redirects
+	// MaxRetryAfter caps the wait a 429 or 503 response's Retry-After
+	// asks of its server (0: Retry-After is not heeded); RetryAfterTries
+	// is how many times a URL so answered is fetched again.
+	MaxRetryAfter   time.Duration
+	RetryAfterTries int
+	// HopQueue, when set, is the frontier of the in-process node that
+	// owns u's server: a robots.txt redirect hop to u waits there, so
+	// every request to one server, hops for any node's hosts included,
+	// goes through one queue. Nil (or a nil result): this node's
+	// frontier.
+	HopQueue func(u string) HopQueue
 	// Owner, when set, says which node owns u now (fail-over); ok false
 	// means fail-over is off and every task is this node's.
 	Owner func(u string) (node int, ok bool)
@@ -240,8 +268,9 @@ func (wk *Worker) Run(stopCtx, fetchCtx context.Context, w uint16) {
 			wk.taskDone()
 			continue
 		}
-		wk.fetchPage(fetchCtx, t, w, ex, &buf)
-		wk.taskDone()
+		if !wk.fetchPage(fetchCtx, t, w, ex, &buf) {
+			wk.taskDone()
+		}
 	}
 }
 
@@ -255,13 +284,30 @@ func (wk *Worker) pageRecord(u string, q float64, w uint16, start time.Time, r f
 	return p
 }
 
-func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) {
+// fetchPage fetches task t's URL and submits its page. It reports
+// whether the URL was queued again (its server asked to come back later):
+// its task is then not done.
+func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) (requeued bool) {
 	u, q, h := t.URL, t.Q, t.Host
 	st := wk.st
 	hops := wk.o.Redirects.Take(u)
 	start := wk.o.Now()
 	r := fetch.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true)
-	wk.front.ReleaseFetch(h, r.Dur, observe(h, &r))
+	if wait, ok := wk.retryAfter(&r); ok {
+		// The server asked to come back later: the host waits, and the
+		// URL is tried again a bounded number of times, each try a row
+		// of the page log.
+		if t.Tries < wk.o.RetryAfterTries && ctx.Err() == nil {
+			requeued = true
+			st.RetryAfterRetries.Add(1)
+			if hops > 0 {
+				wk.o.Redirects.Put(u, hops)
+			}
+		}
+		wk.front.Backoff(t, r.Dur, wait, observe(h, &r), requeued)
+	} else {
+		wk.front.ReleaseFetch(h, r.Dur, observe(h, &r))
+	}
 	end := wk.o.Now()
 	p := wk.pageRecord(u, q, w, start, r, buf.Len())
 	st.mu.Lock()
@@ -324,7 +370,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		})
 		p.Links, p.UniqueLinks = uint32(es.Links), uint32(es.Unique)
 		st.BadLinks.Add(int64(es.Skipped))
-		if es.Encoding != "utf-8" {
+		if es.Transcoded {
 			st.NonUTF8.Add(1)
 		}
 		if es.UnknownCharset {
@@ -336,10 +382,31 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		st.mu.Unlock()
 	}
 	id := t.ID
+	if requeued {
+		id = 0 // queued again, no longer in flight (Backoff)
+	}
 	if r.Err != nil && ctx.Err() != nil {
 		// Aborted by the stop: the URL stays in flight, so the final
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
 	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id})
+	return requeued
+}
+
+// retryAfter is the wait r's server asks for before its next request: a
+// 429 or 503 with a Retry-After, capped at MaxRetryAfter; ok is false
+// for any other response, or when Retry-After is not heeded
+// (MaxRetryAfter 0). It counts the responses heeded. An HTTP-date is
+// read against the wall clock, the server's, not Options.Now.
+func (wk *Worker) retryAfter(r *fetch.Result) (wait time.Duration, ok bool) {
+	if wk.o.MaxRetryAfter <= 0 || r.RetryAfter == "" || !politeness.RetryAfterStatus(r.Status) {
+		return 0, false
+	}
+	wait, ok = politeness.RetryAfter(r.RetryAfter, time.Now())
+	if !ok {
+		return 0, false
+	}
+	wk.st.RetryAfterWaits.Add(1)
+	return min(wait, wk.o.MaxRetryAfter), true
 }
