@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/quality"
 	"github.com/crawltrace/crawltrace/recorder/worker"
@@ -171,7 +170,7 @@ func codeKey(code int) string {
 
 func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport) *Stats {
 	s := &Stats{CrawlID: c.cfg.CrawlID, StopReason: c.reason, Seconds: elapsed.Seconds(),
-		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache}
+		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache, DUE: DUEMemory}
 	var links, unique []uint32
 	var dueBytes int64
 	var timeline []quality.Fetch
@@ -241,7 +240,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
-		sp := n.split.Stats()
+		// The splitter's state, as its goroutine published it (final once
+		// it has stopped).
+		sp := n.split.Published()
 		s.URLsLogged += sp.Logged
 		s.Local += sp.Local
 		s.Cross += sp.Cross
@@ -251,21 +252,22 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.URLsSent += sp.URLsSent
 		s.BatchesReceived += sp.ReceivedBatches
 		s.URLsReceived += sp.Received
-		s.DUEUnique += int64(n.split.DUE().Len())
+		s.DUEUnique += sp.DUELen
 		s.Sessions += n.front.SessionsOpened()
 		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}
-		dueBytes += int64(n.split.DUE().Bytes())
-		if d, ok := n.split.DUE().(*due.Disk); ok {
-			ds := d.Stats()
-			s.DUECacheSize = d.CacheSize()
-			s.DUECacheAccesses += ds.CacheAccesses
-			s.DUECacheHits += ds.CacheHits
-			s.DUEDiskLookups += ds.DiskLookups
-			s.DUEMerges += ds.Merges
-			s.DUEMergeBytes += ds.MergeBytes
+		dueBytes += sp.DUEBytes
+		if sp.DUEDisk {
+			s.DUE = DUEDisk
+			s.DUECacheSize = sp.DUECacheSize
+			s.DUECacheAccesses += sp.DUEStats.CacheAccesses
+			s.DUECacheHits += sp.DUEStats.CacheHits
+			s.DUEDiskLookups += sp.DUEStats.DiskLookups
+			s.DUEMerges += sp.DUEStats.Merges
+			s.DUEMergeBytes += sp.DUEStats.MergeBytes
 		}
+		s.DUESwitchedAt += sp.DUESwitched
 	}
 	s.LinksPerPage = worker.Summarize(links)
 	s.UniqueLinksPerPage = worker.Summarize(unique)
@@ -280,13 +282,6 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 	if s.URLsLogged > 0 {
 		s.LocalFraction = float64(s.Local) / float64(s.URLsLogged)
 		s.CrossFraction = float64(s.Cross) / float64(s.URLsLogged)
-	}
-	s.DUE = DUEMemory
-	for _, n := range nodes {
-		if _, ok := n.split.DUE().(*due.Disk); ok {
-			s.DUE = DUEDisk
-		}
-		s.DUESwitchedAt += n.split.DUESwitched()
 	}
 	if s.DUECacheAccesses > 0 {
 		s.DUECacheHitRate = float64(s.DUECacheHits) / float64(s.DUECacheAccesses)

@@ -222,16 +222,15 @@ func (s *Splitter) SetWriters(u *tracefile.URLWriter, p *tracefile.PageWriter) {
 // in-memory one gave way to it).
 func (s *Splitter) DUE() due.Set { return s.due }
 
-// DUESwitched is the number of URLs the in-memory DUE held when it gave
-// way to the disk DUE (0: it did not).
-func (s *Splitter) DUESwitched() int64 { return s.dueSwitched }
-
 // Stats are the splitter's counters; SetStats restores them from a
 // checkpoint.
 func (s *Splitter) Stats() Stats { return s.stats }
 
 // SetStats: see Stats.
-func (s *Splitter) SetStats(st Stats) { s.stats = st }
+func (s *Splitter) SetStats(st Stats) {
+	s.stats = st
+	s.publish()
+}
 
 // Tracker counts the crawl's outstanding work.
 func (s *Splitter) Tracker() *peer.Tracker { return s.tr }

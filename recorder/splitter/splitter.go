@@ -107,6 +107,7 @@ type Splitter struct {
 	rerouted  int64
 	batchSize int
 	flushTick time.Duration
+	snap      atomic.Pointer[Snapshot] // see Published
 	// batchAge: see Options.BatchAge; outSince[d] is when the batch for
 	// d being filled got its first URL (zero: none), ageTimer fires when
 	// the oldest one is due.
@@ -204,11 +205,13 @@ func (s *Splitter) Run() {
 			s.flushAged()
 		case <-tick.C:
 			s.flushDue()
+			s.publish()
 		case c := <-s.ckpt:
 			// URLs logged but still in a batch being filled go to the
 			// transport now, so the cut finds them in transit.
 			s.flushPeers()
 			c.Park()
+			s.publish()
 		case <-s.stop:
 			for {
 				select {
@@ -217,6 +220,7 @@ func (s *Splitter) Run() {
 				default:
 					s.flushPeers()
 					s.CloseWriters()
+					s.publish()
 					return
 				}
 			}
