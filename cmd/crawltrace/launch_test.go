@@ -89,21 +89,27 @@ func TestLaunchLikeSrun(t *testing.T) {
 	tokenFile := filepath.Join(base, "token")
 	os.WriteFile(tokenFile, []byte("launch-token\n"), 0o600)
 	addrs := freePorts(t, 3)
-	procs := make([]*proc, 3)
-	for i := range procs {
-		env := []string{"SLURM_JOB_ID=4242", fmt.Sprintf("SLURM_PROCID=%d", i), "SLURM_STEP_NUM_TASKS=3"}
-		args := []string{"crawl", "-o", dir, "--rendezvous", rdv, "--listen", addrs[i], "--resolve", "*:" + web.addr,
-			"--allow-private", "--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "4"}
-		switch i {
-		case 0:
-			args = append(args, "--token-file", tokenFile)
-		case 1:
-			env = append(env, "CRAWLTRACE_TOKEN=launch-token")
-		case 2:
-			args = append(args, "--token", "launch-token")
+	// srun starts the nodes of job 4242; resume starts them again, in
+	// another job.
+	srun := func(job string, more ...string) []*proc {
+		procs := make([]*proc, 3)
+		for i := range procs {
+			env := []string{"SLURM_JOB_ID=" + job, fmt.Sprintf("SLURM_PROCID=%d", i), "SLURM_STEP_NUM_TASKS=3"}
+			args := []string{"crawl", "-o", dir, "--rendezvous", rdv, "--listen", addrs[i], "--resolve", "*:" + web.addr,
+				"--allow-private", "--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "4"}
+			switch i {
+			case 0:
+				args = append(args, "--token-file", tokenFile)
+			case 1:
+				env = append(env, "CRAWLTRACE_TOKEN=launch-token")
+			case 2:
+				args = append(args, "--token", "launch-token")
+			}
+			procs[i] = startProcEnv(t, filepath.Join(base, fmt.Sprintf("node-%d-%s.log", i, job)), env, append(args, more...)...)
 		}
-		procs[i] = startProcEnv(t, filepath.Join(base, fmt.Sprintf("node-%d.log", i)), env, args...)
+		return procs
 	}
+	procs := srun("4242")
 	got := map[string]int{}
 	for i, p := range procs {
 		if err := p.wait(t, fmt.Sprintf("node %d", i), 90*time.Second); err != nil {
@@ -136,4 +142,15 @@ func TestLaunchLikeSrun(t *testing.T) {
 		}
 	}
 	t.Logf("%d pages, as the one-process crawl", len(got))
+
+	// Resumed in another job: each node finds its saved state by its rank,
+	// keeps the crawl id, meets its peers at the same addresses (the
+	// topology a resume may not change), and has nothing left to do.
+	for i, p := range srun("4300", "--resume") {
+		err := p.wait(t, fmt.Sprintf("resumed node %d", i), 60*time.Second)
+		b, _ := os.ReadFile(p.log)
+		if err != nil || !strings.Contains(string(b), "nothing to do") || !strings.Contains(string(b), "crawl id slurm-4242: saved") {
+			t.Errorf("resumed node %d: %v\n%s", i, err, tail(string(b), 2000))
+		}
+	}
 }
