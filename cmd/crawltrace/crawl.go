@@ -155,7 +155,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 				}
 				cfg.Resolve[h] = a
 			}
-			lf.apply(&cfg, ln, resume)
+			if err := lf.apply(&cfg, ln, resume); err != nil {
+				return err
+			}
 			if qualityFile != "" {
 				q, err := quality.ReadOracle(qualityFile)
 				if err != nil {
@@ -226,7 +228,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.DurationVar(&cfg.RobotsRetry, "robots-retry", cfg.RobotsRetry, "first retry delay after a robots.txt 5xx or network error (doubled each time; host disallowed meanwhile)")
 	f.IntVar(&cfg.MaxRedirects, "max-redirects", cfg.MaxRedirects, "redirects followed per chain from its first URL")
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
-	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
+	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: slurm-$SLURM_JOB_ID in a Slurm job, else the start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
 	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table), disk (Mercator's: sorted file, buffer, CLOCK cache), or auto (memory while it fits a quarter of --memory, then disk)")
 	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")

@@ -64,8 +64,10 @@ func (l *launchFlags) resolve(cmd *cobra.Command, cfg *recorder.Config) (launch.
 }
 
 // apply sets the peers, the token and (on a fresh start) the crawl id.
-// A resume keeps its saved crawl id unless --crawl-id says otherwise.
-func (l *launchFlags) apply(cfg *recorder.Config, ln launch.Launch, resume bool) {
+// A resume keeps its saved crawl id unless --crawl-id says otherwise. A
+// node of a TCP crawl without a token fails here, before it waits at a
+// rendezvous.
+func (l *launchFlags) apply(cfg *recorder.Config, ln launch.Launch, resume bool) error {
 	cfg.NodeID = ln.NodeID
 	if ln.Peers != nil {
 		cfg.Peers = ln.Peers
@@ -80,6 +82,10 @@ func (l *launchFlags) apply(cfg *recorder.Config, ln launch.Launch, resume bool)
 	case resume:
 		l.crawlIDFrom = "saved"
 	}
+	if (len(cfg.Peers) > 0 || ln.Rendezvous != "") && cfg.Token == "" {
+		return badInput("crawl: the nodes need a shared token: --token-file FILE, $%s or --token", launch.EnvToken)
+	}
+	return nil
 }
 
 // join meets the other nodes at the rendezvous, when there is one, and

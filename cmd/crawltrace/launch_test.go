@@ -50,6 +50,9 @@ func TestLaunchFlagsExit2(t *testing.T) {
 		{nil, []string{"--rendezvous", filepath.Join(dir, "r"), "--peers-file", peers}, "both give the peers"},
 		{nil, []string{"--rendezvous", filepath.Join(dir, "r"), "--rendezvous-nodes", "2", "--listen", "127.0.0.1:0", "--crawl-id", "c", "--token", "t"},
 			"a rendezvous needs host:port with a fixed port"},
+		{nil, []string{"--peers-file", peers}, "crawl: the nodes need a shared token: --token-file FILE, $CRAWLTRACE_TOKEN or --token"},
+		{nil, []string{"--rendezvous", filepath.Join(dir, "r"), "--rendezvous-nodes", "2", "--listen", "127.0.0.1:7400", "--crawl-id", "c"},
+			"the nodes need a shared token"},
 	} {
 		for i := 0; i+1 < len(tc.env); i += 2 {
 			t.Setenv(tc.env[i], tc.env[i+1])
@@ -66,8 +69,10 @@ func TestLaunchFlagsExit2(t *testing.T) {
 			t.Setenv(tc.env[i], "")
 		}
 	}
-	if _, err := os.Stat(out); err == nil {
-		t.Errorf("%s made by a refused launch", out)
+	for _, d := range []string{out, filepath.Join(dir, "r")} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s made by a refused launch", d)
+		}
 	}
 }
 
