@@ -20,6 +20,7 @@
 //	token     --token, --token-file, $CRAWLTRACE_TOKEN
 //	crawl id  --crawl-id, slurm-$SLURM_JOB_ID
 //
+// An environment variable set to the empty string counts as not set.
 // Two sources of one value that are both given must agree, or the
 // resolution fails naming both: --node-id and $CRAWLTRACE_NODE_ID; either
 // of them and $SLURM_PROCID in a job step of several tasks
