@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 )
 
 // checkCommandLine parses a crawltrace command line with the real command
 // tree: the subcommand must exist and every flag must be one it defines,
-// with a valid value. It returns the parsed flags' values by name.
+// with a valid value. It returns the values of the flags given, by name,
+// and the command's path under "command".
 func checkCommandLine(t *testing.T, where, line string) map[string]string {
 	t.Helper()
 	fields := strings.Fields(strings.NewReplacer(`"`, "", `'`, "").Replace(line))
@@ -34,19 +36,15 @@ func checkCommandLine(t *testing.T, where, line string) map[string]string {
 		}
 	}
 	vals := map[string]string{"command": cmd.CommandPath()}
-	for _, name := range []string{"shard", "task", "memory", "out"} {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
-			vals[name] = f.Value.String()
-		}
-	}
+	cmd.Flags().Visit(func(f *pflag.Flag) { vals[f.Name] = f.Value.String() })
 	return vals
 }
 
-// The Kubernetes Indexed Jobs in docs/cluster are valid YAML, Indexed Jobs
+// The Kubernetes Jobs in docs/cluster (*-job.yaml) are valid YAML, Indexed Jobs
 // whose pods run a crawltrace command line that parses with the commands'
 // real flags, and whose --shard/--task count is the Job's completions.
 func TestClusterManifestsMatchFlags(t *testing.T) {
-	paths, _ := filepath.Glob("../../docs/cluster/*.yaml")
+	paths, _ := filepath.Glob("../../docs/cluster/*-job.yaml")
 	if len(paths) < 3 {
 		t.Fatalf("want the condense map, condense reduce and replay Jobs, found %v", paths)
 	}

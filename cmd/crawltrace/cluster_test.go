@@ -51,11 +51,19 @@ type proc struct {
 
 func startProc(t testing.TB, logPath string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, logPath, nil, args...)
+}
+
+// startProcEnv starts a process as startProc does, with env (KEY=VALUE)
+// added to its environment.
+func startProcEnv(t testing.TB, logPath string, env []string, args ...string) *proc {
+	t.Helper()
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := crawltest.Command(cliChild, args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

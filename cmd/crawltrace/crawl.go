@@ -23,7 +23,8 @@ func init() {
 
 func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
-	var seedsFile, peers, qualityFile string
+	var seedsFile, qualityFile string
+	var lf launchFlags
 	var resolve []string
 	var resume bool
 	var memory, queueBytes string
@@ -43,6 +44,8 @@ HTTP. Connections to private and loopback addresses are refused unless
 --allow-private is given. SIGINT/SIGTERM stop the crawl cleanly (the trace
 is flushed and readable; exit status 130 or 143); a second signal exits at
 once.
+
+` + launchHelp + `
 
 The crawl's state (frontier, DUE, robots.txt and politeness state, counters,
 log positions) is checkpointed under DIR/node-NNN/state/ every
@@ -89,6 +92,10 @@ evenly: node I may fetch MAX/N pages (one more when I < MAX mod N); a node
 that has used its share stops fetching but keeps exchanging batches, and the
 crawl ends when every node has used its share or run out of URLs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ln, err := lf.resolve(cmd, &cfg)
+			if err != nil {
+				return err
+			}
 			if resume {
 				if cfg.OutDir == "" {
 					return badInput("crawl: --resume needs the crawl directory (-o DIR)")
@@ -148,8 +155,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 				}
 				cfg.Resolve[h] = a
 			}
-			if peers != "" {
-				cfg.Peers = strings.Split(peers, ",")
+			if err := lf.apply(&cfg, ln, resume); err != nil {
+				return err
 			}
 			if qualityFile != "" {
 				q, err := quality.ReadOracle(qualityFile)
@@ -168,6 +175,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
+			if err := lf.join(ctx, cmd, &cfg, ln); err != nil {
+				return err
+			}
 			res, err := recorder.Run(ctx, cfg)
 			if res != nil && res.Finished != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %s: nothing to do: %s\n", cfg.OutDir, res.Finished)
@@ -188,9 +198,10 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.StringVar(&seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes to run in this process")
 	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
-	f.StringVar(&peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
+	f.StringVar(&lf.in.Peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
-	f.StringVar(&cfg.Token, "token", "", "bearer token shared by the nodes (TCP mode)")
+	f.StringVar(&lf.in.Token, "token", "", "bearer token shared by the nodes (TCP mode; ps shows it: see --token-file)")
+	lf.register(f)
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "no longer used: the nodes detect the crawl's end")
 	f.MarkDeprecated("idle-grace", "the nodes of a TCP crawl now detect its end (docs/peers.md); the flag is ignored")
 	f.DurationVar(&cfg.PeerTimeout, "peer-timeout", cfg.PeerTimeout, "TCP mode: declare a peer dead after this long without a heartbeat or acknowledgement")
@@ -219,7 +230,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.DurationVar(&cfg.MaxRetryAfter, "max-retry-after", cfg.MaxRetryAfter, "cap on the wait a 429 or 503's Retry-After asks of its host (0 = Retry-After not heeded)")
 	f.IntVar(&cfg.RetryAfterTries, "retry-after-tries", cfg.RetryAfterTries, "times a URL answered 429 or 503 with Retry-After is fetched again")
 	f.IntVar(&cfg.SplitterCache, "splitter-cache", 0, "entries of the CLOCK cache in front of peer sends (0 = off)")
-	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: start time)")
+	f.StringVar(&cfg.CrawlID, "crawl-id", "", "crawl id written into the trace (default: slurm-$SLURM_JOB_ID in a Slurm job, else the start time)")
 	f.StringVar(&cfg.Writer.Compression, "compression", "", "segment compression: none, zstd or lz4")
 	f.StringVar(&cfg.DUE, "due", cfg.DUE, "duplicate URL eliminator: memory (a fingerprint table), disk (Mercator's: sorted file, buffer, CLOCK cache), or auto (memory while it fits a quarter of --memory, then disk)")
 	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
@@ -235,8 +246,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 
 // mergeSavedConfig replaces cfg with the configuration saved by the crawl
 // in cfg.OutDir, then applies again the flags given on this command line
-// that bind into cfg. Flags bound elsewhere (seeds, peers, resolve,
-// quality) are handled by the caller.
+// that bind into cfg. Flags bound elsewhere (seeds, the launch flags of
+// launch.go, resolve, quality) are handled by the caller.
 func mergeSavedConfig(cmd *cobra.Command, cfg *recorder.Config) error {
 	saved, err := recorder.LoadConfig(cfg.OutDir, cfg.NodeID)
 	if err != nil {
@@ -251,7 +262,7 @@ func mergeSavedConfig(cmd *cobra.Command, cfg *recorder.Config) error {
 	cfg.Resume = true
 	for name, v := range given {
 		switch name {
-		case "seeds", "peers", "resolve", "quality", "resume":
+		case "seeds", "peers", "peers-file", "rendezvous", "token", "token-file", "resolve", "quality", "resume":
 			continue
 		}
 		if err := cmd.Flags().Set(name, v); err != nil {

@@ -24,10 +24,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/launch"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -140,10 +142,18 @@ func RunChild(children map[string]func(args []string) int) {
 
 // Command returns the command that runs this test binary as the child
 // name (a key of the map given to [Main]) with args, in this process's
-// environment. The caller sets its output and starts it; the child
-// inherits nothing else of the test.
+// environment less what a launcher gives a crawl node (recorder/launch:
+// CRAWLTRACE_NODE_ID, CRAWLTRACE_TOKEN, SLURM_*, KUBERNETES_SERVICE_HOST),
+// so that a test run in a Slurm job, or by someone who keeps a token in
+// the environment, starts the nodes its flags name. The caller may add
+// to cmd.Env, sets its output and starts it; the child inherits nothing
+// else of the test.
 func Command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"="+name)
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == launch.EnvNodeID || k == launch.EnvToken || k == launch.EnvKubernetes || strings.HasPrefix(k, "SLURM_")
+	})
+	cmd.Env = append(env, childEnv+"="+name)
 	return cmd
 }

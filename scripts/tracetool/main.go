@@ -1,12 +1,14 @@
 // Command tracetool supports the benchmark and CI scripts: it generates raw
 // traces, times `crawltrace condense` against `LC_ALL=C sort -u | wc -l`
 // (scripts/bench-condense.sh), and checks that sharded and unsharded runs
-// agree (.ci/slurm).
+// agree, and that a crawl launched by Slurm fetched a one-node crawl's
+// pages (.ci/slurm).
 //
 //	tracetool gen -o DIR [-urls N -distinct F -locality F -window W]
 //	tracetool bench [flags] DIR...
 //	tracetool same-condense DIR_A DIR_B
 //	tracetool same-replay RESULTS_A.csv RESULTS_B.csv
+//	tracetool same-pages CRAWL_A CRAWL_B
 //	tracetool touch [-mb N -huge -rounds R]
 //	tracetool span DIR
 package main
@@ -18,7 +20,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay|touch|span ...")
+		fmt.Fprintln(os.Stderr, "usage: tracetool gen|bench|same-condense|same-replay|same-pages|touch|span ...")
 		os.Exit(2)
 	}
 	var err error
@@ -31,12 +33,15 @@ func main() {
 		err = touchMain(os.Args[2:])
 	case "span":
 		err = spanMain(os.Args[2:])
-	case "same-condense", "same-replay":
-		if len(os.Args) != 4 {
+	case "same-condense", "same-replay", "same-pages":
+		switch {
+		case len(os.Args) != 4:
 			err = fmt.Errorf("usage: tracetool %s A B", os.Args[1])
-		} else if os.Args[1] == "same-condense" {
+		case os.Args[1] == "same-condense":
 			err = sameCondense(os.Args[2], os.Args[3])
-		} else {
+		case os.Args[1] == "same-pages":
+			err = samePages(os.Args[2], os.Args[3])
+		default:
 			err = sameReplay(os.Args[2], os.Args[3])
 		}
 	default:
