@@ -90,6 +90,10 @@ type Config struct {
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
 	// more: the figures are curves over cache size).
 	Plots bool
+	// PlotAllSizes draws every size of Sizes in the figures; without it
+	// their x axis stops a doubling past a trace's distinct URL count
+	// ([PlotOptions]).
+	PlotAllSizes bool
 	// Progress, when not nil, receives a progress line rewritten in place
 	// (meant for a terminal).
 	Progress io.Writer
@@ -405,6 +409,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.Files = append(res.Files, mp)
 		return res, nil
 	}
+	res.plotAllSizes = cfg.PlotAllSizes
 	return res, res.writeOutputs(cfg.OutDir, cfg.Plots)
 }
 
