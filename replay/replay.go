@@ -213,8 +213,8 @@ func (cfg *Config) check() error {
 		}
 	}
 	cfg.Policies = ps
-	if cfg.Sizes, err = checkSizes(cfg.Sizes); err != nil {
-		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
+	if cfg.Sizes, err = CheckSizes(cfg.Sizes); err != nil {
+		return err
 	}
 	if cfg.Seeds < 1 {
 		cfg.Seeds = 1
@@ -263,6 +263,9 @@ func ExpandTraces(args []string) ([]string, error) {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		if len(m) == 0 {
+			if rawCrawlDir(a) {
+				return nil, fmt.Errorf("%w: replay: %s is a raw crawl directory: condense it first (crawltrace condense %s -o OUT_DIR) and replay OUT_DIR", tracefile.ErrBadInput, a, a)
+			}
 			return nil, fmt.Errorf("%w: replay: %s holds no *.arrow traces", tracefile.ErrBadInput, a)
 		}
 		slices.Sort(m)
