@@ -116,11 +116,26 @@ func extsOf(format string) string {
 	return strings.Join(exts, " or ")
 }
 
+// cobra's argument-count errors, and how they are said instead.
+var argCounts = []struct {
+	re  *regexp.Regexp
+	say func(m []string) string
+}{
+	{regexp.MustCompile(`^accepts (\d+) arg\(s\), received (\d+)$`),
+		func(m []string) string { return "takes " + m[1] + " " + plural(m[1], "argument") + ", got " + m[2] }},
+	{regexp.MustCompile(`^requires at least (\d+) arg\(s\), only received (\d+)$`),
+		func(m []string) string {
+			return "needs at least " + m[1] + " " + plural(m[1], "argument") + ", got " + m[2]
+		}},
+	{regexp.MustCompile(`^accepts at most (\d+) arg\(s\), received (\d+)$`),
+		func(m []string) string {
+			return "takes at most " + m[1] + " " + plural(m[1], "argument") + ", got " + m[2]
+		}},
+	{regexp.MustCompile(`^accepts between (\d+) and (\d+) arg\(s\), received (\d+)$`),
+		func(m []string) string { return "takes " + m[1] + " to " + m[2] + " arguments, got " + m[3] }},
+}
+
 var (
-	acceptsRE  = regexp.MustCompile(`^accepts (\d+) arg\(s\), received (\d+)$`)
-	atLeastRE  = regexp.MustCompile(`^requires at least (\d+) arg\(s\), only received (\d+)$`)
-	atMostRE   = regexp.MustCompile(`^accepts at most (\d+) arg\(s\), received (\d+)$`)
-	rangeRE    = regexp.MustCompile(`^accepts between (\d+) and (\d+) arg\(s\), received (\d+)$`)
 	unknownRE  = regexp.MustCompile(`^unknown (?:shorthand )?flag: '?-{1,2}([^' ]+)'?`)
 	badValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag: (?:strconv\.\w+: parsing "[^"]*": )?(.*)$`)
 )
@@ -128,30 +143,15 @@ var (
 // argCountErr rewrites cobra's argument-count errors for command c into
 // one line naming the command, what it takes and its usage: "replay:
 // needs at least 1 argument, got 0; usage: crawltrace replay TRACE...
-// [flags]". Other errors come back unchanged.
+// [flags] (crawltrace help replay)". Other errors come back unchanged.
 func argCountErr(c *cobra.Command, err error) error {
-	msg := err.Error()
-	var what string
-	switch m := (func() []string {
-		for _, re := range []*regexp.Regexp{acceptsRE, atLeastRE, atMostRE, rangeRE} {
-			if m := re.FindStringSubmatch(msg); m != nil {
-				return m
-			}
+	for _, a := range argCounts {
+		if m := a.re.FindStringSubmatch(err.Error()); m != nil {
+			name := commandName(c)
+			return usageErr{fmt.Errorf("%s: %s; usage: %s (crawltrace help %s)", name, a.say(m), c.UseLine(), name)}
 		}
-		return nil
-	})(); {
-	case m == nil:
-		return err
-	case acceptsRE.MatchString(msg):
-		what = fmt.Sprintf("takes %s %s, got %s", m[1], plural(m[1], "argument"), m[2])
-	case atLeastRE.MatchString(msg):
-		what = fmt.Sprintf("needs at least %s %s, got %s", m[1], plural(m[1], "argument"), m[2])
-	case atMostRE.MatchString(msg):
-		what = fmt.Sprintf("takes at most %s %s, got %s", m[1], plural(m[1], "argument"), m[2])
-	default:
-		what = fmt.Sprintf("takes %s to %s arguments, got %s", m[1], m[2], m[3])
 	}
-	return usageErr{fmt.Errorf("%s: %s; usage: %s (crawltrace help %s)", commandName(c), what, c.UseLine(), commandName(c))}
+	return err
 }
 
 func plural(n, word string) string {
