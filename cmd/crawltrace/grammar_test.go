@@ -234,3 +234,34 @@ func TestMemoryParsedAlike(t *testing.T) {
 		}
 	}
 }
+
+// export's format follows -o's extension; --format must agree with it.
+func TestExportFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		given  bool
+		out    string
+		dir    bool
+		want   string // "" for an error
+	}{
+		{"", false, "out.parquet", false, "parquet"},
+		{"", false, "out.PARQUET", false, "parquet"},
+		{"", false, "out.txt", false, "text"},
+		{"", false, "out.oracleGeneral", false, "oracleGeneral"},
+		{"", false, "out.bin", false, "oracleGeneral"},
+		{"", false, "out.arrow", false, "condensed"},
+		{"", false, "run/parquet/crawl", true, "parquet"},
+		{"", false, "out.csv", false, ""},
+		{"", false, "out", false, ""},
+		{"text", true, "out.parquet", false, ""},
+		{"oracleGeneral", true, "out.txt", false, ""},
+		{"parquet", true, "out.parquet", false, "parquet"},
+		{"oracleGeneral", true, "out.trace", false, "oracleGeneral"},
+		{"parquet", true, "run/parquet/crawl", true, "parquet"},
+	} {
+		got, err := exportFormat(tc.format, tc.given, tc.out, tc.dir)
+		if got != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("exportFormat(%q, %v, %q, %v) = %q, %v; want %q", tc.format, tc.given, tc.out, tc.dir, got, err, tc.want)
+		}
+	}
+}
