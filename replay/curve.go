@@ -3,6 +3,9 @@ package replay
 import (
 	"fmt"
 	"slices"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // Curve is a miss-rate curve: hit counts at a list of cache sizes, from one
@@ -50,6 +53,20 @@ func newDistHist(sizes []int, warmup int64) (*distHist, error) {
 
 // checkSizes returns sizes sorted and deduplicated, or an error for an empty
 // list or a size < 1.
+// CheckSizes returns sizes sorted and without repeats, or an error
+// wrapping [tracefile.ErrBadInput] when one is below 1 or above
+// [policy.MaxSize], before any trace is read.
+func CheckSizes(sizes []int) ([]int, error) {
+	s, err := checkSizes(sizes)
+	if err == nil && s[len(s)-1] > policy.MaxSize {
+		err = fmt.Errorf("replay: cache size %d is above the largest a cache can be, %d (2^30 - 1): give sizes up to 2^29", s[len(s)-1], policy.MaxSize)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
+	}
+	return s, nil
+}
+
 func checkSizes(sizes []int) ([]int, error) {
 	if len(sizes) == 0 {
 		return nil, fmt.Errorf("replay: no cache sizes")

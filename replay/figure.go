@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -29,47 +30,159 @@ const (
 	FigureDPI = 150
 )
 
-// figurePalette is the Okabe-Ito palette (distinguishable with the common
-// colour-vision deficiencies), black first.
-var figurePalette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255},
-	color.RGBA{0, 158, 115, 255}, color.RGBA{204, 121, 167, 255}, color.RGBA{230, 159, 0, 255},
-	color.RGBA{86, 180, 233, 255}, color.RGBA{120, 120, 120, 255},
+// The look of a series is fixed by its name wherever it is drawn: a
+// policy (or partitioner) has one colour, marker and dash pattern in every
+// figure, Go's and the notebooks' (notebooks/setup.py holds the same table,
+// and a test keeps the two equal). The colours are the Okabe-Ito palette,
+// distinguishable with the common colour-vision deficiencies, with grey in
+// place of its yellow (too pale on white); markers are hollow, so markers
+// of coinciding series show through each other, and every line has the
+// same width, so none hides another.
+//
+// A style is written with matplotlib's codes: the colour as #rrggbb, the
+// marker as o s ^ v D x + p (circle, square, triangle up and down, diamond,
+// cross, plus, pentagon) and the line as - -- : -. (solid, dashed, dotted,
+// dash-dot).
+type seriesStyle struct {
+	color, marker, line string
 }
 
-// figureDashes are the dash patterns of successive lines. Their count is
-// prime to the palette's and the glyphs', so two lines that lie on top of
-// each other still differ in colour, dashes and markers.
-var figureDashes = [][]vg.Length{
-	nil,
-	{vg.Points(6), vg.Points(3)},
-	{vg.Points(2), vg.Points(2)},
-	{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)},
-	{vg.Points(12), vg.Points(4)},
+// namedStyles are the styles of the series drawn under a known name. No
+// two policies share both colour and marker; the eight policies of the
+// demo have eight colours.
+var namedStyles = map[string]seriesStyle{
+	"infinite":       {"#000000", "o", ":"},
+	"min":            {"#D55E00", "s", "--"},
+	"lru":            {"#0072B2", "^", "-"},
+	"clock":          {"#009E73", "v", "-."},
+	"random":         {"#CC79A7", "D", "--"},
+	"static":         {"#E69F00", "p", "-"},
+	"sieve":          {"#56B4E9", "x", "-."},
+	"s3fifo":         {"#787878", "+", "--"},
+	"fifo":           {"#56B4E9", "s", ":"},
+	"arc":            {"#CC79A7", "o", "-"},
+	"2q":             {"#009E73", "D", ":"},
+	"wtinylfu":       {"#D55E00", "p", "-."},
+	"clock-scatter":  {"#009E73", "x", "--"},
+	"random-scatter": {"#CC79A7", "+", "-."},
+	"host":           {"#000000", "o", "-"},
+	"url":            {"#D55E00", "s", "--"},
+	"domain":         {"#0072B2", "^", ":"},
+	"consistent":     {"#009E73", "x", "-."},
 }
 
-var figureGlyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
-	draw.PlusGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{},
+// indexStyles style series without a name of their own, by their place in
+// the figure.
+var indexStyles = []seriesStyle{
+	{"#000000", "o", "-"}, {"#D55E00", "s", "--"}, {"#0072B2", "^", ":"}, {"#009E73", "v", "-."},
+	{"#CC79A7", "D", "-"}, {"#E69F00", "p", "--"}, {"#56B4E9", "x", ":"}, {"#787878", "+", "-."},
 }
 
-// StyleLine gives line i of a figure its colour, dash pattern and (when s
-// is not nil) marker shape: no two of the first 40 lines look alike. Later
-// lines are drawn thinner and with smaller markers, so a line drawn over an
-// identical earlier one (host and domain partitioning often coincide)
-// shows both: the earlier one as a border, the later one inside it.
+// lineWidth and markerRadius are the same for every series.
+const (
+	lineWidth    = vg.Length(1.6)
+	markerRadius = vg.Length(3.6)
+)
+
+var figureDashes = map[string][]vg.Length{
+	"-":  nil,
+	"--": {vg.Points(6), vg.Points(3)},
+	":":  {vg.Points(1.6), vg.Points(2.4)},
+	"-.": {vg.Points(7), vg.Points(2.5), vg.Points(1.6), vg.Points(2.5)},
+}
+
+// SeriesColor is the colour of the series named name (a policy or
+// partitioner name), and false for a name without a fixed style.
+func SeriesColor(name string) (color.Color, bool) {
+	st, ok := namedStyles[name]
+	if !ok {
+		return nil, false
+	}
+	return st.rgba(), true
+}
+
+func (st seriesStyle) rgba() color.RGBA {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(st.color, "#"), 16, 32)
+	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255}
+}
+
+// StyleSeries gives a series its look: the fixed style of name when it is
+// a policy or partitioner, else the style of place i in the figure. l or s
+// may be nil.
+func StyleSeries(name string, i int, l *plotter.Line, s *plotter.Scatter) {
+	st, ok := namedStyles[name]
+	if !ok {
+		st = indexStyles[i%len(indexStyles)]
+	}
+	st.apply(l, s)
+}
+
+// StyleLine gives line i of a figure whose series have no fixed style its
+// colour, dash pattern and (when s is not nil) marker.
 func StyleLine(i int, l *plotter.Line, s *plotter.Scatter) {
-	c := figurePalette[i%len(figurePalette)]
-	shrink := 0.4 * float64(min(i, 5))
+	indexStyles[i%len(indexStyles)].apply(l, s)
+}
+
+func (st seriesStyle) apply(l *plotter.Line, s *plotter.Scatter) {
+	c := st.rgba()
 	if l != nil {
-		l.Color = c
-		l.Width = vg.Points(3.2 - shrink)
-		l.Dashes = figureDashes[i%len(figureDashes)]
+		l.Color, l.Width, l.Dashes = c, lineWidth, figureDashes[st.line]
 	}
 	if s != nil {
-		s.Color = c
-		s.Shape = figureGlyphs[i%len(figureGlyphs)]
-		s.Radius = vg.Points(5 - shrink)
+		s.Color, s.Shape, s.Radius = c, marker(st.marker[0]), markerRadius
+	}
+}
+
+// marker is a hollow glyph drawn with a line 1 point wide, named by its
+// matplotlib code.
+type marker byte
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (m marker) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	ls := draw.LineStyle{Color: sty.Color, Width: vg.Points(1)}
+	c.SetLineStyle(ls)
+	r := sty.Radius
+	poly := func(n int, r vg.Length, phase float64) {
+		var p vg.Path
+		for k := range n {
+			a := phase + 2*math.Pi*float64(k)/float64(n)
+			q := vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))}
+			if k == 0 {
+				p.Move(q)
+			} else {
+				p.Line(q)
+			}
+		}
+		p.Close()
+		c.Stroke(p)
+	}
+	cross := func(phase float64) {
+		for _, a := range []float64{phase, phase + math.Pi/2} {
+			dx, dy := r*vg.Length(math.Cos(a)), r*vg.Length(math.Sin(a))
+			c.StrokeLine2(ls, pt.X-dx, pt.Y-dy, pt.X+dx, pt.Y+dy)
+		}
+	}
+	switch m {
+	case 'o':
+		var p vg.Path
+		p.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+		p.Arc(pt, r, 0, 2*math.Pi)
+		p.Close()
+		c.Stroke(p)
+	case 's':
+		poly(4, r*1.2, math.Pi/4)
+	case '^':
+		poly(3, r*1.2, math.Pi/2)
+	case 'v':
+		poly(3, r*1.2, -math.Pi/2)
+	case 'D':
+		poly(4, r*1.25, 0)
+	case 'x':
+		cross(math.Pi / 4)
+	case '+':
+		cross(0)
+	case 'p':
+		poly(5, r*1.15, math.Pi/2)
 	}
 }
 
@@ -118,7 +231,9 @@ func (DenseTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
-	raw := (hi - lo) / 10
+	// A tenth of the range, a little less, so that a range padded past a
+	// round value (0 to 1.04 for a rate) keeps the round value's steps.
+	raw := (hi - lo) / 10.5
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := 10 * mag
 	for _, m := range []float64{1, 2, 5} {
@@ -145,9 +260,78 @@ func (DenseTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // SavePlot writes p as dir/base.png (1200 x 800 pixels) and dir/base.svg,
 // each atomically, and returns the files written. The replay, scenario and
-// crawl-order figures all go through it.
+// crawl-order figures all go through it. The legend is drawn in a column
+// of its own at the right of the data, never over a curve, and nothing is
+// drawn within [figureMargin] of the canvas's edge.
 func SavePlot(p *plot.Plot, dir, base string) ([]string, error) {
-	return saveCanvas(dir, base, FigureWidth, FigureHeight, func(dc draw.Canvas) { p.Draw(dc) })
+	return savePanels(dir, base, FigureWidth, FigureHeight, []*plot.Plot{p})
+}
+
+// figureMargin is the blank border of every figure.
+const figureMargin = vg.Length(6)
+
+// legendGap separates the legend column from the data, and its entries.
+const legendGap = vg.Length(8)
+
+// savePanels draws panels side by side, with one legend, the first
+// panel's (the panels show the same series), into dir/base.png and
+// dir/base.svg.
+func savePanels(dir, base string, w, h vg.Length, panels []*plot.Plot) ([]string, error) {
+	leg := panels[0].Legend
+	for _, p := range panels {
+		p.Legend = plot.NewLegend() // drawn apart, by drawPanels
+	}
+	return saveCanvas(dir, base, w, h, func(dc draw.Canvas) { drawPanels(dc, panels, leg) })
+}
+
+// drawPanels draws panels side by side in dc, leaving a blank margin, and
+// leg beside them: in a column at their right, its top level with the
+// data's, or, when that column would take more than a third of the width,
+// in rows under them.
+func drawPanels(dc draw.Canvas, panels []*plot.Plot, leg plot.Legend) {
+	c := draw.Crop(dc, figureMargin, -figureMargin, figureMargin, -figureMargin)
+	leg.Left, leg.Top, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Padding = vg.Points(2)
+	box := leg.Rectangle(c).Size()
+	// The right strip also keeps room for half of the last x tick label,
+	// which is centred on the data's right edge.
+	right, below := max(box.X+2*legendGap, 3*legendGap), vg.Length(0)
+	under := box.X > c.Size().X/3
+	if under {
+		right, below = 3*legendGap, box.Y+leg.TextStyle.FontExtents().Descent+legendGap
+	}
+	area := draw.Crop(c, 0, -right, below, 0)
+	const padX = 6 * vg.Millimeter
+	panelW := (area.Size().X - padX*vg.Length(len(panels)-1)) / vg.Length(len(panels))
+	for _, p := range panels {
+		fitTitle(p, panelW)
+	}
+	var data draw.Canvas
+	if len(panels) == 1 {
+		panels[0].Draw(area)
+		data = panels[0].DataCanvas(area)
+	} else {
+		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: padX}
+		canvases := plot.Align([][]*plot.Plot{panels}, tiles, area)
+		for i, p := range panels {
+			p.Draw(canvases[0][i])
+		}
+		data = panels[0].DataCanvas(canvases[0][0])
+	}
+	lc := c
+	if under {
+		lc.Min.X, lc.Max.Y = data.Min.X, c.Min.Y+box.Y+leg.TextStyle.FontExtents().Descent
+	} else {
+		lc.Min.X, lc.Max.Y = area.Max.X+legendGap, data.Max.Y
+	}
+	leg.Draw(lc)
+}
+
+// fitTitle shrinks p's title font until the title fits in width w.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	if tw := p.Title.TextStyle.Width(p.Title.Text); tw > w {
+		p.Title.TextStyle.Font.Size = p.Title.TextStyle.Font.Size * w / tw * 0.98
+	}
 }
 
 // saveCanvas renders draw at w x h into dir/base.png and dir/base.svg.

@@ -90,6 +90,10 @@ type Config struct {
 	// Plots draws the figures into OutDir (unsliced runs of two sizes or
 	// more: the figures are curves over cache size).
 	Plots bool
+	// PlotAllSizes draws every size of Sizes in the figures; without it
+	// their x axis stops a doubling past a trace's distinct URL count
+	// ([PlotOptions]).
+	PlotAllSizes bool
 	// Progress, when not nil, receives a progress line rewritten in place
 	// (meant for a terminal).
 	Progress io.Writer
@@ -209,8 +213,8 @@ func (cfg *Config) check() error {
 		}
 	}
 	cfg.Policies = ps
-	if cfg.Sizes, err = checkSizes(cfg.Sizes); err != nil {
-		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
+	if cfg.Sizes, err = CheckSizes(cfg.Sizes); err != nil {
+		return err
 	}
 	if cfg.Seeds < 1 {
 		cfg.Seeds = 1
@@ -259,6 +263,9 @@ func ExpandTraces(args []string) ([]string, error) {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		if len(m) == 0 {
+			if rawCrawlDir(a) {
+				return nil, fmt.Errorf("%w: replay: %s is a raw crawl directory: condense it first (crawltrace condense %s -o OUT_DIR) and replay OUT_DIR", tracefile.ErrBadInput, a, a)
+			}
 			return nil, fmt.Errorf("%w: replay: %s holds no *.arrow traces", tracefile.ErrBadInput, a)
 		}
 		slices.Sort(m)
@@ -405,6 +412,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.Files = append(res.Files, mp)
 		return res, nil
 	}
+	res.plotAllSizes = cfg.PlotAllSizes
 	return res, res.writeOutputs(cfg.OutDir, cfg.Plots)
 }
 

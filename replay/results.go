@@ -67,6 +67,8 @@ type Results struct {
 	// own structures (empty for merged results, one-pass curves and
 	// sampled runs, whose caches are miniatures).
 	Memory []Measured
+	// plotAllSizes is Config.PlotAllSizes.
+	plotAllSizes bool
 }
 
 // Measured is the memory one simulation's structures took when it ended
@@ -352,7 +354,8 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 		res.Files = append(res.Files, p)
 	}
 	if plots && len(sizes) > 1 {
-		written, err := WritePlots(dir, res.Rows, res.Traces)
+		opts := PlotOptions{AllSizes: res.plotAllSizes, ChargeStatic: res.Meta.Params["charge_static"] == "true"}
+		written, err := WritePlots(dir, res.Rows, res.Traces, opts)
 		res.Files = append(res.Files, written...)
 		if err != nil {
 			return err

@@ -92,7 +92,7 @@ fi
 replay() { # label, replay flags...
 	local label=$1
 	shift
-	timed "$label" "$bin" replay "$trace" --workers "$workers" --no-plots --progress always \
+	timed "$label" "$bin" replay "$trace" --jobs "$workers" --no-plots --progress always \
 		--force -o "$dir/out-$label" "$@"
 }
 for st in $stages; do

@@ -98,7 +98,7 @@ if [[ ! -s $trace ]]; then
 	"$ct" gen-trace -o "$trace" --requests "$requests" --keys "$keys" --alpha 0.9 --locality 0.3 --progress never --force
 fi
 if [[ ! -s $og ]]; then
-	"$ct" export "$trace" --format oracleGeneral -o "$og" --progress never --force
+	"$ct" export "$trace" -o "$og" --progress never --force
 fi
 
 # cachesim writes TRACE.cachesim (and result/ for several caches) in the
@@ -113,8 +113,8 @@ start="$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
 	for p in "${pols[@]}"; do
 		for s in "${szs[@]}"; do
-			"$timebin" -f '%U %S' -o "$tf" "$ct" replay "$cttrace" --format "$ctformat" --policies "$p" --sizes "$s" \
-				--workers 1 -o "$out" --force --progress never >/dev/null
+			"$timebin" -f '%U %S' -o "$tf" "$ct" replay "$cttrace" --in-format "$ctformat" --policies "$p" --sizes "$s" \
+				--jobs 1 -o "$out" --force --progress never >/dev/null
 			cpu=$(awk '{printf "%.2f", $1 + $2}' "$tf")
 			mr=$(awk -F, -v p="$p" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$out/results.csv")
 			printf '%d\t%s\t%s\tcrawltrace\t%s\t%s\n' "$r" "$p" "$s" "$cpu" "$mr" >>"$raw"

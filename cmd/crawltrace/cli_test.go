@@ -36,7 +36,6 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"condense", emptyDir, "-o", filepath.Join(dir, "o1")}, "empty"},
 		{[]string{"condense", badCrawl, "-o", filepath.Join(dir, "o2")}, "urls-000001.arrows"},
 		{[]string{"condense", filepath.Join(dir, "nope"), "-o", filepath.Join(dir, "o3")}, "nope"},
-		{[]string{"condense", badCrawl}, "-o"},
 		{[]string{"condense", badCrawl, "-o", dir, "--memory", "lots"}, "--memory"},
 		{[]string{"import", "urls", filepath.Join(dir, "nofile.txt"), "-o", filepath.Join(dir, "o4")}, "nofile.txt"},
 		{[]string{"import", "urls", junk, "-o", filepath.Join(dir, "o5")}, "no URLs"},

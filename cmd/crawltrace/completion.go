@@ -31,24 +31,27 @@ func completions() map[string]map[string]flagValues {
 	partitioners := partition.Names()
 	streamOrder := one(scenario.OrderTime, scenario.OrderNode)
 	quality := one("pagerank", "zipf")
+	sizes := one() // a list of numbers: nothing to offer, and no files
 	imp := map[string]flagValues{"partitioner": one(partitioners...)}
 	return map[string]map[string]flagValues{
 		"": {"progress": one(progress.Modes()...)},
 		"crawl": {"partitioner": one(partitioners...), "order": one(recorder.Orders()...),
 			"compression": one("none", "zstd", "lz4")},
-		"replay":                  {"policies": list(policy.Names()...), "format": one(replay.Formats()...), "algorithm": one(replay.Algorithms()...)},
-		"export":                  {"format": one(replay.Formats()...), "in-format": one(replay.Formats()...)},
-		"demo":                    {"policies": list(policy.Names()...)},
+		"replay":                  {"policies": list(policy.Names()...), "in-format": one(replay.Formats()...), "algorithm": one(replay.Algorithms()...), "sizes": sizes},
+		"export":                  {"format": one(append(replay.Formats(), formatParquet)...), "in-format": one(replay.Formats()...)},
+		"demo":                    {"policies": list(policy.Names()...), "sizes": sizes},
 		"orders":                  {"orders": list(recorder.Orders()...), "quality-model": quality},
-		"testweb":                 {"quality": quality},
+		"testweb":                 {"quality-model": quality},
 		"import urls":             imp,
 		"import heritrix":         imp,
 		"import warc":             imp,
 		"import wat":              imp,
-		"scenario partition":      {"partitioners": list(partitioners...), "order": streamOrder},
-		"scenario splitter-cache": {"policies": list(online...)},
-		"scenario node-loss":      {"partitioners": list(partitioners...), "order": streamOrder, "event": one(scenario.EventRemove, scenario.EventAdd)},
-		"scenario all":            {"order": streamOrder},
+		"scenario partition":      {"partitioners": list(partitioners...), "stream-order": streamOrder},
+		"scenario splitter-cache": {"policies": list(online...), "sizes": sizes},
+		"scenario threads":        {"sizes": sizes},
+		"scenario locality":       {"sizes": sizes},
+		"scenario node-loss":      {"partitioners": list(partitioners...), "stream-order": streamOrder, "event": one(scenario.EventRemove, scenario.EventAdd)},
+		"scenario all":            {"stream-order": streamOrder},
 	}
 }
 
@@ -73,13 +76,40 @@ func (v flagValues) complete(_ *cobra.Command, _ []string, toComplete string) ([
 	return out, d
 }
 
+// pathArgs is how the path arguments of a command complete: directories
+// only (a crawl directory) or any file or directory (traces).
+var pathArgs = map[string]cobra.ShellCompDirective{
+	"condense": cobra.ShellCompDirectiveFilterDirs,
+	"replay":   cobra.ShellCompDirectiveDefault,
+}
+
+// completeArgs completes the arguments of a command with subcommands:
+// cobra offers the subcommands' names that match; when none does, paths
+// (directive).
+func completeArgs(directive cobra.ShellCompDirective) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 && toComplete != "" {
+			for _, s := range c.Commands() {
+				if s.IsAvailableCommand() && strings.HasPrefix(s.Name(), toComplete) {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+			}
+		}
+		return nil, directive
+	}
+}
+
 // registerCompletions registers the value completion of every flag in
-// completions on the command tree under root.
+// completions, and of the path arguments in pathArgs, on the command tree
+// under root.
 func registerCompletions(root *cobra.Command) error {
 	table := completions()
 	var walk func(c *cobra.Command) error
 	walk = func(c *cobra.Command) error {
 		path := strings.TrimPrefix(strings.TrimPrefix(c.CommandPath(), root.Name()), " ")
+		if d, ok := pathArgs[path]; ok {
+			c.ValidArgsFunction = completeArgs(d)
+		}
 		for flag, v := range table[path] {
 			if err := c.RegisterFlagCompletionFunc(flag, v.complete); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,11 +56,8 @@ every task sees.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Input = args[0]
-			if cfg.Output == "" {
-				return badInput("condense: -o OUT_DIR is required")
-			}
 			if memory != "" {
-				n, err := parseBytes(memory)
+				n, err := parseMemory(memory)
 				if err != nil {
 					return badInput("--memory: %v", err)
 				}
@@ -111,9 +107,11 @@ every task sees.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.Output, "out", "o", "", "output directory for condensed traces and report.json")
 	f.IntVar(&cfg.Bits, "bits", cfg.Bits, "fingerprint width in bits (below 64 only to test the collision check)")
-	f.Uint64Var(&cfg.Seed, "seed", 0, "fingerprint hash seed (0 is the trace format's)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB")
-	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "parallel workers (default: all CPUs)")
+	f.Uint64Var(&cfg.Seed, "fingerprint-seed", 0, "fingerprint hash seed (0 is the trace format's)")
+	alias(f, "seed", "fingerprint-seed")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget for the collision check (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB, or auto (what the machine has available)")
+	f.IntVar(&cfg.Workers, "jobs", cfg.Workers, "parallel jobs (default: all CPUs)")
+	alias(f, "workers", "jobs")
 	f.StringVar(&shard, "shard", "", "map task i of N of a cluster run: read the i-th of N equal byte ranges of the input, write its parts of the traces and its buckets (i/N)")
 	f.BoolVar(&cfg.FailOnCollision, "fail-on-collision", false, "exit non-zero when fingerprints collide")
 	f.BoolVar(&cfg.Strict, "strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error")
@@ -155,7 +153,7 @@ OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
 			if cfg.Shard, cfg.Shards, err = parseShard(shard); err != nil {
 				return err
 			}
-			if cfg.MemoryBytes, err = parseBytes(memory); err != nil {
+			if cfg.MemoryBytes, err = parseMemory(memory); err != nil {
 				return badInput("--memory: %v", err)
 			}
 			dir, err := prepareOut(cfg.Dir, "condense", fmt.Sprintf("reduce-%d-of-%d", cfg.Shard, cfg.Shards), force)
@@ -178,9 +176,10 @@ OUT_DIR/report-shard-j-of-N.json. Then 'condense merge OUT_DIR -o OUT_DIR'.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&shard, "shard", "", "the fingerprint range to verify (j/N, N as in the map tasks)")
-	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 24MiB)")
-	f.IntVar(&cfg.Workers, "workers", 0, "parallel workers (default: all CPUs)")
+	f.StringVar(&shard, "shard", "", "reduce task j of N of a cluster run: the fingerprint range to verify (j/N, N as in the map tasks)")
+	f.StringVar(&memory, "memory", "1GiB", "memory budget (also the Go heap's soft limit, plus 24MiB), e.g. 512MiB, 8GiB, or auto (what the machine has available)")
+	f.IntVar(&cfg.Workers, "jobs", 0, "parallel jobs (default: all CPUs)")
+	alias(f, "workers", "jobs")
 	f.StringVar(&cfg.TempDir, "temp-dir", "", "where to split oversized ranges (default OUT_DIR)")
 	addForce(cmd, &force)
 	return cmd
@@ -299,20 +298,12 @@ func pct(a, b int64) float64 {
 	return 100 * float64(a) / float64(b)
 }
 
-// parseBytes parses sizes like 512MiB, 4GiB, 1G, 1000000.
+// parseBytes parses a size as every --memory does (replay.ParseBytes):
+// 512MiB, 4GiB, 4gb, 4G and 4294967296 alike, units in powers of 1024.
 func parseBytes(s string) (int64, error) {
-	var n float64
-	var unit string
-	if _, err := fmt.Sscanf(s, "%g%s", &n, &unit); err != nil {
-		if _, err := fmt.Sscanf(s, "%g", &n); err != nil {
-			return 0, fmt.Errorf("%q is not a size", s)
-		}
+	n, err := replay.ParseBytes(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("size %q: want a size above 0, e.g. 512MiB or 4GiB", s)
 	}
-	mult := map[string]float64{"": 1, "B": 1, "K": 1e3, "KB": 1e3, "KiB": 1 << 10, "M": 1e6, "MB": 1e6, "MiB": 1 << 20,
-		"G": 1e9, "GB": 1e9, "GiB": 1 << 30, "T": 1e12, "TB": 1e12, "TiB": 1 << 40}
-	m, ok := mult[unit]
-	if !ok || n <= 0 {
-		return 0, errors.New("size " + s + ": unknown unit or not positive (use e.g. 512MiB, 4GiB)")
-	}
-	return int64(n * m), nil
+	return n, err
 }

@@ -116,7 +116,11 @@ crawl ends when every node has used its share or run out of URLs.`,
 				dst     *int64
 			}{{"--memory", memory, &cfg.Memory}, {"--queue-bytes", queueBytes, &cfg.QueueBytes}} {
 				if m.v != "" {
-					n, err := parseBytes(m.v)
+					parse := parseBytes
+					if m.flag == "--memory" {
+						parse = parseMemory
+					}
+					n, err := parse(m.v)
 					if err != nil {
 						return badInput("crawl: %s: %v", m.flag, err)
 					}
@@ -196,7 +200,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.OutDir, "out", "o", "", "output crawl directory")
 	f.StringVar(&seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
-	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes to run in this process")
+	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes to run in this process")
 	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
 	f.StringVar(&lf.in.Peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
@@ -219,7 +223,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.StringVar(&cfg.Order, "order", cfg.Order, "crawl order: "+strings.Join(recorder.Orders(), ", ")+" (quality and capability need --quality)")
 	f.StringVar(&qualityFile, "quality", "", "page-quality oracle, url<TAB>value lines (logged in the page log; unknown URLs 0)")
 	f.IntVar(&cfg.MaxConns, "max-conns", cfg.MaxConns, "connections open at once (one persistent connection per server)")
-	f.Uint64Var(&cfg.Seed, "seed", 0, "random seed of --order random")
+	f.Uint64Var(&cfg.Seed, "order-seed", 0, "random seed of --order random")
+	alias(f, "seed", "order-seed")
 	f.StringVar(&cfg.UserAgent, "user-agent", cfg.UserAgent, "User-Agent header (include a contact URL)")
 	f.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "cap on the bytes read per page")
 	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one fetch")
@@ -236,7 +241,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.IntVar(&cfg.DUECache, "due-cache", cfg.DUECache, "entries of the disk DUE's CLOCK cache (0 = none)")
 	f.IntVar(&cfg.DUEBuffer, "due-buffer", cfg.DUEBuffer, "new fingerprints the disk DUE buffers before merging them into its file")
 	f.IntVar(&cfg.MaxLinksPerPage, "max-links-per-page", 0, "links taken from one page; the rest are counted in stats.json (0 = no cap)")
-	f.StringVar(&memory, "memory", "", "memory budget of the crawl's growing state, e.g. 512MiB, 4GiB (bounds the URL queue; default none)")
+	f.StringVar(&memory, "memory", "", "memory budget of the crawl's growing state, e.g. 512MiB, 4GiB, or auto (what the machine has available; bounds the URL queue; default none)")
 	f.StringVar(&queueBytes, "queue-bytes", "", "bytes of extracted URLs that may wait for the host splitter (default 64MiB, at most --memory/8)")
 	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
 	f.BoolVar(&cfg.ResumeSkipHash, "resume-skip-hash", false, "on --resume, check the closed segments' sizes only, not their xxhash64 (a read of the whole crawl: ~0.05-0.3 s per 256 MiB segment, ~2 s from a spinning disk)")

@@ -39,6 +39,11 @@ local web is exhausted, and SUMMARY.md says which.`,
 			if cfg.Sizes, err = replay.ParseSizes(sizes); err != nil {
 				return badInput("--sizes: %v", err)
 			}
+			// Checked before the crawl, not when the replay starts.
+			if _, err := replay.CheckSizes(cfg.Sizes); err != nil {
+				return fmt.Errorf("--sizes: %w", err)
+			}
+			cfg.PlotAllSizes = cmd.Flags().Changed("sizes")
 			cfg.ReplayNodes = replayNodes
 			if cmd.Flags().Changed("no-plots") {
 				cfg.Plots = !noPlots
@@ -70,14 +75,15 @@ local web is exhausted, and SUMMARY.md says which.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&cfg.OutDir, "out", "o", "demo-out", "output directory")
+	f.StringVarP(&cfg.OutDir, "out", "o", "", "output directory")
 	f.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "hosts of the local web")
 	f.IntVar(&cfg.PagesPerHost, "pages-per-host", cfg.PagesPerHost, "pages per host of the local web")
-	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the local web")
+	f.Int64Var(&cfg.Seed, "web-seed", cfg.Seed, "seed of the local web")
+	alias(f, "seed", "web-seed")
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers per node")
-	f.Int64Var(&cfg.MaxPages, "max-pages", cfg.MaxPages, "crawl budget in fetch attempts")
-	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "crawl time limit (0: none; the crawl stops at --max-pages or when the web is exhausted)")
+	f.Int64Var(&cfg.MaxPages, "max-pages", cfg.MaxPages, "crawl-wide budget of fetches")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "stop the crawl after this long (0: no limit; the crawl stops at --max-pages or when the web is exhausted)")
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "replay policies")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "replay cache sizes")
 	f.IntSliceVar(&replayNodes, "replay-nodes", nil, "nodes whose full and cross traces are replayed (default 0)")

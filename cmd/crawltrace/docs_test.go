@@ -178,6 +178,12 @@ func prepareDocCommand(t *testing.T, root, fixCrawl string, args []string) {
 		for i := range 2 {
 			mustRun(t, "replay", cond, "--sizes", "1,16,256", "--task", itoa(i)+"/2", "-o", dir, "--no-plots")
 		}
+	case args[0] == "export" && len(args) > 1 && filepath.Base(args[1]) == "replay":
+		if _, err := os.Stat(args[1]); os.IsNotExist(err) {
+			cond := filepath.Join(root, ".fixture-condensed")
+			mustRun(t, "condense", fixCrawl, "-o", cond)
+			mustRun(t, "replay", cond, "--sizes", "1,16", "-o", args[1], "--no-plots")
+		}
 	case args[0] == "replay" && len(args) > 1:
 		if _, err := os.Stat(args[1]); os.IsNotExist(err) && strings.Contains(args[1], "condensed") {
 			mustRun(t, "condense", fixCrawl, "-o", args[1])

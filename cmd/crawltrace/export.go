@@ -22,29 +22,42 @@ func init() {
 		var force bool
 		pcfg := tracefile.DefaultParquetConfig()
 		cmd := &cobra.Command{
-			Use:   "export TRACE --format oracleGeneral|text|condensed|parquet -o OUT",
+			Use:   "export TRACE -o OUT.parquet|OUT.txt|OUT.oracleGeneral|OUT.bin",
 			Short: "Convert traces to Parquet, libCacheSim's oracleGeneral, or text",
-			Long: `export converts a trace (condensed by default) to libCacheSim's oracleGeneral
-binary format (24 bytes per request: time, id, size 1, next-request position;
-holds the trace in memory) or to text (one decimal key per line), or back to
-a condensed trace.
+			Long: `export converts a trace (condensed by default, --in-format for others) to
+the format -o's extension names (--format, when given, must agree with it):
 
-With --format parquet it writes Parquet (zstd, row groups of --row-group-rows)
-for DuckDB, polars, pandas and Spark, streaming one record batch at a time:
+  .parquet               Parquet (zstd, row groups of --row-group-rows) for
+                         DuckDB, polars, pandas and Spark
+  .oracleGeneral, .bin   libCacheSim's oracleGeneral binary format (24 bytes
+                         per request: time, id, size 1, next-request position;
+                         holds the trace in memory)
+  .txt                   text, one decimal key per line
+  .arrow                 a condensed trace
+
+A directory is exported to Parquet, streaming one record batch at a time:
   - a crawl directory: OUT is a directory with node-NNN.urls.parquet and
     node-NNN.pages.parquet per node, each with a leading node column;
   - a directory of condensed traces or results tables (condensed/, replay/,
-    scenario/): OUT is a directory, NAME.arrow becomes NAME.parquet;
-  - one condensed trace or results table: OUT is the Parquet file.
-Each file keeps its Arrow schema and carries the crawltrace metadata (crawl
-id, node, subtrace, tool version, ...) as Parquet key-value metadata.`,
-			Example: `  crawltrace export run/condensed/node-000.full.arrow --format text -o full.txt
-  crawltrace export run/crawl --format parquet -o run/parquet/crawl
-  crawltrace export run/condensed --format parquet -o run/parquet/condensed`,
+    scenario/): OUT is a directory, NAME.arrow becomes NAME.parquet.
+Each Parquet file keeps its Arrow schema and carries the crawltrace metadata
+(crawl id, node, subtrace, tool version, ...) as key-value metadata.`,
+			Example: `  crawltrace export run/condensed/node-000.full.arrow -o full.parquet
+  crawltrace export run/condensed/node-000.full.arrow -o full.txt
+  crawltrace export run/condensed/node-000.full.arrow -o full.oracleGeneral
+  crawltrace export run/crawl -o run/parquet/crawl
+  crawltrace export run/condensed -o run/parquet/condensed`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if out == "" {
-					return badInput("export: -o FILE is required")
+					return badInput("export: -o FILE is required; its extension names the format (.parquet, .txt, .oracleGeneral, .bin)")
+				}
+				st, err := os.Stat(args[0])
+				if err != nil {
+					return badInput("export: %s: no such file or directory", args[0])
+				}
+				if format, err = exportFormat(format, cmd.Flags().Changed("format"), out, st.IsDir()); err != nil {
+					return err
 				}
 				if strings.EqualFold(format, formatParquet) {
 					if cmd.Flags().Changed("in-format") && inFormat != replay.FormatCondensed {
@@ -64,7 +77,7 @@ id, node, subtrace, tool version, ...) as Parquet key-value metadata.`,
 		}
 		f := cmd.Flags()
 		f.StringVar(&inFormat, "in-format", replay.FormatCondensed, "input format: "+strings.Join(replay.Formats(), ", "))
-		f.StringVar(&format, "format", replay.FormatOracleGeneral, "output format: "+strings.Join(append(replay.Formats(), formatParquet), ", "))
+		f.StringVar(&format, "format", "", "output format: "+strings.Join(append(replay.Formats(), formatParquet), ", ")+" (default: the one -o's extension names)")
 		f.StringVarP(&out, "out", "o", "", "output file (a directory for a directory's Parquet export)")
 		f.Int64Var(&pcfg.RowGroupRows, "row-group-rows", pcfg.RowGroupRows, "Parquet: rows per row group")
 		f.BoolVar(&force, "force", false, "replace an existing output file (or this command's earlier outputs in the output directory)")

@@ -13,9 +13,10 @@ func TestErrorPrefixOnce(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "crawltrace: unknown flag: --bogus\n"},
-		{[]string{"condense", "--bogus"}, "crawltrace: condense: unknown flag: --bogus\n"},
-		{[]string{"condense", "merge", "--bogus"}, "crawltrace: condense merge: unknown flag: --bogus\n"},
+		{[]string{"--bogus"}, "crawltrace: unknown flag: --bogus (crawltrace help lists the flags)\n"},
+		{[]string{"condense", "--bogus"}, "crawltrace: condense: unknown flag: --bogus (crawltrace help condense lists the flags)\n"},
+		{[]string{"condense", "merge", "--bogus"}, "crawltrace: condense merge: unknown flag: --bogus (crawltrace help condense merge lists the flags)\n"},
+		{[]string{"replay", "x", "--size", "4"}, "crawltrace: replay: unknown flag: --size (did you mean --sizes?)\n"},
 		{[]string{"replay", "x", "--sizes"}, "crawltrace: replay: flag needs an argument: --sizes\n"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
@@ -128,12 +129,12 @@ func TestValueCompletion(t *testing.T) {
 		want string
 	}{
 		{[]string{"replay", "x", "--policies", "lru,s"}, "lru,static\nlru,sieve\nlru,s3fifo\n"},
-		{[]string{"replay", "x", "--format", ""}, "condensed\noracleGeneral\ntext\n"},
+		{[]string{"replay", "x", "--in-format", ""}, "condensed\noracleGeneral\ntext\n"},
 		{[]string{"crawl", "--partitioner", "c"}, "consistent\n"},
 		{[]string{"import", "urls", "--partitioner", "d"}, "domain\n"},
 		{[]string{"scenario", "partition", "x", "--partitioners", "host,u"}, "host,url\n"},
 		{[]string{"scenario", "splitter-cache", "x", "--policies", "m"}, ""},
-		{[]string{"scenario", "all", "x", "--order", ""}, "time\nnode\n"},
+		{[]string{"scenario", "all", "x", "--stream-order", ""}, "time\nnode\n"},
 		{[]string{"export", "x", "--format", "t"}, "text\n"},
 		{[]string{"--progress", ""}, "auto\nalways\nnever\n"},
 		{[]string{"crawl", "--compression", "z"}, "zstd\n"},

@@ -46,7 +46,8 @@ traces.`,
 		f.Float64Var(&cfg.Alpha, "alpha", cfg.Alpha, "Zipf exponent (0 = uniform)")
 		f.Float64Var(&cfg.Locality, "locality", cfg.Locality, "probability of re-using a recent key, in [0,1]")
 		f.IntVar(&cfg.Window, "window", cfg.Window, "number of recent requests --locality draws from")
-		f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
+		f.Uint64Var(&cfg.Seed, "trace-seed", cfg.Seed, "random seed of the generated trace")
+		alias(f, "seed", "trace-seed")
 		return cmd
 	})
 }

@@ -33,8 +33,8 @@ func init() {
 // bindImportFlags binds the options every importer shares.
 func bindImportFlags(cmd *cobra.Command, o *importer.Options) {
 	f := cmd.Flags()
-	f.StringVarP(&o.Out, "out", "o", "", "raw trace directory to create")
-	f.IntVar(&o.Nodes, "nodes", o.Nodes, "number of crawler nodes to simulate")
+	f.StringVarP(&o.Out, "out", "o", "", "output raw trace directory")
+	f.IntVar(&o.Nodes, "nodes", o.Nodes, "crawler nodes to simulate")
 	f.StringVar(&o.Partitioner, "partitioner", o.Partitioner, "host splitter partitioner for dest: host, url, domain, consistent")
 	f.IntVar(&o.Replicas, "replicas", 0, "replicas per node for the consistent partitioner (0: default)")
 	f.StringVar(&o.CrawlID, "crawl-id", "", "crawl id for the metadata (default: import-<time>)")
@@ -104,9 +104,6 @@ func newImportURLsCmd() *cobra.Command {
   crawltrace import urls node0.txt --nodes 4 --partitioner host -o crawl/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Out == "" {
-				return badInput("import urls: -o RAW_DIR is required")
-			}
 			return runImport(cmd, args, o, importer.URLs)
 		},
 	}

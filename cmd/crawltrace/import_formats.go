@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crawltrace/crawltrace/recorder/importer"
@@ -16,16 +14,12 @@ func init() {
 // flags and calls run.
 func newImportFormatCmd(use, short, example string, run func([]string, importer.Options) (*importer.Stats, error)) *cobra.Command {
 	o := importer.DefaultOptions()
-	name, _, _ := strings.Cut(use, " ")
 	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
 		Example: example,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Out == "" {
-				return badInput("import %s: -o RAW_DIR is required", name)
-			}
 			return runImport(cmd, args, o, run)
 		},
 	}

@@ -79,12 +79,11 @@ func TestImportFormatsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"import", "heritrix", junk}, "-o RAW_DIR is required"},
 		{[]string{"import", "warc", filepath.Join(dir, "missing.warc"), "-o", filepath.Join(dir, "o1")}, "missing.warc"},
 		{[]string{"import", "heritrix", junk, "-o", filepath.Join(dir, "o2")}, "no URLs in " + junk},
 		{[]string{"import", "warc", junk, "-o", filepath.Join(dir, "o3")}, "no URLs in " + junk},
 		{[]string{"import", "wat", junk, "-o", filepath.Join(dir, "o4"), "--partitioner", "nope"}, "nope"},
-		{[]string{"import", "wat"}, "requires at least 1 arg"},
+		{[]string{"import", "wat"}, "import wat: needs at least 1 argument, got 0; usage: crawltrace import wat"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {

@@ -30,9 +30,6 @@ condensed/, replay/), DIR/orders.csv, DIR/pages-vs-time.png/.svg,
 DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cfg.OutDir == "" {
-				return badInput("orders: no output directory (-o DIR)")
-			}
 			cfg.Orders = strings.Split(list, ",")
 			dir, err := prepareOut(cfg.OutDir, "orders", "", force)
 			if err != nil {
@@ -59,14 +56,17 @@ DIR/quality-vs-time.png/.svg and DIR/lru-by-order.png/.svg.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.OutDir, "out", "o", "", "output directory")
 	f.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "hosts of the test web")
-	f.IntVar(&cfg.PagesPerHost, "pages", cfg.PagesPerHost, "pages per host")
-	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the test web")
+	f.IntVar(&cfg.PagesPerHost, "pages-per-host", cfg.PagesPerHost, "pages per host of the test web")
+	alias(f, "pages", "pages-per-host")
+	f.Int64Var(&cfg.Seed, "web-seed", cfg.Seed, "seed of the test web")
+	alias(f, "seed", "web-seed")
 	f.StringVar(&list, "orders", strings.Join(cfg.Orders, ","), "comma-separated crawl orders (bfs, dfs, random, performance, quality, capability)")
-	f.StringVar(&cfg.QualityModel, "quality-model", cfg.QualityModel, "quality oracle: pagerank or zipf")
-	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "stop each crawl after this many fetches (0 = crawl to completion)")
+	f.StringVar(&cfg.QualityModel, "quality-model", cfg.QualityModel, "quality model of the test web: pagerank or zipf")
+	f.Int64Var(&cfg.MaxPages, "max-pages", 0, "budget of fetches of each crawl (0 = crawl to completion)")
 	f.IntVar(&cfg.MaxConns, "max-conns", cfg.MaxConns, "connections open at once")
 	f.IntVar(&cfg.Workers, "workers", 0, "fetch workers (0 = --max-conns)")
-	f.DurationVar(&cfg.LatencyMedian, "latency", cfg.LatencyMedian, "median per-host response time")
+	f.DurationVar(&cfg.LatencyMedian, "latency-median", cfg.LatencyMedian, "median of the hosts' mean response times")
+	alias(f, "latency", "latency-median")
 	f.DurationVar(&cfg.ConnectMedian, "connect", cfg.ConnectMedian, "median per-host connection set-up time")
 	f.IntVar(&cfg.LRUMaxExp, "lru-max-exp", cfg.LRUMaxExp, "replay LRU at sizes 2^0..2^N")
 	addForce(cmd, &force)

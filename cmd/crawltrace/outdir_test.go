@@ -61,7 +61,7 @@ func TestReplayRerunForce(t *testing.T) {
 	refusal(t, tasks, "replay", full, "--policies", "lru", "--sizes", "1,16", "--task", "1/2", "-o", tasks)
 	// Single-file outputs: an existing file is refused unless --force.
 	refusal(t, full, "gen-trace", "-o", full)
-	og := filepath.Join(dir, "t.og")
+	og := filepath.Join(dir, "t.oracleGeneral")
 	mustRun(t, "export", full, "-o", og)
 	refusal(t, og, "export", full, "-o", og)
 	mustRun(t, "export", full, "-o", og, "--force")

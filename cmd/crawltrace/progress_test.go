@@ -48,7 +48,7 @@ func TestBatchProgressLines(t *testing.T) {
 		t.Errorf("condense: exit %d, stderr:\n%s", code, errs)
 	}
 	line = regexp.MustCompile(`^replay: [0-9hm]+s \d+/\d+ requests \(\d+\.\d%\), [0-9.kM]+ requests/s, ETA [0-9hm]+s; [1-7]/8 runs$`)
-	code, _, errs = runCLI(t, "replay", cond, "--policies", "lru,fifo", "--sizes", "16", "--no-plots", "--workers", "1", "-o", filepath.Join(dir, "r1"))
+	code, _, errs = runCLI(t, "replay", cond, "--policies", "lru,fifo", "--sizes", "16", "--no-plots", "--jobs", "1", "-o", filepath.Join(dir, "r1"))
 	if code != 0 || !hasLine(errs, line) {
 		t.Errorf("replay: exit %d, stderr:\n%s", code, errs)
 	}

@@ -45,7 +45,7 @@ func TestDamagedTraceFooter(t *testing.T) {
 	}
 	refusedWith(t, 2, bad, "inspect", bad)
 	refusedWith(t, 2, bad, "replay", bad, "--policies", "lru", "--sizes", "16", "--no-plots", "--progress", "never", "-o", filepath.Join(dir, "res"))
-	refusedWith(t, 2, bad, "export", bad, "-o", filepath.Join(dir, "x.og"))
+	refusedWith(t, 2, bad, "export", bad, "-o", filepath.Join(dir, "x.oracleGeneral"))
 	refusedWith(t, 2, bad, "export", bad, "--format", "text", "-o", filepath.Join(dir, "x.txt"))
 
 	// Random flips anywhere (60; 10 with -short): inspect and inspect
@@ -119,8 +119,8 @@ func TestBadPathsExit2(t *testing.T) {
 	refusedWith(t, 2, seg, "condense", crawl, "-o", filepath.Join(dir, "c2"))
 
 	missing := filepath.Join(dir, "missing.arrow")
-	refusedWith(t, 2, missing, "export", missing, "-o", filepath.Join(dir, "x.og"))
-	refusedWith(t, 2, missing, "export", missing, "--in-format", "text", "-o", filepath.Join(dir, "y.og"))
+	refusedWith(t, 2, missing, "export", missing, "-o", filepath.Join(dir, "x.oracleGeneral"))
+	refusedWith(t, 2, missing, "export", missing, "--in-format", "text", "-o", filepath.Join(dir, "y.oracleGeneral"))
 
 	logs := filepath.Join(dir, "logs")
 	os.Mkdir(logs, 0o755)
@@ -203,7 +203,7 @@ func TestReplaySIGINTStopsPromptly(t *testing.T) {
 		sizes[i] = strconv.Itoa(1000 + 97*i)
 	}
 	cmd := crawltest.Command(cliChild, "replay", trace, "--policies", "min,static,clock", "--sizes", strings.Join(sizes, ","),
-		"--workers", "2", "--no-plots", "--progress", "never", "-o", out)
+		"--jobs", "2", "--no-plots", "--progress", "never", "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

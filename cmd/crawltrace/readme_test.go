@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/duckdbtest"
 )
 
 // readme returns README.md and its "A crawl of your own" command block.
@@ -162,5 +164,27 @@ func TestREADMEFirstContact(t *testing.T) {
 				t.Errorf("README shows %q; the demo printed nothing like %q:\n%s", l, strings.Join(stem, " "), got)
 			}
 		}
+	}
+}
+
+// The README's lines that read the Parquet exports work as written: the
+// export line, and the DuckDB query on what it wrote (run by
+// internal/duckdbtest, skipped where DuckDB is missing, except in CI).
+func TestREADMEParquetLines(t *testing.T) {
+	text, _ := readme(t)
+	export := regexp.MustCompile("(?m)^crawltrace export (demo-out/replay) -o (demo-out/parquet/replay)$").FindStringSubmatch(text)
+	query := regexp.MustCompile(`(?m)^duckdb -c "(.*)"$`).FindStringSubmatch(text)
+	if export == nil || query == nil || !strings.Contains(text, "pd.read_parquet('demo-out/parquet/replay/results.parquet')") {
+		t.Fatal("README.md lacks the export, DuckDB and pandas lines of the Parquet exports")
+	}
+	db := duckdbtest.Open(t)
+	run := filepath.Join(t.TempDir(), "demo-out")
+	trace := filepath.Join(t.TempDir(), "t.arrow")
+	mustRun(t, "gen-trace", "-o", trace, "--requests", "5000", "--keys", "800")
+	mustRun(t, "replay", trace, "--policies", "lru,min", "--sizes", "16,1024", "--no-plots", "-o", filepath.Join(run, "replay"))
+	mustRun(t, "export", strings.Replace(export[1], "demo-out", run, 1), "-o", strings.Replace(export[2], "demo-out", run, 1))
+	rows := db.Query(t, strings.ReplaceAll(query[1], "demo-out", run))[0]
+	if len(rows) != 2 {
+		t.Fatalf("%s: %d rows, want lru and min at 1024: %v", query[1], len(rows), rows)
 	}
 }

@@ -48,7 +48,7 @@ With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
 'crawltrace replay merge'.`,
 		Example: `  crawltrace replay out/condensed --sizes 2^0..2^25 -o results
-  crawltrace replay trace.bin --format oracleGeneral --policies lru,clock,min --sizes 1k,64k,1m
+  crawltrace replay trace.bin --in-format oracleGeneral --policies lru,clock,min --sizes 1k,64k,1m
   crawltrace replay big.arrow --sample 0.01 --policies lru,clock -o sampled
   crawltrace replay out/condensed --task 3/16 -o results && crawltrace replay merge results -o final`,
 		Args: cobra.MinimumNArgs(1),
@@ -61,6 +61,9 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 			if cfg.Sizes, err = replay.ParseSizes(sizes); err != nil {
 				return badInput("--sizes: %v", err)
 			}
+			if _, err := replay.CheckSizes(cfg.Sizes); err != nil {
+				return fmt.Errorf("--sizes: %w", err)
+			}
 			if task != "" {
 				if cfg.Task, cfg.Tasks, err = replay.ParseTask(task); err != nil {
 					return badInput("--task: %v", err)
@@ -70,6 +73,9 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 				return badInput("--memory: %v", err)
 			}
 			cfg.Plots = !noPlots
+			// Sizes asked for are all drawn; the default grid stops a
+			// doubling past each trace's distinct URLs.
+			cfg.PlotAllSizes = cmd.Flags().Changed("sizes")
 			cfg.Progress = progressOut(cmd)
 			unit := ""
 			if cfg.Tasks > 1 {
@@ -88,7 +94,8 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Format, "format", cfg.Format, "trace format: "+strings.Join(replay.Formats(), ", "))
+	f.StringVar(&cfg.Format, "in-format", cfg.Format, "input format: "+strings.Join(replay.Formats(), ", "))
+	alias(f, "format", "in-format")
 	f.StringVar(&policies, "policies", strings.Join(cfg.Policies, ","), "comma-separated policies (all: "+strings.Join(policy.Names(), ",")+")")
 	f.StringVar(&sizes, "sizes", "2^0..2^25", "cache sizes: list and ranges, e.g. 16,1024 or 1k,64k,1m or 2^0..2^25")
 	f.IntVar(&cfg.Seeds, "random-runs", cfg.Seeds, "runs (seeds 1..N) of randomized policies; rows give mean and std")
@@ -102,9 +109,10 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
 	f.Float64Var(&cfg.Sample, "sample", 0, "replay a spatial sample of this share of the keys at size x RATE (SHARDS, miniature simulation), e.g. 0.01; 0 = exact")
 	f.IntVar(&cfg.SampleMaxKeys, "sample-max-keys", 0, "sample at most this many keys (SHARDS fixed size; lowers the rate as keys arrive)")
-	f.StringVar(&memory, "memory", "auto", "memory the run may take (e.g. 20G); a run estimated to need more is refused before it starts; auto = what the machine has available, off = no check")
-	f.IntVar(&cfg.Workers, "workers", 0, "simulations at once (0 = GOMAXPROCS)")
-	f.StringVarP(&cfg.OutDir, "out", "o", "replay-results", "output directory")
+	f.StringVar(&memory, "memory", "auto", "memory budget of the run, e.g. 512MiB, 20GiB, or auto (what the machine has available) or off (no check); a run estimated to need more is refused before it starts")
+	f.IntVar(&cfg.Workers, "jobs", 0, "parallel jobs: simulations at once (0 = GOMAXPROCS)")
+	alias(f, "workers", "jobs")
+	f.StringVarP(&cfg.OutDir, "out", "o", "", "output directory")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
 	addForce(cmd, &force)
 	cmd.AddCommand(newReplayMergeCmd())
@@ -134,9 +142,6 @@ and no row is duplicated, recomputes relative_to_min, and writes results.csv,
 results.arrow, memory.csv and the figures to OUT.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return badInput("replay merge: -o OUT is required")
-			}
 			dir, err := prepareOut(out, "replay", "merge", force)
 			if err != nil {
 				return err
@@ -163,14 +168,7 @@ func parseMemoryFlag(s string) (int64, error) {
 	case "off":
 		return -1, nil
 	}
-	b, err := replay.ParseBytes(s)
-	if err != nil {
-		return 0, err
-	}
-	if b <= 0 {
-		return 0, fmt.Errorf("%q: want a size above 0, auto or off", s)
-	}
-	return b, nil
+	return parseBytes(s)
 }
 
 func splitCommaList(s string) []string {

@@ -17,7 +17,7 @@ func TestReplayCLI(t *testing.T) {
 		errb.Reset()
 		return runWith(args, &out, &errb)
 	}
-	if code := run("gen-trace", "-o", filepath.Join(cond, "node-000.full.arrow"), "--requests", "20000", "--keys", "2000", "--seed", "3"); code != 0 {
+	if code := run("gen-trace", "-o", filepath.Join(cond, "node-000.full.arrow"), "--requests", "20000", "--keys", "2000", "--trace-seed", "3"); code != 0 {
 		t.Fatalf("gen-trace: exit %d: %s", code, errb.String())
 	}
 	if code := run("gen-trace", "-o", filepath.Join(cond, "node-000.cross.arrow"), "--requests", "5000", "--keys", "1500", "--locality", "0"); code != 0 {
@@ -52,17 +52,17 @@ func TestReplayCLI(t *testing.T) {
 		t.Errorf("merged results differ:\n%s\nvs\n%s", a, b)
 	}
 	// Export and replay the oracleGeneral file.
-	og := filepath.Join(dir, "t.og")
-	if code := run("export", filepath.Join(cond, "node-000.cross.arrow"), "--format", "oracleGeneral", "-o", og); code != 0 {
+	og := filepath.Join(dir, "t.oracleGeneral")
+	if code := run("export", filepath.Join(cond, "node-000.cross.arrow"), "-o", og); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errb.String())
 	}
-	if code := run("replay", og, "--format", "oracleGeneral", "--policies", "lru,min", "--sizes", "16", "--no-plots", "-o", filepath.Join(dir, "og")); code != 0 {
+	if code := run("replay", og, "--in-format", "oracleGeneral", "--policies", "lru,min", "--sizes", "16", "--no-plots", "-o", filepath.Join(dir, "og")); code != 0 {
 		t.Fatalf("replay oracleGeneral: exit %d: %s", code, errb.String())
 	}
 	// Bad input: exit 2 and one line naming the file.
 	bad := filepath.Join(dir, "bad.og")
 	os.WriteFile(bad, []byte("short"), 0o644)
-	if code := run("replay", bad, "--format", "oracleGeneral", "-o", filepath.Join(dir, "x")); code != 2 || !strings.Contains(errb.String(), bad) || strings.Count(errb.String(), "\n") != 1 {
+	if code := run("replay", bad, "--in-format", "oracleGeneral", "-o", filepath.Join(dir, "x")); code != 2 || !strings.Contains(errb.String(), bad) || strings.Count(errb.String(), "\n") != 1 {
 		t.Errorf("bad trace: exit %d, stderr %q", code, errb.String())
 	}
 	// A sampled replay: rows carry the rate.

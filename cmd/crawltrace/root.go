@@ -40,6 +40,7 @@ the condensed traces through cache policies and distributed-crawl scenarios.`,
 	// Flag errors name the subcommand ("condense: unknown flag: --x"); the
 	// "crawltrace: " prefix is added once, by runWith, for every error.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		err = flagErr(c, err)
 		if c.HasParent() {
 			err = fmt.Errorf("%s: %w", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err)
 		}
@@ -58,6 +59,7 @@ the condensed traces through cache policies and distributed-crawl scenarios.`,
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	applyOutDefaults(root)
 	// An error here is a flag table out of step with the commands; the
 	// tests check it, users lose only completion.
 	completionErr = registerCompletions(root)
@@ -101,11 +103,14 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	caught.Store(0)
-	err := root.Execute()
+	c, err := root.ExecuteC()
+	if err != nil && c != nil {
+		err = argCountErr(c, err)
+	}
 	if sig := caught.Load(); sig != 0 {
 		// Interrupted: the outputs are flushed, but the run is incomplete.
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "crawltrace: "+oneLine(err.Error()))
+			fmt.Fprintln(stderr, "crawltrace: "+errorLine(c, err))
 		}
 		fmt.Fprintln(stderr, "crawltrace: interrupted by "+signalName(sig))
 		return 128 + int(sig)
@@ -116,7 +121,7 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 			err = usageErr{err}
 		}
 		// One line, never a stack trace.
-		fmt.Fprintln(stderr, "crawltrace: "+oneLine(msg))
+		fmt.Fprintln(stderr, "crawltrace: "+errorLine(c, err))
 	}
 	return exitCode(err)
 }
@@ -159,6 +164,15 @@ func deprecate(f *pflag.FlagSet, old, replacement string) {
 	f.SetAnnotation(old, replacedBy, []string{replacement})
 }
 
+// alias adds old as a hidden, deprecated second name of flag name: set
+// through either, read through name (its Changed included). The README's
+// "Changes" section lists every alias.
+func alias(f *pflag.FlagSet, old, name string) {
+	fl := f.Lookup(name)
+	f.AddFlag(&pflag.Flag{Name: old, Value: fl.Value, DefValue: fl.DefValue, NoOptDefVal: fl.NoOptDefVal, Usage: fl.Usage})
+	deprecate(f, old, name)
+}
+
 // replacedBy is the annotation deprecate puts on an alias.
 const replacedBy = "crawltrace-replaced-by"
 
@@ -167,6 +181,9 @@ func noteDeprecated(c *cobra.Command) {
 	c.Flags().Visit(func(fl *pflag.Flag) {
 		if r := fl.Annotations[replacedBy]; len(r) > 0 {
 			fmt.Fprintf(c.ErrOrStderr(), "crawltrace: --%s is deprecated, use --%s\n", fl.Name, r[0])
+			if nf := c.Flags().Lookup(r[0]); nf != nil && nf.Value == fl.Value {
+				nf.Changed = true
+			}
 		}
 	})
 }

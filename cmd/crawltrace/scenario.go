@@ -50,9 +50,6 @@ func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cob
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return badInput("scenario %s: -o DIR is required", use)
-			}
 			// "all" is a whole run; each question is a unit beside the others.
 			unit := use
 			if use == "all" {
@@ -68,7 +65,7 @@ func scenarioCmd(use, short string, bind func(*pflag.FlagSet), run func(cmd *cob
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output directory")
-	f.BoolVar(&noPlots, "no-plots", false, "write the tables only")
+	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures (write the tables only)")
 	f.Bool("strict", false, "treat every cut segment (killed writer, 0 bytes, fewer rows than manifest.json records) as an error, as condense --strict")
 	addForce(cmd, &force)
 	bind(f)
@@ -124,11 +121,12 @@ func newScenarioPartitionCmd() *cobra.Command {
 	cfg := scenario.DefaultPartitionConfig()
 	return scenarioCmd("partition", "Load, balance and cross traffic of other partitioners and crawl sizes",
 		func(f *pflag.FlagSet) {
-			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawl sizes N to try")
+			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler node counts N to try")
 			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners: host, url, domain, consistent")
 			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
 			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per cross URL to estimate wire bytes")
-			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
+			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
+			alias(f, "order", "stream-order")
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
@@ -174,7 +172,8 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 			f.IntVar(&cfg.Batch, "batch", cfg.Batch, "URLs per batch sent to a peer")
 			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per sent URL")
 			f.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "bytes added per batch sent")
-			f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random policies")
+			f.Uint64Var(&cfg.Seed, "policy-seed", cfg.Seed, "seed of the random policies")
+			alias(f, "seed", "policy-seed")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
@@ -204,7 +203,7 @@ func newScenarioThreadsCmd() *cobra.Command {
 	return scenarioCmd("threads", "Per-thread LRU caches of k/W entries against one shared cache of k",
 		func(f *pflag.FlagSet) {
 			f.StringVar(&sizes, "sizes", "", "total cache sizes k per node (default 2^0..2^20)")
-			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "threads W sharing k (0: distinct workers in each node's log)")
+			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers W of a node, sharing k (0: the distinct workers in each node's log)")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
@@ -232,14 +231,15 @@ func newScenarioNodeLossCmd() *cobra.Command {
 	cfg := scenario.DefaultNodeLossConfig()
 	return scenarioCmd("node-loss", "Hosts moved and URLs fetched twice when a node dies or joins",
 		func(f *pflag.FlagSet) {
-			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawl size N before the event (0: the recorded N)")
+			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes N before the event (0: the recorded N)")
 			f.StringVar(&cfg.Event, "event", cfg.Event, "remove or add")
 			f.IntVar(&cfg.Node, "node", cfg.Node, "node id to remove (adding adds id N)")
 			f.Float64Var(&cfg.At, "at", cfg.At, "change point as a fraction of the stream")
 			f.Int64Var(&cfg.AtRow, "at-row", cfg.AtRow, "change point as a row index of the stream (overrides --at)")
 			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners to compare")
 			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
-			f.StringVar(&cfg.Order, "order", cfg.Order, "stream order: time or node")
+			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
+			alias(f, "order", "stream-order")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
@@ -270,7 +270,7 @@ func newScenarioLocalityCmd() *cobra.Command {
 	var sizes string
 	return scenarioCmd("locality", "Whether LRU hits re-reference URLs last seen on a page of the same host",
 		func(f *pflag.FlagSet) {
-			f.StringVar(&sizes, "sizes", "", "LRU sizes (default 2^0..2^20)")
+			f.StringVar(&sizes, "sizes", "", "LRU cache sizes (default 2^0..2^20)")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
@@ -298,7 +298,8 @@ func newScenarioAllCmd() *cobra.Command {
 	var order string
 	return scenarioCmd("all", "Every question with its defaults, and scenario-summary.json",
 		func(f *pflag.FlagSet) {
-			f.StringVar(&order, "order", scenario.OrderTime, "stream order: time or node")
+			f.StringVar(&order, "stream-order", scenario.OrderTime, "stream order: time or node")
+			alias(f, "order", "stream-order")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
 			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd),

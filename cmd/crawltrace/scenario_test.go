@@ -69,7 +69,7 @@ func TestScenarioCLI(t *testing.T) {
 	}
 	out = filepath.Join(dir, "bad")
 	for _, args := range [][]string{
-		{"scenario", "locality", raw},
+		{"scenario", "locality", raw, "-o", out, "--sizes", "0"},
 		{"scenario", "threads", raw, "-o", out, "--sizes", "lots"},
 		{"scenario", "node-loss", raw, "-o", out, "--node", "9"},
 		{"scenario", "partition", raw, "-o", out, "--partitioners", "nope"},

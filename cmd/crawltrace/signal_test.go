@@ -92,7 +92,7 @@ func TestCrawlSIGINTExits130(t *testing.T) {
 
 // testweb is stopped by SIGTERM with status 143.
 func TestTestwebSIGTERMExits143(t *testing.T) {
-	cmd := crawltest.Command(cliChild, "testweb", "--listen", "127.0.0.1:0", "--hosts", "2", "--pages", "2")
+	cmd := crawltest.Command(cliChild, "testweb", "--listen", "127.0.0.1:0", "--hosts", "2", "--pages-per-host", "2")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -137,9 +137,11 @@ It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "listen address (port 0 for any free port)")
 	f.StringVar(&tlsListen, "tls-listen", "", "also serve the web over HTTPS on this address, with certificates from a test CA")
 	f.StringVar(&caOut, "ca-out", "", "write the test CA's certificate (PEM) to this file, for crawl --ca-file")
-	f.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "generated hosts")
-	f.IntVar(&cfg.PagesPerHost, "pages", cfg.PagesPerHost, "pages per generated host")
-	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the generated web")
+	f.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "hosts of the generated web")
+	f.IntVar(&cfg.PagesPerHost, "pages-per-host", cfg.PagesPerHost, "pages per host of the generated web")
+	alias(f, "pages", "pages-per-host")
+	f.Int64Var(&cfg.Seed, "web-seed", cfg.Seed, "seed of the generated web")
+	alias(f, "seed", "web-seed")
 	f.StringArrayVar(&sites, "site", nil, "HOST=DIR: serve a directory of static HTML as host HOST; repeatable")
 	f.IntVar(&cfg.TrapHosts, "traps", cfg.TrapHosts, "crawler-trap hosts")
 	f.Float64Var(&cfg.RobotsFraction, "robots", cfg.RobotsFraction, "fraction of hosts with robots.txt Disallow rules")
@@ -153,7 +155,8 @@ It runs until SIGINT or SIGTERM (exit status 130 or 143).`,
 	f.StringVar(&seedsOut, "seeds-out", "", "write the seed URLs to this file, one per line")
 	f.BoolVar(&hostile, "hostile", false, "serve the hostile web (robots redirects, redirect chains, bombs, slow servers, traps) instead")
 	f.StringVar(&qualityOut, "quality-out", "", "write url<TAB>quality lines to this file")
-	f.StringVar(&cfg.QualityModel, "quality", cfg.QualityModel, "quality oracle: pagerank or zipf")
+	f.StringVar(&cfg.QualityModel, "quality-model", cfg.QualityModel, "quality model of the generated web: pagerank or zipf")
+	alias(f, "quality", "quality-model")
 	return cmd
 }
 

@@ -255,7 +255,7 @@ func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMet
 		}
 		return []figure{
 			{"locality", "host locality of LRU hits (all nodes)",
-				axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1, legendLow: true}, []series{hit, same}},
+				axis{label: "LRU cache size (entries, log2 scale)", log2: true}, axis{label: "fraction", lo: 0, hi: 1}, []series{hit, same}},
 			{"locality-reuse", "LRU stack distance of re-references by source (all nodes)",
 				axis{label: "stack distance (log2 bucket)", log2: true}, axis{label: "fraction of re-references"}, lines},
 		}

@@ -321,7 +321,7 @@ func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMet
 			}
 			_, mean, _ := balance(loads)
 			slices.SortFunc(loads, func(a, b int64) int { return cmp.Compare(b, a) })
-			s := series{name: fmt.Sprintf("%s (%.1f%% of hosts moved)", row.Partitioner, 100*row.HostsMovedFraction)}
+			s := series{name: fmt.Sprintf("%s (%.1f%% of hosts moved)", row.Partitioner, 100*row.HostsMovedFraction), style: row.Partitioner}
 			for i, l := range loads {
 				s.xys = append(s.xys, plotter.XY{X: float64(i + 1), Y: ratio(float64(l), mean)})
 			}

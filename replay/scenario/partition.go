@@ -433,8 +433,8 @@ func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMe
 		}
 		nodes := axis{label: "nodes N (log2 scale)", log2: true}
 		return []figure{
-			{"partition-cross", "URLs sent to a peer", nodes, axis{label: "cross fraction", lo: 0, hi: 1, legendLow: true}, crossLines},
-			{"partition-balance", "load balance (URLs owned)", nodes, axis{label: "max / mean URLs per node", legendLow: true}, balLines},
+			{"partition-cross", "URLs sent to a peer", nodes, axis{label: "cross fraction", lo: 0, hi: 1}, crossLines},
+			{"partition-balance", "load balance (URLs owned)", nodes, axis{label: "max / mean URLs per node"}, balLines},
 		}
 	})
 }

@@ -213,7 +213,10 @@ func writeFile(path string, fill func(w io.Writer) error) error {
 // series is one line of a plot.
 type series struct {
 	name string
-	xys  plotter.XYs
+	// style names the series's fixed look ([replay.StyleSeries]), a
+	// policy or partitioner, when name says more; "" is name.
+	style string
+	xys   plotter.XYs
 }
 
 // axis describes one plot axis.
@@ -221,8 +224,6 @@ type axis struct {
 	label  string
 	log2   bool    // x is log2 of the value; ticks are labelled 2^e
 	lo, hi float64 // fixed range when lo < hi
-	// legendLow puts the legend at the bottom (for rising lines).
-	legendLow bool
 }
 
 // linePlot draws lines into dir/base.png and dir/base.svg and returns the
@@ -241,9 +242,9 @@ func linePlot(meta tracefile.TableMeta, dir, base, title string, x, y axis, line
 	}
 	p.Y.Tick.Marker = replay.DenseTicks{}
 	if y.lo < y.hi {
-		p.Y.Min, p.Y.Max = y.lo, y.hi
+		// A curve at the top of the range stays clear of the frame.
+		p.Y.Min, p.Y.Max = y.lo, y.hi+0.04*(y.hi-y.lo)
 	}
-	p.Legend.Top = !y.legendLow
 	p.Add(plotter.NewGrid())
 	for i, s := range lines {
 		var xys plotter.XYs
@@ -260,15 +261,47 @@ func linePlot(meta tracefile.TableMeta, dir, base, title string, x, y axis, line
 		if err != nil {
 			return nil, fmt.Errorf("scenario: plot %s: %w", base, err)
 		}
-		replay.StyleLine(i, l, pts)
+		style := s.style
+		if style == "" {
+			style = s.name
+		}
+		replay.StyleSeries(style, i, l, pts)
 		p.Add(l, pts)
-		p.Legend.Add(s.name, l, pts)
+		name := s.name
+		if j := coincides(lines[:i], xys, p.Y.Max-p.Y.Min); j >= 0 {
+			name += " (same as " + lines[j].name + ")"
+		}
+		p.Legend.Add(name, l, pts)
+	}
+	if !(y.lo < y.hi) {
+		// The top and bottom curves stay clear of the frame.
+		pad := 0.04 * (p.Y.Max - p.Y.Min)
+		p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
 	}
 	files, err := replay.SavePlot(p, dir, base)
 	if err != nil {
 		return files, fmt.Errorf("scenario: %w", err)
 	}
 	return files, nil
+}
+
+// coincides is the index of the first of earlier whose points are xys's to
+// within a 200th of yRange (a line the new one hides, whatever their
+// styles), or -1.
+func coincides(earlier []series, xys plotter.XYs, yRange float64) int {
+	for j, e := range earlier {
+		if len(e.xys) != len(xys) {
+			continue
+		}
+		same := true
+		for k, pt := range xys {
+			same = same && e.xys[k].X == pt.X && math.Abs(e.xys[k].Y-pt.Y) <= yRange/200
+		}
+		if same {
+			return j
+		}
+	}
+	return -1
 }
 
 // ratio is a/b, NaN when b is 0.

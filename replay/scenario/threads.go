@@ -184,7 +184,16 @@ func (res *ThreadsResult) Tables() []*Table {
 
 func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
 	return writeResult(dir, meta, res.Tables()[:1], plots, func() []figure {
-		g, th := series{name: "one shared LRU cache of k"}, series{name: "W per-thread LRU caches of k/W"}
+		// W is defined in the legend: the fetch workers of a node (the
+		// largest count of the nodes, when they differ).
+		w := 0
+		for _, r := range res.Rows {
+			if r.Node == -1 {
+				w = max(w, r.Workers)
+			}
+		}
+		g := series{name: "one shared LRU cache of k entries"}
+		th := series{name: fmt.Sprintf("W = %d fetch workers, one LRU cache of k/W each", w)}
 		for _, r := range res.Rows {
 			if r.Node == -1 {
 				x := math.Log2(float64(r.Size))

@@ -48,6 +48,9 @@ type Config struct {
 	// Policies and Sizes of the replay.
 	Policies []string
 	Sizes    []int
+	// PlotAllSizes draws every size in the figures
+	// ([replay.Config.PlotAllSizes]).
+	PlotAllSizes bool
 	// ChargeStatic makes STATIC count its preloads as misses
 	// ([replay.Config.ChargeStatic]).
 	ChargeStatic bool
@@ -193,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rpc := replay.DefaultConfig()
 	rpc.Policies, rpc.Sizes = cfg.Policies, cfg.Sizes
 	rpc.OutDir = filepath.Join(cfg.OutDir, "replay")
-	rpc.Plots = cfg.Plots
+	rpc.Plots, rpc.PlotAllSizes = cfg.Plots, cfg.PlotAllSizes
 	rpc.ChargeStatic = cfg.ChargeStatic
 	rpc.Progress = cfg.Progress
 	for _, n := range nodes {
