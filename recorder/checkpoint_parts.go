@@ -111,6 +111,7 @@ type countersPart struct{ n *node }
 type savedCounters struct {
 	Counters                 map[string]int64 // worker.Stats.Counters
 	ByStatus, RobotsByStatus map[int]int64
+	BytesByStatus            map[int]int64
 	FilterReasons            map[string]int64
 	Split                    splitter.Stats
 	PageID                   uint64
@@ -129,6 +130,7 @@ func (p countersPart) Save(w io.Writer) error {
 	d := st.Lock()
 	v.ByStatus = maps.Clone(d.ByStatus)
 	v.RobotsByStatus = maps.Clone(d.RobotsByStatus)
+	v.BytesByStatus = maps.Clone(d.BytesByStatus)
 	v.FilterReasons = maps.Clone(d.FilterReasons)
 	st.Unlock()
 	return gob.NewEncoder(w).Encode(&v)
@@ -145,7 +147,7 @@ func (p countersPart) Load(r io.Reader) error {
 		c.Store(v.Counters[name])
 	}
 	d := st.Lock()
-	d.ByStatus, d.RobotsByStatus, d.FilterReasons = v.ByStatus, v.RobotsByStatus, v.FilterReasons
+	d.ByStatus, d.RobotsByStatus, d.BytesByStatus, d.FilterReasons = v.ByStatus, v.RobotsByStatus, v.BytesByStatus, v.FilterReasons
 	st.Unlock()
 	n.split.SetStats(v.Split)
 	n.st.PageSeq.Store(v.PageID)

@@ -279,6 +279,15 @@ type Config struct {
 	// Default 1s.
 	ProgressEvery time.Duration
 
+	// Metrics, when set, is the address the crawl serves its metrics
+	// (Prometheus' text format on /metrics), its stats (/stats.json) and
+	// a status page (/) on while it runs (recorder/monitor,
+	// docs/monitoring.md). MetricsLinger bounds how long the crawl, once
+	// over, waits for a scraper that scraped during the crawl to scrape
+	// its final values. Neither is saved: a resume is given them again.
+	Metrics       string        `json:"-"`
+	MetricsLinger time.Duration `json:"-"`
+
 	// dialHook, when set, is called with every dial address (tests).
 	dialHook func(addr string)
 	// lookup, when set, replaces DNS for ip-mode politeness keys (tests).

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/monitor"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
@@ -342,6 +344,17 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 // OutDir/stats.json, and returns them. Cancellation is a normal stop, not an
 // error. With cfg.Peers set it runs node cfg.NodeID of a TCP crawl.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	// The metrics address is taken first: a busy one is refused before
+	// anything is written.
+	var monLn net.Listener
+	if cfg.Metrics != "" {
+		ln, err := net.Listen("tcp", cfg.Metrics)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --metrics %s: %v", ErrConfig, cfg.Metrics, err)
+		}
+		monLn = ln
+		defer ln.Close()
+	}
 	p, done, err := prepare(&cfg)
 	if p == nil {
 		return done, err
@@ -463,6 +476,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ckpt := newCheckpointer(c, nodes, transport, gen)
 	go ckpt.Run()
+	var mon *monitor.Server
+	if monLn != nil {
+		if mon, err = startMonitor(&cfg, c, nodes, ht, monLn, start); err != nil {
+			c.fail(err)
+		}
+	}
 	progressDone := make(chan struct{})
 	go c.progress(nodes, start, progressDone)
 
@@ -558,7 +577,8 @@ wait:
 		}
 		man.AddNode(n.id, us, ps)
 	}
-	stats := c.collect(nodes, end.Sub(start), ht)
+	stats := c.collect(nodes, end.Sub(start), ht, false)
+	stats.StopReason = c.reason
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.Taken(), ckpt.Last().Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
 	if ht != nil {
@@ -581,6 +601,11 @@ wait:
 				werr = err
 			}
 		}
+	}
+	if mon != nil {
+		// The final values, as stats.json has them, for a last scrape.
+		mon.Final(stats)
+		mon.Close(cfg.MetricsLinger)
 	}
 	if err = c.failed(); err == nil {
 		err = werr

@@ -17,7 +17,11 @@ import (
 )
 
 // Stats summarizes a crawl; it is written to OutDir/stats.json and returned
-// by [Run]. Fractions are of all URLs logged by the host splitters. It is a
+// by [Run], and while the crawl runs it is what Config.Metrics serves
+// (recorder/monitor): every number here is a metric named crawltrace_ and
+// its JSON name, a counter (with _total) for int64 fields and a gauge for
+// the others unless its metric tag says otherwise; a map is one metric
+// with the tag's label. Fractions are of all URLs logged by the host splitters. It is a
 // plain value, not safe for concurrent mutation.
 type Stats struct {
 	CrawlID    string  `json:"crawl_id"`
@@ -25,15 +29,16 @@ type Stats struct {
 	StopReason string  `json:"stop_reason"`
 	Seconds    float64 `json:"seconds"`
 
-	FetchAttempts  int64            `json:"fetch_attempts"` // page fetches, robots.txt excluded
-	ByStatus       map[string]int64 `json:"by_status"`      // HTTP status, "error" when no response
+	FetchAttempts  int64            `json:"fetch_attempts"`                          // page fetches, robots.txt excluded
+	ByStatus       map[string]int64 `json:"by_status" metric:"counter,status"`       // HTTP status, "error" when no response
+	BytesByStatus  map[string]int64 `json:"bytes_by_status" metric:"counter,status"` // body bytes read, by status as ByStatus
 	FetchErrors    int64            `json:"fetch_errors"`
 	HTMLPages      int64            `json:"html_pages"`
 	Bytes          int64            `json:"bytes"`
 	Truncated      int64            `json:"truncated"`
 	Redirects      int64            `json:"redirects"`
 	RobotsFetches  int64            `json:"robots_fetches"`
-	RobotsByStatus map[string]int64 `json:"robots_by_status"`
+	RobotsByStatus map[string]int64 `json:"robots_by_status" metric:"counter,status"`
 	RobotsExcluded int64            `json:"robots_excluded"`
 	PagesPerSecond float64          `json:"pages_per_second"`
 
@@ -64,7 +69,7 @@ type Stats struct {
 	UniqueLinksPerPage   worker.Summary   `json:"unique_links_per_page"` // distinct links on a page
 	OnPageDuplicateShare float64          `json:"on_page_duplicate_fraction"`
 	Filtered             int64            `json:"filtered"`
-	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty"`
+	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty" metric:"counter,reason"`
 	BadLinks             int64            `json:"bad_links"` // links that did not normalize
 	// LinksDropped counts links beyond Config.MaxLinksPerPage, neither
 	// logged nor followed.
@@ -72,7 +77,7 @@ type Stats struct {
 	// QueuePeakBytes is the most bytes of URLs that waited for a host
 	// splitter at once; QueueWaits counts the sends that waited for room
 	// (back-pressure on fetching).
-	QueuePeakBytes int64 `json:"queue_peak_bytes"`
+	QueuePeakBytes int64 `json:"queue_peak_bytes" metric:"gauge"`
 	QueueWaits     int64 `json:"queue_waits"`
 
 	URLsLogged    int64   `json:"urls_logged"`
@@ -81,7 +86,7 @@ type Stats struct {
 	LocalFraction float64 `json:"local_fraction"`
 	CrossFraction float64 `json:"cross_fraction"`
 
-	DUEUnique      int64   `json:"due_unique"`
+	DUEUnique      int64   `json:"due_unique" metric:"gauge"`
 	DUEBytesPerURL float64 `json:"due_bytes_per_url"`
 	// DUE is the duplicate URL eliminator, "memory" or "disk". For the
 	// disk DUE: its cache's size, accesses (every URL reaching the DUE),
@@ -99,7 +104,7 @@ type Stats struct {
 	// DUESwitchedAt is the number of URLs the in-memory DUE held when it
 	// outgrew a quarter of Config.Memory and gave way to the disk DUE
 	// (Config.DUE auto; summed over nodes), 0 when it did not.
-	DUESwitchedAt int64 `json:"due_switched_at,omitempty"`
+	DUESwitchedAt int64 `json:"due_switched_at,omitempty" metric:"gauge"`
 
 	SplitterCacheSize       int   `json:"splitter_cache_size"`
 	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
@@ -116,6 +121,16 @@ type Stats struct {
 	BatchesAcked  int64  `json:"batches_acked"`
 	BatchesResent int64  `json:"batches_resent"`
 	OutboxLeft    int    `json:"outbox_left"`
+	// BatchesRefused counts the requests this node's endpoint refused or
+	// turned away for now (peer.HTTPTransport.Refused).
+	BatchesRefused int64 `json:"batches_refused"`
+
+	// What waits, as the stats were taken (at the stop, for stats.json):
+	// URLs queued in the frontier, hosts known to it, and origins
+	// whose robots.txt waits for a retry.
+	Queued        int64 `json:"queued" metric:"gauge"`
+	HostsKnown    int64 `json:"hosts_known" metric:"gauge"`
+	RobotsWaiting int64 `json:"robots_waiting" metric:"gauge"`
 
 	// MaxStallSeconds is the longest any host waited, in this run,
 	// between becoming due (its politeness delay passed with something to
@@ -138,12 +153,12 @@ type Stats struct {
 	// queued in memory at the end.
 	FrontierSpillWritten int64 `json:"frontier_spill_written_bytes"`
 	FrontierSpillRead    int64 `json:"frontier_spill_read_bytes"`
-	FrontierMemBytes     int64 `json:"frontier_mem_bytes"`
+	FrontierMemBytes     int64 `json:"frontier_mem_bytes" metric:"gauge"`
 	// PeakRSSBytes is the crawling process's peak resident memory over
 	// this run (VmHWM; 0 where the system does not say): for a crawl run
 	// as its own process, what Config.Memory bounds. A library caller's
 	// process counts whatever else it holds.
-	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty" metric:"gauge"`
 	// Checkpoints taken by this run (periodic and final) and how long the
 	// last periodic one took.
 	Checkpoints       int     `json:"checkpoints"`
@@ -168,9 +183,12 @@ func codeKey(code int) string {
 	return strconv.Itoa(code)
 }
 
-func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport) *Stats {
-	s := &Stats{CrawlID: c.cfg.CrawlID, StopReason: c.reason, Seconds: elapsed.Seconds(),
-		ByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache, DUE: DUEMemory}
+// collect takes the crawl's stats. A live collect (while the crawl runs,
+// for its metrics) leaves out what costs a pass over every page fetched:
+// the links-per-page summaries and the progress timeline.
+func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport, live bool) *Stats {
+	s := &Stats{CrawlID: c.cfg.CrawlID, Seconds: elapsed.Seconds(),
+		ByStatus: map[string]int64{}, BytesByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache, DUE: DUEMemory}
 	var links, unique []uint32
 	var dueBytes int64
 	var timeline []quality.Fetch
@@ -222,6 +240,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		for k, v := range d.ByStatus {
 			s.ByStatus[codeKey(k)] += v
 		}
+		for k, v := range d.BytesByStatus {
+			s.BytesByStatus[codeKey(k)] += v
+		}
 		for k, v := range d.RobotsByStatus {
 			s.RobotsByStatus[codeKey(k)] += v
 		}
@@ -231,10 +252,12 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 			}
 			s.FilterReasons[k] += v
 		}
-		links = append(links, d.Links...)
-		unique = append(unique, d.Unique...)
-		for _, p := range d.Timeline {
-			timeline = append(timeline, quality.Fetch{End: p.At + n.started.Sub(t0), Quality: p.Q})
+		if !live {
+			links = append(links, d.Links...)
+			unique = append(unique, d.Unique...)
+			for _, p := range d.Timeline {
+				timeline = append(timeline, quality.Fetch{End: p.At + n.started.Sub(t0), Quality: p.Q})
+			}
 		}
 		st.Unlock()
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
@@ -254,6 +277,10 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.URLsReceived += sp.Received
 		s.DUEUnique += sp.DUELen
 		s.Sessions += n.front.SessionsOpened()
+		q, h := n.front.Sizes()
+		s.Queued += int64(q)
+		s.HostsKnown += int64(h)
+		s.RobotsWaiting += int64(n.front.RobotsWaiting())
 		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}
@@ -295,8 +322,12 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 	if ht != nil {
 		s.BatchesAcked = int64(ht.Sent())
 		s.BatchesResent = int64(ht.Resent())
+		s.BatchesRefused = int64(ht.Refused())
+		s.Epoch = ht.Epoch()
 	}
-	s.Progress = quality.SummarizeProgress(timeline, elapsed, c.cfg.Quality != nil, quality.Total(c.cfg.Quality))
+	if !live {
+		s.Progress = quality.SummarizeProgress(timeline, elapsed, c.cfg.Quality != nil, quality.Total(c.cfg.Quality))
+	}
 	return s
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"bufio"
 	"errors"
 	"fmt"
@@ -204,6 +206,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
 	f.StringVar(&lf.in.Peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
 	f.StringVar(&cfg.Listen, "listen", "", "listen address (TCP mode; default this node's --peers entry)")
+	f.StringVar(&cfg.Metrics, "metrics", "", "serve the crawl's metrics (Prometheus, /metrics), stats (/stats.json) and a status page (/) on this address while it runs, e.g. 127.0.0.1:9400")
+	f.DurationVar(&cfg.MetricsLinger, "metrics-linger", 10*time.Second, "once the crawl is over, wait at most this long for a scraper that scraped during the crawl to scrape the final values")
 	f.StringVar(&lf.in.Token, "token", "", "bearer token shared by the nodes (TCP mode; ps shows it: see --token-file)")
 	lf.register(f)
 	f.DurationVar(&cfg.IdleGrace, "idle-grace", cfg.IdleGrace, "no longer used: the nodes detect the crawl's end")

@@ -186,6 +186,7 @@ type HTTPTransport struct {
 	finKnown    []atomic.Bool // peer i is known to have decided the crawl is over (see tellFinished)
 	started     atomic.Bool   // the node queued its seeds or its checkpoint's batches (Started)
 	snapshots   atomic.Uint64 // termination snapshots begun (WatchTermination)
+	refused     atomic.Uint64 // requests refused (4xx) or turned away (503), see Refused
 	decided     atomic.Bool
 	complete    atomic.Bool // the decision covered the whole crawl (see WatchTermination)
 	refusing    atomic.Bool // stopping: batches are refused (503) and stay in the senders' outboxes
@@ -517,6 +518,7 @@ func (t *HTTPTransport) authorized(r *http.Request) bool {
 
 // refuse answers a bad request with code and msg, and logs one line.
 func (t *HTTPTransport) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	t.refused.Add(1)
 	t.logf("refused %s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, msg)
 	// The connection closes after the answer: the server would otherwise
 	// read the unread body first, as slowly as the client sends it.
@@ -569,6 +571,7 @@ func (t *HTTPTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Connection", "close")
+		t.refused.Add(1)
 		http.Error(w, "too many batches in flight", http.StatusServiceUnavailable)
 		return
 	}
@@ -576,6 +579,7 @@ func (t *HTTPTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 	if !t.mem.TryAcquire(need) {
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Connection", "close")
+		t.refused.Add(1)
 		http.Error(w, "batch memory in use", http.StatusServiceUnavailable)
 		return
 	}
@@ -602,11 +606,13 @@ func (t *HTTPTransport) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.refusing.Load() {
+		t.refused.Add(1)
 		http.Error(w, "node stopping", http.StatusServiceUnavailable)
 		return
 	}
 	isNew, ok := t.recv.ReceiveBatch(b)
 	if !ok {
+		t.refused.Add(1)
 		http.Error(w, "node stopping", http.StatusServiceUnavailable)
 		return
 	}
@@ -1374,6 +1380,11 @@ func (t *HTTPTransport) Sent() uint64 { return t.sent.Load() }
 
 // Resent: see Sent.
 func (t *HTTPTransport) Resent() uint64 { return t.resent.Load() }
+
+// Refused is the number of requests this node's endpoint refused (a
+// wrong token, topology or node, a stale epoch, a body too large) or
+// turned away for now (503: no free slot or memory, or stopping).
+func (t *HTTPTransport) Refused() uint64 { return t.refused.Load() }
 
 // OutboxDir is the outbox directory (Options.Outbox).
 func (t *HTTPTransport) OutboxDir() string { return t.outbox }

@@ -59,7 +59,9 @@ type Detail struct {
 	// by status code (0: no response); FilterReasons counts filtered
 	// URLs by the filter's reason. Each is nil until its first count.
 	ByStatus, RobotsByStatus map[int]int64
-	FilterReasons            map[string]int64
+	// BytesByStatus counts the body bytes read of pages by status code.
+	BytesByStatus map[int]int64
+	FilterReasons map[string]int64
 	// Links and Unique are the links and distinct links of each HTML
 	// page, in the order they were read.
 	Links, Unique []uint32
@@ -107,6 +109,20 @@ func (s *Stats) status(m *map[int]int64, code int) {
 		*m = make(map[int]int64)
 	}
 	(*m)[code]++
+	s.mu.Unlock()
+}
+
+// page counts a page of status code whose body had n bytes.
+func (s *Stats) page(code int, n int64) {
+	s.mu.Lock()
+	if s.d.ByStatus == nil {
+		s.d.ByStatus = make(map[int]int64)
+	}
+	if s.d.BytesByStatus == nil {
+		s.d.BytesByStatus = make(map[int]int64)
+	}
+	s.d.ByStatus[code]++
+	s.d.BytesByStatus[code] += n
 	s.mu.Unlock()
 }
 

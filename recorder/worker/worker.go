@@ -327,7 +327,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	if r.Skipped {
 		st.NotHTML.Add(1)
 	}
-	st.status(&st.d.ByStatus, r.Status)
+	st.page(r.Status, int64(buf.Len()))
 	var urls []URL
 	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
