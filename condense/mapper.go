@@ -285,7 +285,10 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		}
 		nr := NodeReport{Node: n, Full: r.outPath(n, tracefile.SubtraceFull), Cross: r.outPath(n, tracefile.SubtraceCross)}
 		nr.Rows, nr.CrossRows = s.rows, s.crossRows
-		want := tracefile.ManifestSegmentRows(r.cfg.Input, n)
+		want, err := tracefile.ManifestSegmentRows(r.cfg.Input, n)
+		if err != nil {
+			return nil, meta, 0, nil, err
+		}
 		for q := 0; q < s.units; q++ {
 			for _, x := range s.infos[q] {
 				head := q == 0 && m.head != nil && m.head.Node == n
