@@ -8,67 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/internal/fliptest"
 )
 
-// bitStride is the distance between the bits the flip tests flip in a
-// file of n bytes: an odd number (so that every bit position of a byte
-// is tried) giving about 2,500 flips, 500 in -short mode; 1 (every bit)
-// for a file small enough.
-func bitStride(n int) int {
-	most := 2500
-	if testing.Short() {
-		most = 500
-	}
-	s := 8 * n / most
-	if s <= 1 {
-		return 1
-	}
-	return s | 1
-}
+// isBad reports whether err marks a bad input file.
+func isBad(err error) bool { return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBadInput) }
 
-// FlipEveryBit writes good to path with one bit flipped, for every bit
-// (every stride-th), calls check after each, and fails t unless check
-// returns an error marking a bad input file and naming path: no
-// single-bit flip is accepted silently. It restores path to good.
-func flipEveryBit(t *testing.T, path string, good []byte, stride int, check func() error) {
+// flipEveryBit is fliptest.EveryBit over about 2,500 bits of good.
+func flipEveryBit(t *testing.T, path string, good []byte, check func() error) {
 	t.Helper()
-	if err := os.WriteFile(path, good, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := check(); err != nil {
-		t.Fatalf("the good file: %v", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	accepted := 0
-	for bit := 0; bit < 8*len(good); bit += stride {
-		i := bit / 8
-		if _, err := f.WriteAt([]byte{good[i] ^ 1<<(bit%8)}, int64(i)); err != nil {
-			t.Fatal(err)
-		}
-		err := check()
-		switch {
-		case err == nil:
-			if accepted++; accepted <= 5 {
-				t.Errorf("bit %d of byte %d (of %d) flipped: accepted", bit%8, i, len(good))
-			}
-		case !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrBadInput):
-			t.Fatalf("byte %d: error not marked as bad input: %v", i, err)
-		case !strings.Contains(err.Error(), path):
-			t.Fatalf("byte %d: error does not name the file: %v", i, err)
-		case strings.Contains(err.Error(), "\n"):
-			t.Fatalf("byte %d: error of more than one line: %q", i, err)
-		}
-		if _, err := f.WriteAt(good[i:i+1], int64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if accepted > 0 {
-		t.Errorf("%d of %d single-bit flips accepted", accepted, (8*len(good)+stride-1)/stride)
-	}
+	fliptest.EveryBit(t, path, good, fliptest.Stride(len(good)), isBad, check)
 }
 
 // Issue 32, case 4: every single-bit flip of a condensed trace, its footer
@@ -78,7 +28,7 @@ func flipEveryBit(t *testing.T, path string, good []byte, stride int, check func
 func TestCondensedEveryBitFlipRefused(t *testing.T) {
 	good := smallCondensed(t, 40)
 	path := filepath.Join(t.TempDir(), "node-000.full.arrow")
-	flipEveryBit(t, path, good, bitStride(len(good)), func() error {
+	flipEveryBit(t, path, good, func() error {
 		if err := readCondensedFile(path); err != nil {
 			return err
 		}
@@ -92,7 +42,7 @@ func TestCondensedEveryBitFlipRefused(t *testing.T) {
 func TestTableEveryBitFlipRefused(t *testing.T) {
 	good := smallTable(t)
 	path := filepath.Join(t.TempDir(), "results.arrow")
-	flipEveryBit(t, path, good, bitStride(len(good)), func() error { return verifyErr(path) })
+	flipEveryBit(t, path, good, func() error { return verifyErr(path) })
 }
 
 // Issue 32, case 4: metadata a writer should never have written, carried
@@ -139,7 +89,7 @@ func TestManifestEveryBitFlipRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flipEveryBit(t, filepath.Join(dir, ManifestName), good, bitStride(len(good)), func() error {
+	flipEveryBit(t, filepath.Join(dir, ManifestName), good, func() error {
 		_, err := ReadManifest(dir)
 		return err
 	})

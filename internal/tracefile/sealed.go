@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -117,25 +118,67 @@ func UnmarshalSealed(path string, b []byte, v any) error {
 		return bad("%v", err)
 	}
 	if !bytes.Equal(want, body) {
-		return bad("not as crawltrace writes it (%s): a key missing, repeated or out of place", firstDiff(body, want))
+		return bad("not as crawltrace writes it: %s", keyDiff(body, want))
 	}
 	return nil
 }
 
-// firstDiff describes the first line where have and want differ.
-func firstDiff(have, want []byte) string {
-	h, w := strings.Split(string(have), "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(h), len(w)) {
-		var a, b string
-		if i < len(h) {
-			a = strings.TrimSpace(h[i])
-		}
-		if i < len(w) {
-			b = strings.TrimSpace(w[i])
-		}
-		if a != b {
-			return fmt.Sprintf("line %d holds %q, where %q was expected", i+1, a, b)
+// keyDiff describes how have, a JSON object, differs from want, the same
+// object as this build writes it: a key missing (the first, by path), or
+// else the first line that differs.
+func keyDiff(have, want []byte) string {
+	var h, w any
+	if json.Unmarshal(have, &h) == nil && json.Unmarshal(want, &w) == nil {
+		if k := missingKey(h, w, ""); k != "" {
+			return fmt.Sprintf("no key %q", k)
 		}
 	}
-	return "same lines"
+	hl, wl := strings.Split(string(have), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(hl), len(wl)) {
+		var a, b string
+		if i < len(hl) {
+			a = strings.TrimSpace(hl[i])
+		}
+		if i < len(wl) {
+			b = strings.TrimSpace(wl[i])
+		}
+		if a != b {
+			return fmt.Sprintf("line %d holds %q, where %q was expected (a key repeated or out of place)", i+1, a, b)
+		}
+	}
+	return "its bytes differ"
+}
+
+// missingKey is the path of the first key of want that have lacks.
+func missingKey(have, want any, path string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			hv, ok := h[k]
+			if !ok {
+				return p
+			}
+			if m := missingKey(hv, w[k], p); m != "" {
+				return m
+			}
+		}
+	case []any:
+		h, _ := have.([]any)
+		for i := range min(len(h), len(w)) {
+			if m := missingKey(h[i], w[i], fmt.Sprintf("%s[%d]", path, i)); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
 }
