@@ -21,18 +21,23 @@ func isCorrupt(err error) bool { return errors.Is(err, tracefile.ErrCorrupt) }
 func savedConfigFile(t testing.TB) (string, []byte) {
 	t.Helper()
 	cfg := DefaultConfig()
-	cfg.OutDir = t.TempDir()
+	// The same bytes in every process (a fuzz worker's too): the saved
+	// OutDir is a fixed name, the file goes into a new directory.
+	cfg.OutDir = "crawl"
 	cfg.CrawlID = "c1"
 	cfg.Seeds = []string{"http://a.test/"}
 	cfg.MinDelay = 250 * time.Millisecond
-	if err := writeSavedConfig(&cfg, 0, time.Unix(1700000000, 0)); err != nil {
+	dir := t.TempDir()
+	path := filepath.Join(stateDir(dir, 0), configFileName)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := tracefile.WriteSealedJSON(path, savedConfig{Format: ConfigFormat, Created: time.Unix(1700000000, 0).UTC(), Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(stateDir(cfg.OutDir, 0), configFileName))
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg.OutDir, b
+	return dir, b
 }
 
 // Issue 32, case 2: every single-bit flip of state/config.json is refused

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,7 +28,8 @@ func smallCondensed(t testing.TB, n int) []byte {
 		fps[i] = uint64(i%97) * 0x9e3779b97f4a7c15
 	}
 	path := filepath.Join(t.TempDir(), "t.arrow")
-	m := Meta{CrawlID: "synthetic requests=600000 keys=5000", Nodes: 1, Partitioner: "synthetic", Subtrace: SubtraceFull}
+	// A fixed creation time: a fuzz worker process makes the same file.
+	m := Meta{CrawlID: "synthetic requests=600000 keys=5000", Nodes: 1, Partitioner: "synthetic", Subtrace: SubtraceFull, Created: time.Unix(1700000000, 0)}
 	if err := WriteCondensed(path, m, fps); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func smallTable(t testing.TB) []byte {
 	defer rec.Release()
 	var buf bytes.Buffer
 	meta := TableMeta{Kind: KindReplayResults, Table: "results", CrawlID: "crawl-9", Inputs: []string{"node-000.full.arrow"},
-		Params: map[string]string{"seeds": "1"}}
+		Params: map[string]string{"seeds": "1"}, Created: time.Unix(1700000000, 0)}
 	if err := WriteTable(&buf, rec, meta, mem); err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +157,12 @@ func FuzzCondensedReader(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		marked(t, readCondensedFile(path), "read")
+		err := readCondensedFile(path)
+		marked(t, err, "read")
 		marked(t, Inspect(io.Discard, path, 3), "inspect")
+		if err == nil && !bytes.Equal(data, good) {
+			t.Fatal("a changed condensed trace read without an error")
+		}
 	})
 }
 
@@ -170,6 +176,11 @@ func FuzzTableReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		marked(t, Inspect(io.Discard, path, 10), "inspect")
+		_, err := VerifyChecksum(path)
+		marked(t, err, "verify")
+		if err == nil && !bytes.Equal(data, good) {
+			t.Fatal("a changed results table verified")
+		}
 	})
 }
 

@@ -124,6 +124,11 @@ func arrowKind(path string) (string, error) {
 
 // inspectTable describes a results table: metadata, schema and first rows.
 func inspectTable(w io.Writer, path string, rows int) error {
+	// A table is one small batch, read whole to be shown: proved first,
+	// so that damaged values are never printed as the table's.
+	if _, err := VerifyChecksum(path); err != nil {
+		return err
+	}
 	t, err := openArrowFile(path)
 	if err != nil {
 		return err
