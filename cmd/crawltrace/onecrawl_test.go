@@ -43,6 +43,7 @@ func TestTwoCrawlsOneDirectoryRefused(t *testing.T) {
 	if code != 2 || strings.Count(line, "\n") != 0 || !strings.Contains(line, `"cluster-test"`) || !strings.Contains(line, `"crawl-B"`) {
 		t.Errorf("node 1 of crawl B: exit %d, output %q; want 2 and one line naming both crawl ids", code, line)
 	}
+	t.Logf("crawl B: %s", line)
 	// The same crawl id with another peer list is another topology.
 	b[6] = strings.Join(freePorts(t, 2), ",")
 	b[len(b)-1] = "cluster-test"
@@ -52,6 +53,7 @@ func TestTwoCrawlsOneDirectoryRefused(t *testing.T) {
 	if code != 2 || strings.Count(line, "\n") != 0 || !strings.Contains(line, "--peers") || !strings.Contains(line, "topology.json") {
 		t.Errorf("node 1 with other peers: exit %d, output %q; want 2 and one line naming --peers and topology.json", code, line)
 	}
+	t.Logf("other peers: %s", line)
 	state := filepath.Join(tracefile.NodeDir(a.dir, 1), "state")
 	for _, f := range []string{"topology.json", "config.json", "epoch"} {
 		if _, err := os.Stat(filepath.Join(state, f)); err == nil {

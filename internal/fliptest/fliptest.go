@@ -12,12 +12,12 @@ import (
 
 // Stride is the distance between the bits [EveryBit] flips in a file of
 // n bytes: an odd number (so every bit position of a byte is tried)
-// giving about 2,500 flips, 500 in -short mode; 1, every bit, for a
+// giving about 1,500 flips, 300 in -short mode; 1, every bit, for a
 // small file.
 func Stride(n int) int {
-	most := 2500
+	most := 1500
 	if testing.Short() {
-		most = 500
+		most = 300
 	}
 	s := 8 * n / most
 	if s <= 1 {

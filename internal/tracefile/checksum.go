@@ -111,7 +111,7 @@ func checkSum(path string, r io.ReaderAt, l fileLayout, from int64, d *xxhash.Di
 	if d == nil {
 		d, from = xxhash.New(), 0
 	}
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, min(l.size, 1<<20))
 	if err := hashFile(d, r, from, l, buf); err != nil {
 		return 0, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}

@@ -15,7 +15,7 @@ import (
 // isBad reports whether err marks a bad input file.
 func isBad(err error) bool { return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBadInput) }
 
-// flipEveryBit is fliptest.EveryBit over about 2,500 bits of good.
+// flipEveryBit is fliptest.EveryBit over about 1,500 bits of good.
 func flipEveryBit(t *testing.T, path string, good []byte, check func() error) {
 	t.Helper()
 	fliptest.EveryBit(t, path, good, fliptest.Stride(len(good)), isBad, check)
