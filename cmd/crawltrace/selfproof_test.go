@@ -18,11 +18,10 @@ import (
 // rewritten), a topology.json whose node_id went from 0 to 4.
 func TestResumeRefusesDamagedStateFiles(t *testing.T) {
 	srv, seeds := resumeWeb(t)
-	dir := t.TempDir()
-	if code, _, errs := runCLI(t, crawlArgs(dir, srv.Addr(), seeds, "--max-pages", "10")...); code != 0 {
+	base := t.TempDir()
+	if code, _, errs := runCLI(t, crawlArgs(base, srv.Addr(), seeds, "--max-pages", "10")...); code != 0 {
 		t.Fatalf("crawl: exit %d: %s", code, errs)
 	}
-	state := filepath.Join(tracefile.NodeDir(dir, 0), "state")
 	for _, tc := range []struct {
 		file     string
 		from, to string // one change; from "" replaces the whole file by to
@@ -31,7 +30,13 @@ func TestResumeRefusesDamagedStateFiles(t *testing.T) {
 		{"epoch", "", "xx\n"},
 		{"topology.json", `"node_id": 0`, `"node_id": 4`},
 	} {
-		path := filepath.Join(state, tc.file)
+		// Each case on a copy of the crawl, so that each fails alone on a
+		// build without the check.
+		dir := filepath.Join(t.TempDir(), "crawl")
+		if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(tracefile.NodeDir(dir, 0), "state", tc.file)
 		good, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -61,9 +66,9 @@ func TestResumeRefusesDamagedStateFiles(t *testing.T) {
 			t.Errorf("%s changed: %d files before the resume, %d after", tc.file, len(before), len(after))
 		}
 		os.WriteFile(path, good, 0o644)
-	}
-	if code, _, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "20"); code != 0 {
-		t.Errorf("resume of the repaired crawl: exit %d: %s", code, errs)
+		if code, _, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--max-pages", "20"); code != 0 {
+			t.Errorf("%s repaired: resume exit %d: %s", tc.file, code, errs)
+		}
 	}
 }
 
