@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
@@ -139,5 +140,47 @@ func TestCommandsRefuseFlippedMetadata(t *testing.T) {
 	restore()
 	if code, _, errs := runCLI(t, "inspect", "--verify", crawl); code != 0 {
 		t.Errorf("inspect --verify of the restored crawl: %d %s", code, errs)
+	}
+}
+
+// Issue 32, case 6: a Parquet export of a directory killed midway (here
+// once its second file is being written) leaves no *.parquet file for a
+// reader that globs them, and no _SUCCESS. Before, the first file was in
+// place beside the second's temporary file: half an export.
+func TestExportKilledLeavesNoParquet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an export process")
+	}
+	dir := t.TempDir()
+	cond, out := filepath.Join(dir, "cond"), filepath.Join(dir, "pq")
+	for _, name := range []string{"a", "b", "c"} {
+		if code, _, errs := runCLI(t, "gen-trace", "-o", filepath.Join(cond, name+".arrow"), "--requests", "1000000", "--keys", "500000", "--progress", "never"); code != 0 {
+			t.Fatalf("gen-trace: %d %s", code, errs)
+		}
+	}
+	p := startProc(t, filepath.Join(dir, "export.log"), "export", cond, "--format", "parquet", "-o", out)
+	second := false
+	for !second {
+		select {
+		case <-p.done:
+			t.Fatalf("the export ended (%v) before its second file was started: make the traces larger", p.err)
+		case <-time.After(time.Millisecond):
+		}
+		ents, _ := os.ReadDir(out)
+		n := 0
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".parquet") {
+				n++
+			}
+		}
+		second = n >= 2
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".parquet") || e.Name() == "_SUCCESS" {
+			t.Errorf("killed export left %s in place", e.Name())
+		}
 	}
 }
