@@ -37,8 +37,9 @@ func TestCondensedEveryBitFlipRefused(t *testing.T) {
 }
 
 // Issue 32, case 3: every single-bit flip of a results table is refused
-// by VerifyChecksum (inspect --verify) and by ReadTable (export). Before,
-// a flip in a record batch's metadata passed and moved a column's values.
+// by VerifyChecksum (inspect, inspect --verify and export call it).
+// Before, a flip in a record batch's metadata passed and moved a column's
+// values (a size of 2^62).
 func TestTableEveryBitFlipRefused(t *testing.T) {
 	good := smallTable(t)
 	path := filepath.Join(t.TempDir(), "results.arrow")

@@ -54,9 +54,9 @@ type Meta struct {
 	Created     time.Time // when the file was created
 	ToolVersion string    // crawltrace version that wrote it (set by writers)
 	Subtrace    string    // condensed only: SubtraceFull or SubtraceCross
-	// Checksum is, in a condensed trace, the checksum of its data (see
-	// [ChecksumOf]); writers set it, and it is "" in files written before
-	// it existed.
+	// Checksum is, in a condensed trace, the checksum of the whole file
+	// (checksum.go); writers set it. Readers refuse a trace without one;
+	// one of an older crawltrace may hold the checksum of its data only.
 	Checksum string
 }
 
@@ -209,8 +209,8 @@ type TableMeta struct {
 	Params      map[string]string
 	Created     time.Time // when the table was written (now when zero)
 	ToolVersion string    // crawltrace version (ToolVersion when empty)
-	// Checksum is the checksum of the table's data (see [ChecksumOf]),
-	// set by [WriteTable]; "" in tables written before it existed.
+	// Checksum is the checksum of the whole table file (checksum.go),
+	// set by [WriteTable]; an older table may hold its data's only.
 	Checksum string
 }
 

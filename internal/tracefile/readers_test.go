@@ -253,7 +253,8 @@ func verifyErr(path string) error {
 	return err
 }
 
-// A results table's checksum covers its record batch body: every flipped
+// A results table's checksum covers its record batch body (and the rest of
+// the file, TestTableEveryBitFlipRefused): every flipped
 // byte there is a mismatch.
 func TestTableChecksum(t *testing.T) {
 	good := smallTable(t)
