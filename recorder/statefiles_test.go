@@ -122,3 +122,15 @@ func FuzzSavedConfig(f *testing.F) {
 		}
 	})
 }
+
+// inspect --verify of a crawl without a manifest lists each node's
+// checkpoint through its config.json: a damaged one is an error naming
+// it, not a node skipped as if it had none.
+func TestRecordedSegmentsRefusesDamagedConfig(t *testing.T) {
+	dir, good := savedConfigFile(t)
+	path := filepath.Join(stateDir(dir, 0), configFileName)
+	os.WriteFile(path, bytes.Replace(good, []byte(`"MinDelay"`), []byte(`"MinDeley"`), 1), 0o644)
+	if _, err := RecordedSegments(dir); !isCorrupt(err) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("RecordedSegments: %v; want an error naming %s", err, path)
+	}
+}
