@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -270,6 +271,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A manifest is proved before anything is read by it.
+	man, err := tracefile.ReadManifest(cfg.Input)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	inBytes, err := inputSize(cfg.Input, nodes)
 	if err != nil {
 		return nil, err
@@ -310,7 +316,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var total int64 // a map task reads only its nodes: total unknown
 	if !sharded {
-		total = manifestRows(cfg.Input)
+		total = manifestRows(man)
 	}
 	r.reading = progress.New(cfg.Progress, "condense: reading", "rows", total)
 	// The in-memory table is sized ahead for a crawl-like trace: one
@@ -514,11 +520,10 @@ func (n *NodeReport) setDistinct(c *Counts) {
 	n.CollisionsTruncated = c.CollisionsTruncated
 }
 
-// manifestRows is the number of URL rows in the crawl in dir from its
-// manifest; 0 when there is none (a crawl cut short).
-func manifestRows(dir string) int64 {
-	m, err := tracefile.ReadManifest(dir)
-	if err != nil {
+// manifestRows is the number of URL rows in the crawl from its manifest
+// m; 0 when there is none (a crawl cut short).
+func manifestRows(m *tracefile.Manifest) int64 {
+	if m == nil {
 		return 0
 	}
 	return m.URLRows()

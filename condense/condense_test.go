@@ -725,3 +725,25 @@ func TestKeepFor(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32, case 1 from the reader's side: a directory whose nodes are of
+// two crawls (written before the recorder refused the second) is not
+// condensed as one crawl: an error naming both crawl ids. Before, it was
+// counted as one crawl of 2 nodes.
+func TestCondenseRefusesTwoCrawls(t *testing.T) {
+	in := t.TempDir()
+	for node, id := range []string{"crawl-A", "crawl-B"} {
+		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(in, node), tracefile.Meta{CrawlID: id, Node: node, Nodes: 2, Partitioner: "host"}, tracefile.WriterConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Append(tracefile.URLRecord{URL: "http://a.test/", Kind: "seed"}); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	_, err := Run(context.Background(), Config{Input: in, Output: t.TempDir()})
+	if !errors.Is(err, tracefile.ErrBadInput) || !strings.Contains(err.Error(), `"crawl-A"`) || !strings.Contains(err.Error(), `"crawl-B"`) {
+		t.Fatalf("condense of two crawls: %v; want an error naming both", err)
+	}
+}

@@ -269,7 +269,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 	}
 	var reps []NodeReport
 	var meta tracefile.Meta
-	haveMeta := false
+	haveMeta, first := false, 0
 	for _, n := range nodes {
 		s := m.sinks[n]
 		if !s.haveMeta {
@@ -281,11 +281,19 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 			return nil, meta, 0, nil, fmt.Errorf("%w: %s: every segment was cut before its schema", tracefile.ErrBadInput, tracefile.NodeDir(r.cfg.Input, n))
 		}
 		if !haveMeta {
-			meta, haveMeta = s.meta, true
+			meta, haveMeta, first = s.meta, true, n
+		} else if s.meta.CrawlID != meta.CrawlID || s.meta.Nodes != meta.Nodes || s.meta.Partitioner != meta.Partitioner {
+			// A directory holds one crawl (the recorder refuses a
+			// second one): nodes of two are not read as one.
+			return nil, meta, 0, nil, fmt.Errorf("%w: %s: node %d is of crawl %q (%d nodes, partitioner %s), node %d of crawl %q (%d nodes, partitioner %s): not one crawl",
+				tracefile.ErrBadInput, r.cfg.Input, first, meta.CrawlID, meta.Nodes, meta.Partitioner, n, s.meta.CrawlID, s.meta.Nodes, s.meta.Partitioner)
 		}
 		nr := NodeReport{Node: n, Full: r.outPath(n, tracefile.SubtraceFull), Cross: r.outPath(n, tracefile.SubtraceCross)}
 		nr.Rows, nr.CrossRows = s.rows, s.crossRows
-		want := tracefile.ManifestSegmentRows(r.cfg.Input, n)
+		want, err := tracefile.ManifestSegmentRows(r.cfg.Input, n)
+		if err != nil {
+			return nil, meta, 0, nil, err
+		}
 		for q := 0; q < s.units; q++ {
 			for _, x := range s.infos[q] {
 				head := q == 0 && m.head != nil && m.head.Node == n

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
@@ -97,6 +98,74 @@ func cmpOr(s, def string) string {
 // configuration, saved). A difference is an ErrConfig error naming each
 // flag and its saved value. A fresh start saves the topology instead.
 func checkTopology(cfg *Config, local []int, want peer.Topology, saved *Config) error {
+	if cfg.OutDir == "" {
+		return nil
+	}
+	// The nodes of a TCP crawl share the directory: one at a time
+	// compares its topology with those already there and saves its own.
+	// A resume compares its own saved topology first (the clearer
+	// message for a changed flag); a fresh start saves its own only once
+	// the others are known to agree.
+	return outdir.Serialize(cfg.OutDir, topologyLockName, func() error {
+		if cfg.Resume {
+			if err := checkLocalTopology(cfg, local, want, saved); err != nil {
+				return err
+			}
+			return checkOneCrawl(cfg, local, want)
+		}
+		if err := checkOneCrawl(cfg, local, want); err != nil {
+			return err
+		}
+		return checkLocalTopology(cfg, local, want, saved)
+	})
+}
+
+// topologyLockName is the lock file, in a crawl directory, under which a
+// node compares and saves its topology.
+const topologyLockName = "topology.lock"
+
+// checkOneCrawl refuses a node whose crawl is not the one the directory
+// holds: every other node directory's saved topology must be want's,
+// crawl id included (the node id aside). A directory holds one crawl.
+func checkOneCrawl(cfg *Config, local []int, want peer.Topology) error {
+	nodes, err := tracefile.CrawlNodes(cfg.OutDir)
+	if err != nil {
+		return nil // no node directory yet
+	}
+	for _, id := range nodes {
+		if slices.Contains(local, id) {
+			continue
+		}
+		path := filepath.Join(stateDir(cfg.OutDir, id), peer.TopologyFileName)
+		have, ok, err := peer.LoadTopology(stateDir(cfg.OutDir, id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		w := want
+		w.NodeID = have.NodeID
+		if len(cfg.Peers) == 0 {
+			w.NodeID = 0
+		}
+		d := w.Diff(have)
+		switch {
+		case len(d) == 0:
+		case have.CrawlID != want.CrawlID:
+			return fmt.Errorf("%w: %s holds crawl %q (%s), and this node is of crawl %q: a directory holds one crawl; use another directory",
+				ErrConfig, cfg.OutDir, have.CrawlID, path, want.CrawlID)
+		default:
+			return fmt.Errorf("%w: %s holds crawl %q with another topology (%s): %s; a directory holds one crawl: give every node the same flags, or use another directory",
+				ErrConfig, cfg.OutDir, have.CrawlID, path, strings.Join(d, "; "))
+		}
+	}
+	return nil
+}
+
+// checkLocalTopology saves the topology of each local node on a fresh
+// start, and compares it with the saved one on a resume.
+func checkLocalTopology(cfg *Config, local []int, want peer.Topology, saved *Config) error {
 	for _, id := range local {
 		w := want
 		if len(cfg.Peers) == 0 {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,8 +110,8 @@ func TestResumeMultiNode(t *testing.T) {
 	// Each run was a new incarnation of every node (batch ids of the
 	// resumed run cannot repeat the first run's).
 	for id := 0; id < 3; id++ {
-		if b, err := os.ReadFile(filepath.Join(stateDir(cfg.OutDir, id), peer.EpochFile)); err != nil || strings.TrimSpace(string(b)) != "2" {
-			t.Errorf("node %d epoch after one resume: %q, %v", id, b, err)
+		if e, err := peer.ReadEpoch(stateDir(cfg.OutDir, id)); err != nil || e != 2 {
+			t.Errorf("node %d epoch after one resume: %d, %v", id, e, err)
 		}
 	}
 	wp, wu := crawlSets(t, whole.OutDir, 3)

@@ -295,6 +295,16 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	// The epoch files a start bumps are proved before anything is
+	// written (config.json, topology.json): a damaged one is an error
+	// naming it, and the directory is left as it was.
+	if cfg.OutDir != "" {
+		for _, id := range local {
+			if _, err := peer.ReadEpoch(stateDir(cfg.OutDir, id)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	// The topology is fixed for the crawl's life (topology.go): saved now
 	// on a fresh start, checked on a resume before anything is written.
 	topo := topologyOf(cfg, part)

@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,6 +40,12 @@ func LoadConfig(outDir string, node int) (Config, error) {
 	return cfg, nil
 }
 
+// readSavedConfig reads and proves node's state/config.json: sealed JSON
+// (tracefile.MarshalSealed), its checksum matching, every key known and
+// present. Anything else is an error matching tracefile.ErrCorrupt and
+// naming the file; so is a file without a checksum (written by a
+// crawltrace before config.json carried one: resume such a crawl with
+// the build that started it).
 func readSavedConfig(outDir string, node int) (*savedConfig, error) {
 	path := filepath.Join(stateDir(outDir, node), configFileName)
 	b, err := os.ReadFile(path)
@@ -51,8 +56,11 @@ func readSavedConfig(outDir string, node int) (*savedConfig, error) {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
 	var sc savedConfig
-	if err := json.Unmarshal(b, &sc); err != nil || sc.Format != ConfigFormat {
-		return nil, fmt.Errorf("%w: %s: not a crawltrace crawl configuration", tracefile.ErrCorrupt, path)
+	if err := tracefile.UnmarshalSealed(path, b, &sc); err != nil {
+		return nil, fmt.Errorf("recorder: crawl configuration: %w", err)
+	}
+	if sc.Format != ConfigFormat {
+		return nil, fmt.Errorf("%w: %s: format %q, not a crawltrace crawl configuration", tracefile.ErrCorrupt, path, sc.Format)
 	}
 	return &sc, nil
 }
@@ -62,7 +70,7 @@ func writeSavedConfig(cfg *Config, node int, created time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	return tracefile.WriteJSON(filepath.Join(dir, configFileName), savedConfig{Format: ConfigFormat, Created: created.UTC(), Config: *cfg})
+	return tracefile.WriteSealedJSON(filepath.Join(dir, configFileName), savedConfig{Format: ConfigFormat, Created: created.UTC(), Config: *cfg})
 }
 
 // crawlIn reports whether outDir already holds a crawl for the given

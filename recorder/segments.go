@@ -51,10 +51,13 @@ func RecordedSegments(dir string) ([]tracefile.RecordedSegment, error) {
 			continue
 		}
 		sc, err := readSavedConfig(dir, id)
-		if err != nil {
+		if errors.Is(err, ErrConfig) {
 			// An in-process crawl saves its configuration in every
 			// node's state; a node without one has no checkpoint.
 			continue
+		}
+		if err != nil {
+			return nil, err // damaged: an error naming it
 		}
 		set, err := checkpoint.Find(dir, sc.Config.CrawlID, []int{id})
 		if err != nil {

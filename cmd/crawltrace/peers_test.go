@@ -53,6 +53,12 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 					if args[j] == "--peers" {
 						args[j+1] = strings.Join(tc.peers(c, i), ",")
 					}
+					// Each node in a directory of its own: nodes of
+					// different topologies are refused a shared one
+					// before any handshake (TestTwoCrawlsOneDirectoryRefused).
+					if args[j] == "-o" {
+						args[j+1] = fmt.Sprintf("%s-%d", c.dir, i)
+					}
 				}
 				c.procs[i] = startProc(t, filepath.Join(filepath.Dir(c.dir), fmt.Sprintf("node-%d.log", i)), args...)
 			}

@@ -85,6 +85,25 @@ func LockCrawl(command, root string, nodeDirs []string, shared bool) (*Lock, err
 	return l, nil
 }
 
+// Serialize runs fn holding an exclusive flock on the lock file root/name
+// (created if missing, never removed), waiting for it: a short critical
+// section between the processes that share root, such as the nodes of a
+// TCP crawl claiming the directory for their crawl.
+func Serialize(root, name string, fn func() error) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("outdir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(root, name), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("outdir: %w", err)
+	}
+	defer f.Close() // releases the lock
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("outdir: lock %s: %w", f.Name(), err)
+	}
+	return fn()
+}
+
 // flock retries flock(2) when a signal interrupts it.
 func flock(f *os.File, how int) error {
 	for {

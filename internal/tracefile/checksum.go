@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,26 +13,30 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Condensed traces and results tables carry a checksum of their data under
-// the crawltrace.checksum schema metadata key: "xxh64:" and 16 hex digits,
-// the xxHash64 of the bodies of the file's record batches (their buffers,
-// with Arrow's padding), concatenated in file order. For a condensed trace
-// that is its fingerprints as little-endian uint64s. It is computed while
-// the file is written and checked by every full read of a condensed trace
-// ([CondensedReader]) and by [VerifyChecksum] (crawltrace inspect
-// --verify). The checksum covers the data: a damaged footer or schema is
-// caught by the structural checks of the readers instead.
+// Condensed traces and results tables carry a checksum of the whole file
+// under the crawltrace.checksum schema metadata key of the footer's
+// schema: "xxh64:" and 16 hex digits, the xxHash64 of every byte of the
+// file, in order, with that value itself read as the placeholder
+// checksumPending (same length). It covers the data, the record batches'
+// metadata, both schemas and their metadata, the footer and the magic.
+// The writers hash the bytes as they write them and patch the value into
+// the footer at the end; the leading schema message keeps the
+// placeholder. Every full read of a condensed trace ([CondensedReader])
+// and [VerifyChecksum] (crawltrace inspect --verify, export) check it.
 //
-// A condensed trace is streamed, so its checksum is known only at the end,
-// while an Arrow file carries its schema twice: in the schema message at
-// its start and in its footer, the one Arrow's file readers use. The
-// footer's schema holds the checksum; the leading schema message holds the
-// placeholder checksumPending of the same length.
+// Files written before the checksum covered the whole file carry the
+// xxHash64 of their record batches' bodies only, under the same key: a
+// reader whose whole-file hash does not match tries that one, and a file
+// it matches is reported as [ChecksumData]. A file of a current
+// crawltrace damaged anywhere matches neither (but with probability
+// 2^-64). A condensed trace or results table without a checksum is an
+// error: a flipped bit in the metadata's vector length can drop the key.
 
 const checksumPrefix = "xxh64:"
 
 // checksumPending is the checksum value of a condensed trace's leading
-// schema message (see above).
+// schema message, and what the value of the footer's is read as while the
+// file is hashed (see above).
 const checksumPending = checksumPrefix + "????????????????"
 
 // ChecksumOf formats the checksum of data hashed by d.
@@ -41,54 +46,96 @@ func ChecksumOf(d *xxhash.Digest) string { return fmt.Sprintf("%s%016x", checksu
 type ChecksumState int
 
 const (
-	// ChecksumOK: the file's data matches the checksum it carries.
+	// ChecksumOK: the file matches the checksum it carries.
 	ChecksumOK ChecksumState = iota
-	// ChecksumAbsent: the file carries no checksum (written before
-	// checksums existed, or a raw segment, which never has one).
-	ChecksumAbsent
+	// ChecksumData: the file carries a checksum of its record batches'
+	// bodies only (written before the checksum covered the whole file),
+	// and its data matches it; its metadata is not covered.
+	ChecksumData
 )
 
-// VerifyChecksum reads the data of the condensed trace or results table at
-// path and checks it against the checksum in its metadata. A file without
-// a checksum gives ChecksumAbsent and no error; a mismatch is an error
-// wrapping [ErrCorrupt] naming the file. It reads the file once, a block
-// at a time.
+// hashFile hashes into d the bytes of the file read through r from
+// offset from to its end, with the checksum value l locates read as
+// checksumPending.
+func hashFile(d *xxhash.Digest, r io.ReaderAt, from int64, l fileLayout, buf []byte) error {
+	if l.sumAt < from || l.sumLen != int64(len(checksumPending)) {
+		return fmt.Errorf("checksum value of %d bytes, want %d", l.sumLen, len(checksumPending))
+	}
+	if _, err := io.CopyBuffer(d, io.NewSectionReader(r, from, l.sumAt-from), buf); err != nil {
+		return err
+	}
+	d.WriteString(checksumPending)
+	end := l.sumAt + l.sumLen
+	_, err := io.CopyBuffer(d, io.NewSectionReader(r, end, l.size-end), buf)
+	return err
+}
+
+// dataSum is the checksum of the record batches' bodies of the file read
+// through r: what files written before the whole-file checksum carry.
+func dataSum(r io.ReaderAt, l fileLayout, buf []byte) (string, error) {
+	d := xxhash.New()
+	for _, b := range l.blocks {
+		if _, err := io.CopyBuffer(d, io.NewSectionReader(r, b.offset+b.meta, b.body), buf); err != nil {
+			return "", err
+		}
+	}
+	return ChecksumOf(d), nil
+}
+
+// VerifyChecksum reads the condensed trace or results table at path and
+// checks it against the checksum in its metadata. A mismatch, or no
+// checksum, is an error wrapping [ErrCorrupt] naming the file. It reads
+// the file once (twice for a file whose checksum covers only its data).
 func VerifyChecksum(path string) (ChecksumState, error) {
 	t, err := openArrowFile(path)
 	if err != nil {
 		return 0, err
 	}
 	defer t.Close()
-	md := t.r.Schema().Metadata()
-	want := ""
-	if i := md.FindKey(metaPrefix + "checksum"); i >= 0 {
-		want = md.Values()[i]
+	if _, err := parseMeta(t.r.Schema().Metadata()); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	if want == "" {
-		return ChecksumAbsent, nil
+	return checkSum(path, t.f, t.layout, 0, nil)
+}
+
+// checkSum checks the checksum of the file read through r, whose bytes
+// before from d has hashed already (d nil: none).
+func checkSum(path string, r io.ReaderAt, l fileLayout, from int64, d *xxhash.Digest) (ChecksumState, error) {
+	if l.sumAt < 0 {
+		return 0, fmt.Errorf("%w: %s: no checksum in its metadata (written before crawltrace recorded them, or damaged)", ErrCorrupt, path)
 	}
-	d := xxhash.New()
-	buf := make([]byte, 1<<20)
-	for _, b := range t.layout.blocks {
-		if _, err := io.CopyBuffer(d, io.NewSectionReader(t.f, b.offset+b.meta, b.body), buf); err != nil {
-			return 0, fmt.Errorf("tracefile: read %s: %w", path, err)
-		}
+	want := make([]byte, l.sumLen)
+	if _, err := r.ReadAt(want, l.sumAt); err != nil {
+		return 0, fmt.Errorf("tracefile: read %s: %w", path, err)
 	}
-	if got := ChecksumOf(d); got != want {
-		return 0, checksumMismatch(path, got, want)
+	if d == nil {
+		d, from = xxhash.New(), 0
 	}
-	return ChecksumOK, nil
+	buf := make([]byte, min(l.size, 1<<20))
+	if err := hashFile(d, r, from, l, buf); err != nil {
+		return 0, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	got := ChecksumOf(d)
+	if got == string(want) {
+		return ChecksumOK, nil
+	}
+	if ds, err := dataSum(r, l, buf); err == nil && ds == string(want) {
+		return ChecksumData, nil
+	}
+	return 0, checksumMismatch(path, got, string(want))
 }
 
 func checksumMismatch(path, got, want string) error {
-	return fmt.Errorf("%w: %s: checksum mismatch: the data hashes to %s, the file records %s", ErrCorrupt, path, got, want)
+	return fmt.Errorf("%w: %s: checksum mismatch: the file hashes to %s, it records %q", ErrCorrupt, path, got, want)
 }
 
-// footerPatcher passes writes through to w until capture is set; then it
-// keeps them (the footer of an Arrow file: a few KiB) until flush, which
-// replaces the last checksumPending in them by the checksum.
+// footerPatcher passes writes through to w, hashing them, until capture
+// is set; then it keeps them (the footer of an Arrow file: a few KiB)
+// until flush, which hashes them and writes them with the checksum in
+// place of the footer schema's checksumPending.
 type footerPatcher struct {
 	w       io.Writer
+	sum     *xxhash.Digest
 	capture bool
 	buf     bytes.Buffer
 }
@@ -97,17 +144,33 @@ func (p *footerPatcher) Write(b []byte) (int, error) {
 	if p.capture {
 		return p.buf.Write(b)
 	}
+	p.sum.Write(b)
 	return p.w.Write(b)
 }
 
-func (p *footerPatcher) flush(sum string) error {
+func (p *footerPatcher) flush() error {
 	b := p.buf.Bytes()
-	i := bytes.LastIndex(b, []byte(checksumPending))
-	if i < 0 || len(sum) != len(checksumPending) {
+	p.sum.Write(b)
+	sum := ChecksumOf(p.sum)
+	const tail = 4 + len(ipcMagic)
+	if len(b) < tail {
+		return errors.New("no footer")
+	}
+	n := int(int32(binary.LittleEndian.Uint32(b[len(b)-tail:])))
+	if n <= 0 || n > len(b)-tail {
+		return errors.New("no footer")
+	}
+	f := fbuf{b[len(b)-tail-n : len(b)-tail]}
+	root, err := f.root()
+	if err != nil {
+		return err
+	}
+	at, l, err := f.metaValueAt(root, metaPrefix+"checksum")
+	if err != nil || at < 0 || l != len(sum) || string(f.b[at:at+l]) != checksumPending {
 		return errors.New("no checksum placeholder in the footer")
 	}
-	copy(b[i:], sum)
-	_, err := p.w.Write(b)
+	copy(f.b[at:], sum)
+	_, err = p.w.Write(b)
 	return err
 }
 
@@ -234,8 +297,8 @@ func verifyFile(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if state == ChecksumAbsent {
-		return "no checksum (written before crawltrace recorded them): structure checked, data not verifiable", nil
+	if state == ChecksumData {
+		return "checksum of its data OK (written before the checksum covered the whole file: metadata not verifiable)", nil
 	}
 	return "checksum OK", nil
 }

@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,7 +37,6 @@ type CondensedWriter struct {
 	path, tmp string
 	dw        *directWriter
 	fp        *footerPatcher
-	sum       *xxhash.Digest
 	w         *ipc.FileWriter
 	buf       []uint64
 	mem       memory.Allocator
@@ -55,7 +55,7 @@ func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
 	mem := memory.NewGoAllocator()
 	m.Checksum = checksumPending // the footer's schema gets the real one
 	schema := CondensedSchema(m)
-	fp := &footerPatcher{w: dw}
+	fp := &footerPatcher{w: dw, sum: xxhash.New()}
 	w, err := ipc.NewFileWriter(fp, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		dw.abort()
@@ -63,7 +63,7 @@ func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}
-	return &CondensedWriter{path: path, tmp: tmp, dw: dw, fp: fp, sum: xxhash.New(), w: w, mem: mem, schema: schema,
+	return &CondensedWriter{path: path, tmp: tmp, dw: dw, fp: fp, w: w, mem: mem, schema: schema,
 		buf: make([]uint64, 0, CondensedBatchRows)}, nil
 }
 
@@ -109,9 +109,6 @@ func (c *CondensedWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("tracefile: write %s: %w", c.path, err)
 	}
-	// The batch's body is its fingerprints: no validity bitmap (no
-	// nulls), 8-byte values needing no padding.
-	c.sum.Write(arrow.Uint64Traits.CastToBytes(c.buf))
 	c.rows += int64(len(c.buf))
 	c.buf = c.buf[:0]
 	return nil
@@ -129,7 +126,7 @@ func (c *CondensedWriter) Close() error {
 		err = fmt.Errorf("tracefile: close %s: %w", c.path, cerr)
 	}
 	if err == nil {
-		if perr := c.fp.flush(ChecksumOf(c.sum)); perr != nil {
+		if perr := c.fp.flush(); perr != nil {
 			err = fmt.Errorf("tracefile: write %s: %w", c.path, perr)
 		}
 	}
@@ -171,11 +168,13 @@ type CondensedReader struct {
 	path   string
 	data   []byte
 	blocks []fileBlock
-	// The checksum check of a full pass: the digest of the bodies of
-	// blocks[:hashed], read in order, and the checksum to match.
+	// The checksum check of a full pass: the digest of the file's
+	// bytes before hashedTo, through the end of blocks[:hashed], read in
+	// order ([checkSum] hashes the rest at the end).
+	layout   fileLayout
 	sum      *xxhash.Digest
 	hashed   int
-	want     string
+	hashedTo int64
 	verified bool
 	r        *ipc.FileReader
 	meta     Meta
@@ -218,10 +217,11 @@ func OpenCondensed(path string) (*CondensedReader, error) {
 		cr.Close()
 		return nil, err
 	}
-	cr.total, cr.blocks = l.rows, l.blocks
-	if cr.want = cr.meta.Checksum; cr.want != "" {
-		cr.sum = xxhash.New()
+	if l.sumAt < 0 {
+		cr.Close()
+		return nil, fmt.Errorf("%w: %s: no checksum in its metadata (written before crawltrace recorded them, or damaged)", ErrCorrupt, path)
 	}
+	cr.total, cr.blocks, cr.layout, cr.sum = l.rows, l.blocks, l, xxhash.New()
 	return cr, nil
 }
 
@@ -243,7 +243,7 @@ func checkSchema(path string, s *arrow.Schema, kind string) (Meta, error) {
 		want = PageSchema(m)
 	}
 	if !want.Equal(s) {
-		return Meta{}, fmt.Errorf("%w: %s: wrong schema for %s file: %s", ErrCorrupt, path, kind, s.String())
+		return Meta{}, fmt.Errorf("%w: %s: wrong schema for %s file: %s", ErrCorrupt, path, kind, schemaLine(s.String()))
 	}
 	return m, nil
 }
@@ -264,10 +264,10 @@ func (c *CondensedReader) Next() bool {
 		return false
 	}
 	if c.i >= c.r.NumRecords() {
-		if c.sum != nil && !c.verified && c.hashed == len(c.blocks) {
+		if !c.verified && c.hashed == len(c.blocks) {
 			c.verified = true
-			if got := ChecksumOf(c.sum); got != c.want {
-				c.err = checksumMismatch(c.path, got, c.want)
+			if _, err := checkSum(c.path, bytes.NewReader(c.data), c.layout, c.hashedTo, c.sum); err != nil {
+				c.err = err
 			}
 		}
 		return false
@@ -285,9 +285,12 @@ func (c *CondensedReader) Next() bool {
 		c.err = fmt.Errorf("%w: %s: batch %d: %v", ErrCorrupt, c.path, c.i, err)
 		return false
 	}
-	if c.sum != nil && c.i == c.hashed {
+	if c.i == c.hashed {
 		b := c.blocks[c.i]
-		c.sum.Write(c.data[b.offset+b.meta : b.offset+b.meta+b.body])
+		if end := b.offset + b.meta + b.body; end > c.hashedTo {
+			c.sum.Write(c.data[c.hashedTo:end])
+			c.hashedTo = end
+		}
 		c.hashed++
 	}
 	c.i++

@@ -5,7 +5,7 @@
 //
 // # Crawl directory (raw trace)
 //
-//	DIR/manifest.json            nodes, segments, row counts, sizes, xxhash64s, clean/cut flags
+//	DIR/manifest.json            nodes, segments, row counts, sizes, xxhash64s, clean/cut flags; sealed JSON
 //	DIR/stats.json               crawl statistics (written by the recorder)
 //	DIR/node-000/urls-000001.arrows   raw URL log segments, in order
 //	DIR/node-000/pages-000001.arrows  page log segments, in order
@@ -50,15 +50,27 @@
 //
 // # Checksums and damaged files
 //
-// crawltrace.checksum is "xxh64:" and the xxHash64 (16 hex digits) of the
-// bodies of the file's record batches, concatenated in file order (for a
-// condensed trace: its fingerprints, little-endian). A condensed trace's
-// writer computes it while streaming and it lands in the footer's schema;
-// the leading schema message holds a placeholder of the same length. A
-// full pass of a [CondensedReader] and [VerifyChecksum] check it. Before
-// arrow-go reads an Arrow file, its footer, schema, blocks and messages are
-// bounds-checked (checkFile), so a damaged file is an error naming it,
-// never a panic.
+// crawltrace.checksum is "xxh64:" and the xxHash64 (16 hex digits) of
+// every byte of the condensed trace or results table, with that value
+// itself read as the placeholder "xxh64:????????????????": data, record
+// batch metadata, both schemas and their metadata, footer. The writers
+// hash the file as they write it and patch the value into the footer's
+// schema; the leading schema message keeps the placeholder. A full pass
+// of a [CondensedReader], [VerifyChecksum] (inspect --verify, export,
+// inspect of a table) check it; a file without one is refused, one whose
+// checksum covers only its data (written before) reads as [ChecksumData].
+// Schema metadata is also checked key by key: an unknown, missing or
+// repeated key, node >= nodes, no nodes, an unknown partitioner, kind or
+// subtrace are ErrCorrupt. Before arrow-go reads an Arrow file, its
+// footer, schema, blocks and messages are bounds-checked (checkFile), so
+// a damaged file is an error naming it, never a panic.
+//
+// The JSON files a crawl is resumed or read from (manifest.json,
+// state/config.json, state/topology.json) are sealed JSON
+// ([MarshalSealed]): their last key is a checksum of the whole file, and
+// [UnmarshalSealed] refuses unknown and missing keys. Raw segments carry
+// no checksum (a log cut at any time); their size and xxhash64 are
+// recorded in manifest.json and the checkpoints ([VerifySegment]).
 //
 // # Stream segments and crashes
 //
@@ -87,7 +99,10 @@
 // leading node column), condensed traces and results tables as Parquet
 // through arrow-go's pqarrow: zstd, row groups of at most
 // [ParquetConfig.RowGroupRows] rows, one row group in memory at a time, and
-// the schema metadata above as the file's key-value metadata.
+// the schema metadata above as the file's key-value metadata. A
+// directory's export writes its files under temporary names, renames them
+// all into place once every one is complete, then writes an empty
+// _SUCCESS ([ParquetSuccess]): a failed export leaves no .parquet file.
 //
 // # Errors
 //

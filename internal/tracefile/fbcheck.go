@@ -233,3 +233,34 @@ func (f fbuf) checkFields(t fbTable, slot, depth int) error {
 	}
 	return nil
 }
+
+// metaValueAt finds, in the Footer table root, the value of the schema's
+// custom metadata key: the position of its first byte in the buffer and
+// its length; -1 when the key is absent. A key present twice is an error.
+func (f fbuf) metaValueAt(root fbTable, key string) (pos, n int, err error) {
+	s, ok, err := f.sub(root, 6)
+	if err != nil || !ok {
+		return -1, 0, err
+	}
+	kvs, err := f.tables(s, 8)
+	if err != nil {
+		return -1, 0, err
+	}
+	pos = -1
+	for _, kv := range kvs {
+		ks, kn, err := f.vector(kv, 4, 1)
+		if err != nil {
+			return -1, 0, err
+		}
+		if string(f.b[ks:ks+kn]) != key {
+			continue
+		}
+		if pos >= 0 {
+			return -1, 0, fmt.Errorf("%w: metadata key %s twice", errFB, key)
+		}
+		if pos, n, err = f.vector(kv, 6, 1); err != nil {
+			return -1, 0, err
+		}
+	}
+	return pos, n, nil
+}

@@ -40,6 +40,10 @@ type fileBlock struct {
 type fileLayout struct {
 	blocks []fileBlock
 	rows   int64
+	size   int64
+	// sumAt and sumLen locate the value of the footer schema's
+	// crawltrace.checksum in the file (sumAt -1: none).
+	sumAt, sumLen int64
 }
 
 // checkFile checks the structure of the Arrow IPC file of size bytes read
@@ -77,6 +81,12 @@ func checkFile(r io.ReaderAt, size int64) (fileLayout, error) {
 	}
 	if err != nil {
 		return l, fmt.Errorf("footer: %w", err)
+	}
+	l.size, l.sumAt = size, -1
+	if p, n, err := f.metaValueAt(root, metaPrefix+"checksum"); err != nil {
+		return l, fmt.Errorf("footer: %w", err)
+	} else if p >= 0 {
+		l.sumAt, l.sumLen = dataEnd+int64(p), int64(n)
 	}
 	start, n, _ := f.vector(root, 10, 24)
 	var hdr [8]byte

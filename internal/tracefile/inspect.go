@@ -2,8 +2,10 @@ package tracefile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,7 +140,11 @@ func inspectCondensed(w io.Writer, path string, rows int) error {
 }
 
 func inspectDir(w io.Writer, dir string, rows int) error {
-	if m, err := ReadManifest(dir); err == nil {
+	m, err := ReadManifest(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err == nil {
 		fmt.Fprintf(w, "%s: crawl %q, %d nodes, partitioner %q, created %s\n", dir, m.CrawlID, m.Nodes, m.Partitioner, m.Created.Format(time.RFC3339))
 		for _, n := range m.NodeInfo {
 			cut := 0

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ type Manifest struct {
 	Finished    time.Time      `json:"finished,omitempty"`
 	ToolVersion string         `json:"tool_version"`
 	NodeInfo    []NodeManifest `json:"node_info"`
+	// Sealed is set by [ReadManifest] when the file carried its checksum
+	// (sealed JSON); false for a manifest of an older crawltrace.
+	Sealed bool `json:"-"`
 }
 
 // NodeManifest lists one node's segments.
@@ -71,9 +75,10 @@ func (m *Manifest) URLRows() int64 {
 	return n
 }
 
-// WriteManifest writes m to dir/manifest.json atomically.
+// WriteManifest writes m to dir/manifest.json atomically and durably, as
+// sealed JSON ([MarshalSealed]): with a checksum of itself.
 func WriteManifest(dir string, m *Manifest) error {
-	return WriteJSON(filepath.Join(dir, ManifestName), m)
+	return WriteSealedJSON(filepath.Join(dir, ManifestName), m)
 }
 
 // WriteJSON writes v as indented JSON to path atomically (temporary file,
@@ -136,7 +141,11 @@ func writeFile(path string, fill func(w io.Writer) error, durable bool) error {
 	return nil
 }
 
-// ReadManifest reads dir/manifest.json.
+// ReadManifest reads dir/manifest.json and proves it: its checksum, its
+// keys (none unknown, none missing) and its values (nodes, node numbers,
+// row sums, segment file names). A manifest written before manifests
+// carried a checksum is read with its keys checked, and Sealed false.
+// Every error but a missing file wraps [ErrCorrupt] and names the file.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(p)
@@ -144,13 +153,78 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("tracefile: %w", err)
 	}
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	err = UnmarshalSealed(p, b, &m)
+	switch {
+	case err == nil:
+		m.Sealed = true
+	case errors.Is(err, ErrUnsealed):
+	default:
+		return nil, err
+	}
+	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, p, err)
 	}
-	if m.Format != FormatName {
-		return nil, fmt.Errorf("%w: %s: not a crawltrace manifest", ErrCorrupt, p)
-	}
 	return &m, nil
+}
+
+// check refuses a manifest no crawltrace writes.
+func (m *Manifest) check() error {
+	if m.Format != FormatName {
+		return errors.New("not a crawltrace manifest")
+	}
+	if m.Version < 1 || m.Version > FormatVersion {
+		return fmt.Errorf("format version %d; this build reads 1 to %d", m.Version, FormatVersion)
+	}
+	if m.Nodes < 1 {
+		return fmt.Errorf("a crawl of %d nodes", m.Nodes)
+	}
+	if m.Partitioner != "" && !slices.Contains(Partitioners, m.Partitioner) {
+		return fmt.Errorf("unknown partitioner %q", m.Partitioner)
+	}
+	seen := map[int]bool{}
+	for _, nm := range m.NodeInfo {
+		if nm.Node < 0 || nm.Node >= m.Nodes || seen[nm.Node] {
+			return fmt.Errorf("node %d listed in a crawl of %d nodes (or twice)", nm.Node, m.Nodes)
+		}
+		seen[nm.Node] = true
+		for _, l := range []struct {
+			prefix string
+			segs   []SegmentInfo
+			rows   int64
+			key    string
+		}{{PrefixURLs, nm.URLSegments, nm.URLRows, "url_rows"}, {PrefixPages, nm.PageSegments, nm.PageRows, "page_rows"}} {
+			var rows int64
+			for _, s := range l.segs {
+				if s.File != filepath.Base(s.File) || !strings.HasPrefix(s.File, l.prefix+"-") || !strings.HasSuffix(s.File, SegmentExt) {
+					return fmt.Errorf("node %d: segment file %q is not a %s segment's name", nm.Node, s.File, l.prefix)
+				}
+				if s.Rows < 0 || s.Bytes < 0 || s.Batches < 0 {
+					return fmt.Errorf("node %d: segment %s: negative rows, batches or bytes", nm.Node, s.File)
+				}
+				if s.XXH64 != "" && !isHash(s.XXH64) {
+					return fmt.Errorf("node %d: segment %s: xxhash64 %q is not 16 hex digits", nm.Node, s.File, s.XXH64)
+				}
+				rows += s.Rows
+			}
+			if rows != l.rows {
+				return fmt.Errorf("node %d: %s %d, but its segments hold %d rows", nm.Node, l.key, l.rows, rows)
+			}
+		}
+	}
+	return nil
+}
+
+// isHash reports whether s is 16 lowercase hex digits ([HashString]).
+func isHash(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // CrawlNodes lists the node numbers that have a directory in crawlDir.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,9 +54,9 @@ type Meta struct {
 	Created     time.Time // when the file was created
 	ToolVersion string    // crawltrace version that wrote it (set by writers)
 	Subtrace    string    // condensed only: SubtraceFull or SubtraceCross
-	// Checksum is, in a condensed trace, the checksum of its data (see
-	// [ChecksumOf]); writers set it, and it is "" in files written before
-	// it existed.
+	// Checksum is, in a condensed trace, the checksum of the whole file
+	// (checksum.go); writers set it. Readers refuse a trace without one;
+	// one of an older crawltrace may hold the checksum of its data only.
 	Checksum string
 }
 
@@ -91,9 +93,23 @@ func (m Meta) metadata() arrow.Metadata {
 	return arrow.NewMetadata(keys, vals)
 }
 
+// Partitioners are the partitioner names a trace's metadata may carry:
+// the crawler's (recorder/partition's Names), "synthetic" (gentrace) and
+// "export" (replay export); "" is read as "host".
+var Partitioners = []string{"host", "url", "domain", "consistent", "synthetic", "export"}
+
+// traceKeys are the metadata keys of every trace file, in the order its
+// writers write them; condensed traces add subtrace and checksum.
+var traceKeys = []string{"format", "version", "kind", "crawl_id", "node", "nodes", "partitioner", "created", "tool_version"}
+
+// tableKeys are the metadata keys of every results table.
+var tableKeys = []string{"format", "version", "kind", "table", "crawl_id", "inputs", "params", "created", "tool_version", "checksum"}
+
 // parseMeta reads crawltrace metadata from a schema. It fails with
-// ErrCorrupt when the format marker is missing or the version is newer than
-// this reader.
+// ErrCorrupt when the format marker is missing, the version is newer than
+// this reader, a key is unknown, missing or repeated, or a value is
+// impossible: a node not below the crawl's nodes, no node, an unknown
+// partitioner or kind, a creation time that does not parse.
 func parseMeta(md arrow.Metadata) (Meta, error) {
 	get := func(k string) string {
 		i := md.FindKey(metaPrefix + k)
@@ -117,9 +133,60 @@ func parseMeta(md arrow.Metadata) (Meta, error) {
 		Subtrace:    get("subtrace"),
 		Checksum:    get("checksum"),
 	}
-	m.Node, _ = strconv.Atoi(get("node"))
-	m.Nodes, _ = strconv.Atoi(get("nodes"))
-	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
+	bad := func(format string, args ...any) (Meta, error) {
+		return Meta{}, fmt.Errorf("%w: schema metadata: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	var keys []string
+	switch m.Kind {
+	case KindURLs, KindPages:
+		keys = traceKeys
+	case KindCondensed:
+		keys = append(slices.Clone(traceKeys), "subtrace", "checksum")
+	case KindReplayResults, KindScenarioTable:
+		keys = tableKeys
+	default:
+		return bad("unknown kind %q", m.Kind)
+	}
+	seen := map[string]bool{}
+	for _, k := range md.Keys() {
+		name, ok := strings.CutPrefix(k, metaPrefix)
+		switch {
+		case !ok || !slices.Contains(keys, name):
+			// Only an older, data-only checksum may be absent from a
+			// condensed trace: [CondensedReader] and [VerifyChecksum]
+			// refuse a file without one.
+			return bad("unknown key %q", k)
+		case seen[name]:
+			return bad("key %q twice", k)
+		}
+		seen[name] = true
+	}
+	for _, k := range keys {
+		if !seen[k] && k != "checksum" {
+			return bad("no %s%s", metaPrefix, k)
+		}
+	}
+	if m.Created, err = time.Parse(time.RFC3339Nano, get("created")); err != nil {
+		return bad("created %q is not a time", get("created"))
+	}
+	if IsTableKind(m.Kind) {
+		return m, nil
+	}
+	if m.Node, err = strconv.Atoi(get("node")); err != nil {
+		return bad("node %q is not a number", get("node"))
+	}
+	if m.Nodes, err = strconv.Atoi(get("nodes")); err != nil {
+		return bad("nodes %q is not a number", get("nodes"))
+	}
+	if m.Nodes < 1 || m.Node < 0 || m.Node >= m.Nodes {
+		return bad("node %d of %d nodes", m.Node, m.Nodes)
+	}
+	if m.Partitioner != "" && !slices.Contains(Partitioners, m.Partitioner) {
+		return bad("unknown partitioner %q", m.Partitioner)
+	}
+	if m.Kind == KindCondensed && m.Subtrace != SubtraceFull && m.Subtrace != SubtraceCross {
+		return bad("subtrace %q, want %q or %q", m.Subtrace, SubtraceFull, SubtraceCross)
+	}
 	return m, nil
 }
 
@@ -142,8 +209,8 @@ type TableMeta struct {
 	Params      map[string]string
 	Created     time.Time // when the table was written (now when zero)
 	ToolVersion string    // crawltrace version (ToolVersion when empty)
-	// Checksum is the checksum of the table's data (see [ChecksumOf]),
-	// set by [WriteTable]; "" in tables written before it existed.
+	// Checksum is the checksum of the whole table file (checksum.go),
+	// set by [WriteTable]; an older table may hold its data's only.
 	Checksum string
 }
 
@@ -186,6 +253,9 @@ func ParseTableMeta(md arrow.Metadata) (TableMeta, error) {
 		return ""
 	}
 	m := TableMeta{Kind: get("kind"), Table: get("table"), CrawlID: get("crawl_id"), ToolVersion: get("tool_version"), Checksum: get("checksum")}
+	if !IsTableKind(m.Kind) {
+		return TableMeta{}, fmt.Errorf("%w: schema metadata: kind %q is not a results table", ErrCorrupt, m.Kind)
+	}
 	m.Created, _ = time.Parse(time.RFC3339Nano, get("created"))
 	if s := get("inputs"); s != "" {
 		if err := json.Unmarshal([]byte(s), &m.Inputs); err != nil {

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +40,9 @@ type ParquetConfig struct {
 	RowGroupBytes int64
 	// Mem allocates the writer's buffers (default memory.DefaultAllocator).
 	Mem memory.Allocator
+	// staged, when set, collects the files a directory's export wrote
+	// under their temporary names, to be renamed together (exportDir).
+	staged *[]string
 }
 
 // DefaultParquetConfig returns the defaults documented on [ParquetConfig].
@@ -120,6 +124,11 @@ func (w *ParquetWriter) Rows() int64 { return w.rows }
 func (w *ParquetWriter) Close() error {
 	// pqarrow's Close closes the file too.
 	err := w.fw.Close()
+	if err == nil && w.cfg.staged != nil {
+		// Part of a directory's export: renamed with the others.
+		*w.cfg.staged = append(*w.cfg.staged, w.path)
+		return nil
+	}
 	if err == nil {
 		err = os.Rename(w.tmp, w.path)
 	}
@@ -183,6 +192,45 @@ func ExportParquet(in, out string, cfg ParquetConfig) ([]ParquetFile, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("tracefile: %w", err)
 	}
+	// A directory's files become visible together (see exportDir).
+	success := filepath.Join(out, ParquetSuccess)
+	if err := os.Remove(success); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tracefile: %w", err)
+	}
+	var staged []string
+	cfg.staged = &staged
+	files, err := exportDir(in, out, cfg)
+	if err == nil {
+		for i, p := range staged {
+			if err = os.Rename(p+".tmp", p); err != nil {
+				staged = staged[i:]
+				break
+			}
+		}
+	}
+	if err != nil {
+		for _, p := range staged {
+			os.Remove(p + ".tmp")
+		}
+		return files, err
+	}
+	if err := WriteFileDurable(success, func(io.Writer) error { return nil }); err != nil {
+		return files, err
+	}
+	return files, nil
+}
+
+// ParquetSuccess is the empty file a directory's Parquet export writes
+// last, once every Parquet file of it is in place (Spark's convention).
+const ParquetSuccess = "_SUCCESS"
+
+// exportDir exports the crawl directory or directory of Arrow files in
+// into the directory out, every Parquet file left under its temporary
+// name: [ExportParquet] renames them all into place once every one is
+// written, then writes [ParquetSuccess], so that a reader globbing
+// out/*.parquet never sees part of an export, and one that checks
+// _SUCCESS knows it is whole.
+func exportDir(in, out string, cfg ParquetConfig) ([]ParquetFile, error) {
 	if _, err := CrawlNodes(in); err == nil {
 		return exportCrawl(in, out, cfg)
 	}
@@ -260,6 +308,10 @@ func exportCondensed(in, out string, cfg ParquetConfig) (ParquetFile, error) {
 }
 
 func exportTable(in, out string, cfg ParquetConfig) (pf ParquetFile, err error) {
+	// A table is one small batch: proved whole before it is exported.
+	if _, err := VerifyChecksum(in); err != nil {
+		return ParquetFile{}, err
+	}
 	f, err := os.Open(in)
 	if err != nil {
 		return ParquetFile{}, fmt.Errorf("%w: %v", ErrBadInput, err)
@@ -331,7 +383,9 @@ func exportLog(crawlDir string, node int, prefix, kind, out string, cfg ParquetC
 	}
 	var want map[string]int64
 	if kind == KindURLs {
-		want = ManifestSegmentRows(crawlDir, node)
+		if want, err = ManifestSegmentRows(crawlDir, node); err != nil {
+			return ParquetFile{}, false, err
+		}
 	}
 	pf = ParquetFile{Path: out, Kind: kind, Node: node}
 	var (

@@ -2,6 +2,8 @@ package tracefile
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -242,5 +244,43 @@ func TestExportParquetBoundedMemory(t *testing.T) {
 	}
 	if small <= 0 || big > small+small/4 {
 		t.Errorf("writer peak grew with the input: %d bytes for 25k rows, %d for 200k", small, big)
+	}
+}
+
+// Issue 32, case 6: a directory's Parquet export that fails midway leaves
+// no Parquet file for a reader globbing *.parquet, and no _SUCCESS; one
+// that completes has both. Before, node-000.urls.parquet was final beside
+// the failed node's temporary file.
+func TestExportParquetAllAtOnce(t *testing.T) {
+	crawl := t.TempDir()
+	writeURLs(t, NodeDir(crawl, 0), genURLs(500, 3), WriterConfig{FlushRows: 100})
+	writeURLs(t, NodeDir(crawl, 1), genURLs(500, 4), WriterConfig{FlushRows: 100})
+	out := filepath.Join(t.TempDir(), "pq")
+	if _, err := ExportParquet(crawl, out, ParquetConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, ParquetSuccess)); err != nil {
+		t.Fatalf("complete export: %v", err)
+	}
+	// Node 1's segment is damaged: the export fails after node 0's file
+	// is written.
+	segs, _ := ListSegments(NodeDir(crawl, 1), PrefixURLs)
+	b, _ := os.ReadFile(segs[0])
+	os.WriteFile(segs[0], append([]byte("garbage!"), b[8:]...), 0o644)
+	out2 := filepath.Join(t.TempDir(), "pq")
+	_, err := ExportParquet(crawl, out2, ParquetConfig{})
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("export of a damaged crawl: %v", err)
+	}
+	ents, _ := os.ReadDir(out2)
+	for _, e := range ents {
+		t.Errorf("failed export left %s", e.Name())
+	}
+	// A failed export over a complete one removes its _SUCCESS first.
+	if _, err := ExportParquet(crawl, out, ParquetConfig{}); err == nil {
+		t.Fatal("export of a damaged crawl succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(out, ParquetSuccess)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("_SUCCESS left by a failed export: %v", err)
 	}
 }

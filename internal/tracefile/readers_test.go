@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,7 +28,8 @@ func smallCondensed(t testing.TB, n int) []byte {
 		fps[i] = uint64(i%97) * 0x9e3779b97f4a7c15
 	}
 	path := filepath.Join(t.TempDir(), "t.arrow")
-	m := Meta{CrawlID: "synthetic requests=600000 keys=5000", Nodes: 1, Partitioner: "synthetic", Subtrace: SubtraceFull}
+	// A fixed creation time: a fuzz worker process makes the same file.
+	m := Meta{CrawlID: "synthetic requests=600000 keys=5000", Nodes: 1, Partitioner: "synthetic", Subtrace: SubtraceFull, Created: time.Unix(1700000000, 0)}
 	if err := WriteCondensed(path, m, fps); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func smallTable(t testing.TB) []byte {
 	defer rec.Release()
 	var buf bytes.Buffer
 	meta := TableMeta{Kind: KindReplayResults, Table: "results", CrawlID: "crawl-9", Inputs: []string{"node-000.full.arrow"},
-		Params: map[string]string{"seeds": "1"}}
+		Params: map[string]string{"seeds": "1"}, Created: time.Unix(1700000000, 0)}
 	if err := WriteTable(&buf, rec, meta, mem); err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +157,12 @@ func FuzzCondensedReader(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		marked(t, readCondensedFile(path), "read")
+		err := readCondensedFile(path)
+		marked(t, err, "read")
 		marked(t, Inspect(io.Discard, path, 3), "inspect")
+		if err == nil && !bytes.Equal(data, good) {
+			t.Fatal("a changed condensed trace read without an error")
+		}
 	})
 }
 
@@ -170,13 +176,31 @@ func FuzzTableReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		marked(t, Inspect(io.Discard, path, 10), "inspect")
+		_, err := VerifyChecksum(path)
+		marked(t, err, "verify")
+		if err == nil && !bytes.Equal(data, good) {
+			t.Fatal("a changed results table verified")
+		}
 	})
 }
 
-// A condensed trace records the xxHash64 of its fingerprints (little-endian
-// uint64s, in order), computed here independently; a full read and
-// VerifyChecksum check it, and a flipped byte of the data is an error
-// naming the file for both.
+// wholeSum is the checksum of the Arrow file b computed independently:
+// the xxHash64 of its bytes with the footer's checksum value (the last
+// "xxh64:" in the file) read as the placeholder.
+func wholeSum(t *testing.T, b []byte) (sum, recorded string) {
+	t.Helper()
+	i := bytes.LastIndex(b, []byte(checksumPrefix))
+	if i < 0 {
+		t.Fatal("no checksum in the file")
+	}
+	c := bytes.Clone(b)
+	copy(c[i:], checksumPending)
+	return fmt.Sprintf("xxh64:%016x", xxhash.Sum64(c)), string(b[i : i+len(checksumPending)])
+}
+
+// A condensed trace records the xxHash64 of the whole file, computed here
+// independently; a full read and VerifyChecksum check it, and a flipped
+// byte of the data is an error naming the file for both.
 func TestCondensedChecksum(t *testing.T) {
 	fps := make([]uint64, CondensedBatchRows+1000) // two batches
 	for i := range fps {
@@ -190,7 +214,8 @@ func TestCondensedChecksum(t *testing.T) {
 	for i, fp := range fps {
 		binary.LittleEndian.PutUint64(raw[8*i:], fp)
 	}
-	want := fmt.Sprintf("xxh64:%016x", xxhash.Sum64(raw))
+	good, _ := os.ReadFile(path)
+	want, _ := wholeSum(t, good)
 	r, err := OpenCondensed(path)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +230,6 @@ func TestCondensedChecksum(t *testing.T) {
 	if st, err := VerifyChecksum(path); st != ChecksumOK || err != nil {
 		t.Fatalf("verify: %v %v", st, err)
 	}
-	good, _ := os.ReadFile(path)
 	start := bytes.Index(good, raw[:64])
 	if start < 0 {
 		t.Fatal("fingerprints not found in the file")
@@ -229,7 +253,8 @@ func verifyErr(path string) error {
 	return err
 }
 
-// A results table's checksum covers its record batch body: every flipped
+// A results table's checksum covers its record batch body (and the rest of
+// the file, TestTableEveryBitFlipRefused): every flipped
 // byte there is a mismatch.
 func TestTableChecksum(t *testing.T) {
 	good := smallTable(t)
@@ -253,37 +278,71 @@ func TestTableChecksum(t *testing.T) {
 	}
 }
 
-// A file written before checksums existed verifies as ChecksumAbsent, no
-// error, and reads.
-func TestNoChecksumIsNotAnError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.arrow")
+// oldCondensed writes a condensed trace of fps as crawltrace did before
+// its checksum covered the whole file: checksum (the data's, "" for
+// none) in both schemas.
+func oldCondensed(t *testing.T, path string, fps []uint64, checksum string) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem := memory.NewGoAllocator()
-	schema := CondensedSchema(Meta{CrawlID: "old", Nodes: 1, Subtrace: SubtraceFull})
+	schema := CondensedSchema(Meta{CrawlID: "old", Nodes: 1, Subtrace: SubtraceFull, Checksum: checksum})
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := array.NewUint64Builder(mem)
-	b.AppendValues([]uint64{1, 2, 3}, nil)
+	b.AppendValues(fps, nil)
 	col := b.NewArray()
-	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 3)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(fps)))
 	if err := w.Write(rec); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
 	f.Close()
-	if st, err := VerifyChecksum(path); st != ChecksumAbsent || err != nil {
+}
+
+// A file without a checksum is an error naming it: a flipped bit of the
+// metadata vector's length can drop the key.
+func TestNoChecksumIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.arrow")
+	oldCondensed(t, path, []uint64{1, 2, 3}, "")
+	if _, err := VerifyChecksum(path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no checksum") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("verify: %v", err)
+	}
+	if err := readCondensedFile(path); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("read: %v", err)
+	}
+}
+
+// A file written when the checksum covered the data only still reads,
+// and verifies as ChecksumData; one flipped byte of its data is refused.
+func TestDataChecksumStillReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.arrow")
+	fps := []uint64{1, 2, 3}
+	raw := make([]byte, 8*len(fps))
+	for i, fp := range fps {
+		binary.LittleEndian.PutUint64(raw[8*i:], fp)
+	}
+	oldCondensed(t, path, fps, fmt.Sprintf("xxh64:%016x", xxhash.Sum64(raw)))
+	if st, err := VerifyChecksum(path); st != ChecksumData || err != nil {
 		t.Fatalf("verify: %v %v", st, err)
 	}
 	if err := readCondensedFile(path); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := Verify(&out, path); err != nil || !strings.Contains(out.String(), "no checksum") {
+	if err := Verify(&out, path); err != nil || !strings.Contains(out.String(), "checksum of its data OK") {
 		t.Errorf("Verify: %v %q", err, out.String())
+	}
+	good, _ := os.ReadFile(path)
+	i := bytes.Index(good, raw)
+	data := bytes.Clone(good)
+	data[i+9] ^= 1
+	os.WriteFile(path, data, 0o644)
+	if err := readCondensedFile(path); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("flipped data: %v", err)
 	}
 }

@@ -20,24 +20,15 @@ import (
 // scenario tables) are written through it so that every one carries the
 // tool version, its inputs, the crawl id and the run's parameters.
 func WriteTable(w io.Writer, rec arrow.RecordBatch, m TableMeta, mem memory.Allocator) error {
-	// The checksum is of the batch's body as the file writer will write
-	// it: the same encoder, uncompressed.
-	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
-	if err != nil {
-		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
-	}
-	d := xxhash.New()
-	err = p.SerializeBody(d)
-	p.Release()
-	if err != nil {
-		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
-	}
-	m.Checksum = ChecksumOf(d)
+	// The checksum is of the whole file (checksum.go): hashed as it is
+	// written, patched into the footer's schema at the end.
+	m.Checksum = checksumPending
 	md := m.Metadata()
 	schema := arrow.NewSchema(rec.Schema().Fields(), &md)
 	rec = array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
 	defer rec.Release()
-	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	fp := &footerPatcher{w: w, sum: xxhash.New()}
+	fw, err := ipc.NewFileWriter(fp, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
 	}
@@ -45,7 +36,11 @@ func WriteTable(w io.Writer, rec arrow.RecordBatch, m TableMeta, mem memory.Allo
 		fw.Close()
 		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
 	}
+	fp.capture = true
 	if err := fw.Close(); err != nil {
+		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
+	}
+	if err := fp.flush(); err != nil {
 		return fmt.Errorf("tracefile: table %s: %w", m.Table, err)
 	}
 	return nil
@@ -129,6 +124,11 @@ func arrowKind(path string) (string, error) {
 
 // inspectTable describes a results table: metadata, schema and first rows.
 func inspectTable(w io.Writer, path string, rows int) error {
+	// A table is one small batch, read whole to be shown: proved first,
+	// so that damaged values are never printed as the table's.
+	if _, err := VerifyChecksum(path); err != nil {
+		return err
+	}
 	t, err := openArrowFile(path)
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
 package tracefile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -88,7 +90,11 @@ func OpenNodeURLs(crawlDir string, node int) (*NodeURLReader, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: %s: no %s-*%s segments", ErrBadInput, dir, PrefixURLs, SegmentExt)
 	}
-	r := &NodeURLReader{dir: dir, node: node, paths: paths, want: ManifestSegmentRows(crawlDir, node)}
+	want, err := ManifestSegmentRows(crawlDir, node)
+	if err != nil {
+		return nil, err
+	}
+	r := &NodeURLReader{dir: dir, node: node, paths: paths, want: want}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -186,11 +192,15 @@ func CheckSegmentRows(si SegmentInfo, want map[string]int64) SegmentInfo {
 }
 
 // ManifestSegmentRows maps node's URL segment files to the rows crawlDir's
-// manifest records for them; nil when there is no readable manifest.
-func ManifestSegmentRows(crawlDir string, node int) map[string]int64 {
+// manifest records for them; nil when there is no manifest. A manifest
+// that does not prove itself ([ReadManifest]) is an error naming it.
+func ManifestSegmentRows(crawlDir string, node int) (map[string]int64, error) {
 	m, err := ReadManifest(crawlDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	for _, nm := range m.NodeInfo {
 		if nm.Node != node {
@@ -200,9 +210,9 @@ func ManifestSegmentRows(crawlDir string, node int) map[string]int64 {
 		for _, s := range nm.URLSegments {
 			want[s.File] = s.Rows
 		}
-		return want
+		return want, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // Meta is the metadata of the node's first segment.

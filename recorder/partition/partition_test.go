@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // pinned are known answers: recorded traces depend on which node a URL goes
@@ -466,6 +469,17 @@ func TestOneServerOneNode(t *testing.T) {
 					t.Errorf("%s/%d: Node(%q) = %d, Node(%q) = %d", name, n, u, got, same[0], want)
 				}
 			}
+		}
+	}
+}
+
+// Every partitioner name New accepts is one trace readers accept in the
+// crawltrace.partitioner metadata (tracefile.Partitioners), or a trace
+// written with it would be refused as damaged.
+func TestNamesAreTraceablePartitioners(t *testing.T) {
+	for _, n := range Names() {
+		if !slices.Contains(tracefile.Partitioners, n) {
+			t.Errorf("partitioner %q is not in tracefile.Partitioners", n)
 		}
 	}
 }

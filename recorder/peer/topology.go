@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,16 +127,22 @@ func TopologyFlags() []string {
 }
 
 // SaveTopology writes t as dir/topology.json (dir is a node's state
-// directory).
+// directory), as sealed JSON (tracefile.MarshalSealed): with a checksum
+// of itself.
 func SaveTopology(dir string, t Topology) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	return tracefile.WriteJSON(filepath.Join(dir, TopologyFileName), t)
+	return tracefile.WriteSealedJSON(filepath.Join(dir, TopologyFileName), t)
 }
 
-// LoadTopology reads dir/topology.json (dir is a node's state directory);
-// ok is false when the crawl predates it (no file).
+// LoadTopology reads dir/topology.json (dir is a node's state directory)
+// and proves it: its checksum, its keys (none unknown, none missing) and
+// its values (a node below the crawl's nodes, one address per node, a
+// known partitioner); ok is false when the crawl predates it (no file).
+// A topology.json written before it carried a checksum is read with its
+// keys and values checked. Anything wrong is an error matching
+// tracefile.ErrCorrupt naming the file.
 func LoadTopology(dir string) (t Topology, ok bool, err error) {
 	path := filepath.Join(dir, TopologyFileName)
 	b, err := os.ReadFile(path)
@@ -145,8 +152,32 @@ func LoadTopology(dir string) (t Topology, ok bool, err error) {
 	if err != nil {
 		return t, false, fmt.Errorf("recorder: %w", err)
 	}
-	if err := json.Unmarshal(b, &t); err != nil || t.Format != TopologyFormat {
-		return t, false, fmt.Errorf("%w: %s: not a crawltrace topology", tracefile.ErrCorrupt, path)
+	if err := tracefile.UnmarshalSealed(path, b, &t); err != nil && !errors.Is(err, tracefile.ErrUnsealed) {
+		return Topology{}, false, fmt.Errorf("recorder: topology: %w", err)
+	}
+	if why := t.check(); why != "" {
+		return Topology{}, false, fmt.Errorf("%w: %s: not a crawltrace topology: %s", tracefile.ErrCorrupt, path, why)
 	}
 	return t, true, nil
+}
+
+// check says what makes t impossible, or "".
+func (t Topology) check() string {
+	switch {
+	case t.Format != TopologyFormat:
+		return fmt.Sprintf("format %q", t.Format)
+	case t.Nodes < 1:
+		return fmt.Sprintf("%d nodes", t.Nodes)
+	case t.NodeID < 0 || t.NodeID >= t.Nodes:
+		return fmt.Sprintf("node_id %d in a crawl of %d nodes", t.NodeID, t.Nodes)
+	case len(t.Peers) > 0 && len(t.Peers) != t.Nodes:
+		return fmt.Sprintf("%d peer addresses for %d nodes", len(t.Peers), t.Nodes)
+	case len(t.Peers) == 0 && t.NodeID != 0:
+		return fmt.Sprintf("node_id %d of an in-process crawl (always 0)", t.NodeID)
+	case t.Partitioner != "" && !slices.Contains(tracefile.Partitioners, t.Partitioner):
+		return fmt.Sprintf("unknown partitioner %q", t.Partitioner)
+	case t.Replicas < 0:
+		return fmt.Sprintf("%d replicas", t.Replicas)
+	}
+	return ""
 }

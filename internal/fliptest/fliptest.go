@@ -1,0 +1,74 @@
+// Package fliptest holds the single-bit flip test that every kind of file
+// crawltrace reads back is put through: flip one bit, read the file, and
+// require an error that marks the file as bad input and names it. It is
+// a test helper: only _test.go files import it.
+package fliptest
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Stride is the distance between the bits [EveryBit] flips in a file of
+// n bytes: an odd number (so every bit position of a byte is tried)
+// giving about 1,500 flips, 300 in -short mode; 1, every bit, for a
+// small file.
+func Stride(n int) int {
+	most := 1500
+	if testing.Short() {
+		most = 300
+	}
+	s := 8 * n / most
+	if s <= 1 {
+		return 1
+	}
+	return s | 1
+}
+
+// EveryBit writes good to path, checks that check accepts it, then flips
+// every stride-th bit of the file in turn, calling check after each
+// flip, and fails t unless check returns a one-line error that marked
+// reports as a bad input file and that names path: no single-bit flip
+// is accepted silently. It leaves path holding good.
+func EveryBit(t testing.TB, path string, good []byte, stride int, marked func(error) bool, check func() error) {
+	t.Helper()
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(); err != nil {
+		t.Fatalf("the good file: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	accepted, tried := 0, 0
+	for bit := 0; bit < 8*len(good); bit += stride {
+		i := bit / 8
+		if _, err := f.WriteAt([]byte{good[i] ^ 1<<(bit%8)}, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		tried++
+		err := check()
+		switch {
+		case err == nil:
+			if accepted++; accepted <= 5 {
+				t.Errorf("bit %d of byte %d (of %d) flipped: accepted", bit%8, i, len(good))
+			}
+		case !marked(err):
+			t.Fatalf("byte %d: error not marked as a bad input file: %v", i, err)
+		case !strings.Contains(err.Error(), path):
+			t.Fatalf("byte %d: error does not name the file: %v", i, err)
+		case strings.Contains(err.Error(), "\n"):
+			t.Fatalf("byte %d: error of more than one line: %q", i, err)
+		}
+		if _, err := f.WriteAt(good[i:i+1], int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if accepted > 0 {
+		t.Errorf("%d of %d single-bit flips accepted", accepted, tried)
+	}
+}
