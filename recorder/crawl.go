@@ -93,6 +93,9 @@ type crawl struct {
 	err       error
 	keys      *politeness.Keys
 	redirs    fetch.Redirects
+	// clock is the virtual clock of a deterministic crawl (Config.Local;
+	// virtual.go), nil for a live one.
+	clock *virtualClock
 }
 
 func (c *crawl) stop(reason string) {
@@ -353,6 +356,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
 	}
+	if cfg.Local != nil {
+		c.clock = newVirtualClock(start)
+		cfg.Now = c.clock.Now
+	}
 	client := newHTTPClient(&cfg, c.keys)
 	defer client.CloseIdleConnections()
 
@@ -389,6 +396,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// starts from the fetches its checkpoint counted.
 	for _, n := range nodes {
 		c.pages.Add(n.st.Attempts.Load())
+	}
+	if c.clock != nil {
+		return runVirtual(ctx, c, p, nodes, restored, gen)
 	}
 
 	var transport peer.Transport

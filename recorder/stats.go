@@ -25,6 +25,12 @@ type Stats struct {
 	Nodes      []int   `json:"nodes"` // the nodes run by this process
 	StopReason string  `json:"stop_reason"`
 	Seconds    float64 `json:"seconds"`
+	// Deterministic is set for a crawl of a local web on a virtual clock
+	// (Config.Local); VirtualSeconds is then its length on that clock,
+	// the same in every run, while Seconds and PagesPerSecond are the
+	// wall-clock time this run took and its rate.
+	Deterministic  bool    `json:"deterministic,omitempty"`
+	VirtualSeconds float64 `json:"virtual_seconds,omitempty"`
 
 	FetchAttempts  int64            `json:"fetch_attempts"` // page fetches, robots.txt excluded
 	ByStatus       map[string]int64 `json:"by_status"`      // HTTP status, "error" when no response
