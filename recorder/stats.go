@@ -307,6 +307,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 // WriteText prints s for a person, one fact per line.
 func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "stopped:            %s after %.1fs (nodes %v)\n", s.StopReason, s.Seconds, s.Nodes)
+	if s.Deterministic {
+		fmt.Fprintf(w, "deterministic:      %.1fs of virtual time (the local web in process)\n", s.VirtualSeconds)
+	}
 	fmt.Fprintf(w, "fetch attempts:     %d (%.1f pages/s), errors %d\n", s.FetchAttempts, s.PagesPerSecond, s.FetchErrors)
 	fmt.Fprintf(w, "by status:          %s\n", fmtCounts(s.ByStatus))
 	fmt.Fprintf(w, "html pages:         %d, bytes %d, truncated %d\n", s.HTMLPages, s.Bytes, s.Truncated)

@@ -23,7 +23,7 @@ func init() {
 
 func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
-	var seedsFile, peers, qualityFile string
+	var seedsFile, peers, qualityFile, localWeb string
 	var resolve []string
 	var resume bool
 	var memory, queueBytes string
@@ -124,6 +124,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 				}
 				cfg.Seeds = append(cfg.Seeds, s...)
 			}
+			if err := applyLocalWeb(localWeb, &cfg); err != nil {
+				return err
+			}
 			if len(cfg.Seeds) == 0 {
 				return badInput("crawl: no seed URLs (give SEED_URL arguments or --seeds FILE)")
 			}
@@ -186,6 +189,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.OutDir, "out", "o", "", "output crawl directory")
 	f.StringVar(&seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
+	addLocalWebFlag(f, &localWeb)
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes to run in this process")
 	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
 	f.StringVar(&peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")
