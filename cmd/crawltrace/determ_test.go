@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/crawltrace/crawltrace/cmd/crawltrace/internal/demo"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
@@ -102,6 +104,71 @@ func TestLocalWebFlagRefused(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); err == nil {
 			t.Errorf("--local-web %s: %s was made", spec, dir)
+		}
+	}
+}
+
+// Acceptance of the deterministic demo: two runs, and a third with
+// GOMAXPROCS=1, give the same crawl logs row for row, the same SUMMARY.md
+// up to its wall-clock timings (demo.DeterministicPart), the same replay
+// results but for their seconds column, and the same output but for the
+// wall-clock time the crawl took here.
+func TestDemoDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three demo runs in child processes")
+	}
+	wallTime := regexp.MustCompile(`\(\d+\.\ds here\)`)
+	type run struct {
+		rows                  []string
+		summary, results, out string
+	}
+	var first *run
+	for i, procs := range []string{"", "", "1"} {
+		dir := filepath.Join(t.TempDir(), "demo-out")
+		cmd := crawltest.Command(cliChild, "demo", "--out", dir, "--hosts", "60", "--pages-per-host", "50", "--max-pages", "3000",
+			"--sizes", "2^0..2^14", "--no-plots", "--progress", "never")
+		if procs != "" {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+procs)
+		}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run %d: %v\n%s%s", i, err, stdout.String(), stderr.String())
+		}
+		sum, err := os.ReadFile(filepath.Join(dir, "SUMMARY.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(sum), demo.TimingsHeading) || !strings.Contains(string(sum), "It was deterministic") {
+			t.Fatalf("run %d: SUMMARY.md does not say the crawl was deterministic or has no timings section:\n%s", i, sum)
+		}
+		res, err := os.ReadFile(filepath.Join(dir, "replay", "results.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var results []string
+		for _, l := range strings.Split(string(res), "\n") {
+			f := strings.Split(l, ",")
+			if len(f) > 8 {
+				f[8] = "" // seconds: wall-clock
+			}
+			results = append(results, strings.Join(f, ","))
+		}
+		r := &run{rows: crawlRows(t, filepath.Join(dir, "crawl")), summary: demo.DeterministicPart(string(sum)),
+			results: strings.Join(results, "\n"),
+			out:     wallTime.ReplaceAllString(strings.ReplaceAll(stderr.String()+stdout.String(), dir, "DIR"), "(wall time)")}
+		if first == nil {
+			first = r
+			continue
+		}
+		for what, pair := range map[string][2]string{"SUMMARY.md": {first.summary, r.summary}, "results.csv": {first.results, r.results},
+			"output": {first.out, r.out}} {
+			if pair[0] != pair[1] {
+				t.Errorf("run %d (GOMAXPROCS %q): %s differs:\n%s\n----\n%s", i, procs, what, pair[0], pair[1])
+			}
+		}
+		if strings.Join(first.rows, "\n") != strings.Join(r.rows, "\n") {
+			t.Errorf("run %d (GOMAXPROCS %q): the crawl logs differ (%d and %d rows)", i, procs, len(first.rows), len(r.rows))
 		}
 	}
 }
