@@ -30,7 +30,7 @@ The crawl is deterministic: the web answers in process and the crawl runs on
 a virtual clock, so the same flags and seed give the same trace, tables and
 SUMMARY.md numbers on any machine (--live crawls over loopback with real
 concurrency instead, and its results vary from run to run).
-The default budget of 50,000 pages takes one to two minutes on a 2-core
+The default budget of 50,000 pages takes under half a minute on a 2-core
 machine; --max-pages, --hosts and --pages-per-host scale it. The crawl has no
 time limit unless --duration sets one: it stops at --max-pages or when the
 local web is exhausted, and SUMMARY.md says which.`,
