@@ -202,6 +202,11 @@ type Config struct {
 	// in this process (not with Peers); Duration is virtual time; only the
 	// final checkpoint is taken.
 	Local *LocalWeb `json:"-"`
+	// LocalWeb describes the web of Local for the caller that made it,
+	// saved with the crawl's configuration so that a resumed crawl can
+	// make it again (the CLI's --local-web). The crawler itself does not
+	// read it.
+	LocalWeb string `json:",omitempty"`
 
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.

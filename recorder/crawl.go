@@ -648,8 +648,13 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	}
 	n.split = s
 	n.pending = &pendingPart{}
-	// The segments part comes first: loading it restores the logs and
-	// opens their writers.
+	if c.clock != nil {
+		// A deterministic crawl's clock, loaded before the parts whose
+		// times it dates.
+		n.addCheckpointPart(clockPart{c.clock})
+	}
+	// The segments part comes first (after the clock): loading it
+	// restores the logs and opens their writers.
 	n.addCheckpointPart(segmentsPart{n})
 	n.addCheckpointPart(duePart{n})
 	n.addCheckpointPart(frontierPart{n})

@@ -40,6 +40,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -51,6 +52,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/peer"
@@ -117,6 +119,31 @@ func (c *virtualClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
 
 func (c *virtualClock) set(ns int64) { c.ns.Store(ns) }
 func (c *virtualClock) get() int64   { return c.ns.Load() }
+
+// clockPart saves a deterministic crawl's virtual time in every node's
+// checkpoint, so that a resumed crawl goes on from it: the politeness
+// times and robots.txt dates the frontier saved are on that clock. (A
+// checkpoint without it, from a live crawl, leaves the clock at the
+// resume's wall-clock start.)
+type clockPart struct{ c *virtualClock }
+
+func (clockPart) Name() string { return "clock" }
+
+func (p clockPart) Save(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%d\n", p.c.get())
+	return err
+}
+
+func (p clockPart) Load(r io.Reader) error {
+	var ns int64
+	if _, err := fmt.Fscanf(r, "%d\n", &ns); err != nil {
+		return fmt.Errorf("virtual clock: %w", err)
+	}
+	p.c.set(ns)
+	return nil
+}
+
+var _ checkpoint.Part = clockPart{}
 
 // handlerTransport answers requests with a handler, in process.
 type handlerTransport struct{ h http.Handler }
@@ -396,6 +423,9 @@ func (k simSink) Forward(u string, task uint64) {
 func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored bool, gen uint64) (*Result, error) {
 	cfg := c.cfg
 	wallStart := time.Now()
+	// The crawl's start on its clock: the wall-clock start, or where a
+	// resumed crawl's checkpoint left the clock (clockPart).
+	vstart := c.clock.Now()
 	s := &sim{c: c, clock: c.clock, byID: map[int]*simNode{}, time: cfg.Local.FetchTime, unacked: make([][]*peer.Batch, p.total)}
 	if s.time == nil {
 		s.time = DefaultFetchTime
@@ -444,7 +474,7 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 	}
 	progressDone := make(chan struct{})
 	go c.progress(nodes, p.start, progressDone)
-	if err := s.loop(ctx, p.start); err != nil {
+	if err := s.loop(ctx, vstart); err != nil {
 		c.fail(err)
 	}
 	close(progressDone)
@@ -483,7 +513,7 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 		}
 		man.AddNode(n.id, us, ps)
 	}
-	stats := c.collect(nodes, end.Sub(p.start), nil)
+	stats := c.collect(nodes, end.Sub(vstart), nil)
 	stats.Deterministic = true
 	stats.VirtualSeconds = stats.Seconds
 	stats.Seconds = wall.Seconds()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/condense"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -200,6 +201,45 @@ func TestLocalWebRefused(t *testing.T) {
 		tc.set(&cfg)
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want a configuration error", tc.name, err)
+		}
+	}
+}
+
+// TestDeterministicResume: a deterministic crawl stopped at its budget
+// and resumed with a larger one is as repeatable as one run (the virtual
+// clock goes on from the checkpoint, where the frontier's politeness
+// times and robots.txt dates are), and its rows' times never go back.
+func TestDeterministicResume(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.PagesPerHost = 50, 50
+	var first []string
+	var virtual float64
+	for run := range 2 {
+		cfg := localWebConfig(t, wc, 2, 8, 1000)
+		runCrawl(t, cfg)
+		cfg.Resume, cfg.MaxPages = true, 2000
+		res := runCrawl(t, cfg)
+		if res.Stats.FetchAttempts != 2000 {
+			t.Fatalf("resumed crawl made %d fetches in all", res.Stats.FetchAttempts)
+		}
+		for n := range 2 {
+			var last int64
+			for i, r := range crawltest.NodeURLRows(t, cfg.OutDir, n) {
+				if r.Time < last {
+					t.Fatalf("node %d: URL row %d is earlier than the one before", n, i)
+				}
+				last = r.Time
+			}
+		}
+		urls, pages := rowsFrom(t, cfg.OutDir)
+		rows := append(urls, pages...)
+		if run == 0 {
+			first, virtual = rows, res.Stats.VirtualSeconds
+			continue
+		}
+		sameLines(t, "rows of the resumed crawl", first, rows)
+		if res.Stats.VirtualSeconds != virtual {
+			t.Errorf("the resumed runs took %v and %v virtual seconds", virtual, res.Stats.VirtualSeconds)
 		}
 	}
 }

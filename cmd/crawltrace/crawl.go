@@ -103,6 +103,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 				if qualityFile == "" {
 					qualityFile = cfg.QualityFile
 				}
+				if localWeb == "" {
+					localWeb = cfg.LocalWeb
+				}
 			}
 			for _, m := range []struct {
 				flag, v string

@@ -51,8 +51,9 @@ func parseLocalWeb(spec string) (testweb.Config, error) {
 }
 
 // applyLocalWeb makes cfg a deterministic crawl of the local web spec
-// describes (recorder.Config.Local), seeded with its home pages when no
-// seed was given. An empty spec leaves cfg alone.
+// describes (recorder.Config.Local, with spec saved in Config.LocalWeb
+// for a resume), seeded with its home pages when no seed was given. An
+// empty spec leaves cfg alone.
 func applyLocalWeb(spec string, cfg *recorder.Config) error {
 	if spec == "" {
 		return nil
@@ -66,6 +67,7 @@ func applyLocalWeb(spec string, cfg *recorder.Config) error {
 		return badInput("crawl: --local-web: %v", err)
 	}
 	cfg.Local = &recorder.LocalWeb{Handler: web.Handler()}
+	cfg.LocalWeb = spec
 	if len(cfg.Seeds) == 0 {
 		cfg.Seeds = web.Seeds()
 	}
