@@ -110,9 +110,9 @@ func TestLocalWebFlagRefused(t *testing.T) {
 
 // Acceptance of the deterministic demo: two runs, and a third with
 // GOMAXPROCS=1, give the same crawl logs row for row, the same SUMMARY.md
-// up to its wall-clock timings (demo.DeterministicPart), the same replay
-// results but for their seconds column, and the same output but for the
-// wall-clock time the crawl took here.
+// up to its wall-clock timings (demo.DeterministicPart), the same
+// condensed traces, the same replay results but for their seconds column,
+// and the same output but for the wall-clock time the crawl took here.
 func TestDemoDeterministic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three demo runs in child processes")
@@ -121,6 +121,7 @@ func TestDemoDeterministic(t *testing.T) {
 	type run struct {
 		rows                  []string
 		summary, results, out string
+		traces                string // node 0's condensed traces, fingerprint by fingerprint
 	}
 	var first *run
 	for i, procs := range []string{"", "", "1"} {
@@ -154,7 +155,15 @@ func TestDemoDeterministic(t *testing.T) {
 			}
 			results = append(results, strings.Join(f, ","))
 		}
-		r := &run{rows: crawlRows(t, filepath.Join(dir, "crawl")), summary: demo.DeterministicPart(string(sum)),
+		var traces strings.Builder
+		for _, sub := range []string{tracefile.SubtraceFull, tracefile.SubtraceCross} {
+			fps, _, err := tracefile.ReadCondensedAll(filepath.Join(dir, "condensed", tracefile.CondensedName(0, sub)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(&traces, sub, fps)
+		}
+		r := &run{rows: crawlRows(t, filepath.Join(dir, "crawl")), summary: demo.DeterministicPart(string(sum)), traces: traces.String(),
 			results: strings.Join(results, "\n"),
 			out:     wallTime.ReplaceAllString(strings.ReplaceAll(stderr.String()+stdout.String(), dir, "DIR"), "(wall time)")}
 		if first == nil {
@@ -162,8 +171,10 @@ func TestDemoDeterministic(t *testing.T) {
 			continue
 		}
 		for what, pair := range map[string][2]string{"SUMMARY.md": {first.summary, r.summary}, "results.csv": {first.results, r.results},
-			"output": {first.out, r.out}} {
-			if pair[0] != pair[1] {
+			"output": {first.out, r.out}, "condensed traces": {first.traces, r.traces}} {
+			if pair[0] != pair[1] && what == "condensed traces" {
+				t.Errorf("run %d (GOMAXPROCS %q): node 0's condensed traces differ", i, procs)
+			} else if pair[0] != pair[1] {
 				t.Errorf("run %d (GOMAXPROCS %q): %s differs:\n%s\n----\n%s", i, procs, what, pair[0], pair[1])
 			}
 		}
