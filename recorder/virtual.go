@@ -66,7 +66,8 @@ import (
 // written, by the crawler; Handler must answer a request the same way
 // every time (recorder/testweb's does).
 type LocalWeb struct {
-	// Handler answers every request, whatever its host.
+	// Handler answers every request, whatever its host, on the crawl's
+	// goroutine (there is no timeout: it must return).
 	Handler http.Handler
 	// FetchTime is how long a request for u takes on the crawl's
 	// virtual clock; nil means [DefaultFetchTime]. It must depend on u
