@@ -18,8 +18,8 @@ var localWebKeys = []string{"hosts", "pages", "seed", "traps"}
 // addLocalWebFlag binds crawl's --local-web into spec.
 func addLocalWebFlag(f *pflag.FlagSet, spec *string) {
 	f.StringVar(spec, "local-web", "", "crawl the local web in this process, deterministically on a virtual clock: "+
-		"KEY=VALUE,... of "+strings.Join(localWebKeys, ", ")+" (testweb's flags; default hosts=100,pages=100,seed=1,traps=2); "+
-		"seeds default to its home pages")
+		"KEY=N,... of "+strings.Join(localWebKeys, ", ")+", as testweb's flags (a key left out takes testweb's default; "+
+		"'default' takes them all); the seeds default to its home pages")
 }
 
 // parseLocalWeb is the test web a --local-web spec describes.
