@@ -24,5 +24,8 @@ func (n *node) frontierOptions() frontier.Options {
 	if n.cfg.PolitenessKey == PolitenessIP {
 		o.Keys = n.c.keys
 	}
+	if n.c.clock != nil {
+		o.Now = n.c.clock.Now
+	}
 	return o
 }

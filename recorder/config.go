@@ -205,6 +205,18 @@ type Config struct {
 	// frontier. 0 = no budget.
 	Memory int64
 
+	// Local, when set, is a web answered in process, crawled
+	// deterministically on a virtual clock ([LocalWeb]): the same
+	// configuration gives the same rows, whatever the machine. Nodes run
+	// in this process (not with Peers); Duration is virtual time; only the
+	// final checkpoint is taken.
+	Local *LocalWeb `json:"-"`
+	// LocalWeb describes the web of Local for the caller that made it,
+	// saved with the crawl's configuration so that a resumed crawl can
+	// make it again (the CLI's --local-web). The crawler itself does not
+	// read it.
+	LocalWeb string `json:",omitempty"`
+
 	// Filter configures the URL filter applied to extracted links and
 	// redirects before the host splitter.
 	Filter urlfilter.Config
@@ -381,6 +393,9 @@ func (c *Config) validate() error {
 	}
 	if c.Partitioner == "url" && (len(c.Peers) > 1 || (len(c.Peers) == 0 && c.Nodes > 1)) {
 		return bad(`partitioner "url" splits a host's URLs over several nodes, so two nodes would fetch one host; a live crawl needs "host", "domain" or "consistent" (use "url" with crawltrace scenario)`)
+	}
+	if err := c.validateLocal(); err != nil {
+		return err
 	}
 	if c.Workers < 1 {
 		return bad("workers must be at least 1, not %d", c.Workers)

@@ -100,6 +100,9 @@ type crawl struct {
 	// waits in the queue of its server's owner (nil in TCP mode).
 	fronts []*frontier.Frontier
 	part   partition.Partitioner
+	// clock is the virtual clock of a deterministic crawl (Config.Local;
+	// virtual.go), nil for a live one.
+	clock *virtualClock
 }
 
 func (c *crawl) stop(reason string) {
@@ -378,6 +381,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if tcp && cfg.MaxPages > 0 {
 		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
 	}
+	if cfg.Local != nil {
+		c.clock = newVirtualClock(start)
+		cfg.Now = c.clock.Now
+	}
 	client := newHTTPClient(&cfg, c.keys)
 	defer client.CloseIdleConnections()
 
@@ -420,6 +427,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// starts from the fetches its checkpoint counted.
 	for _, n := range nodes {
 		c.pages.Add(n.st.Attempts.Load())
+	}
+	if c.clock != nil {
+		return runVirtual(ctx, c, p, nodes, restored, gen)
 	}
 
 	var transport peer.Transport
@@ -689,8 +699,13 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	}
 	n.split = s
 	n.pending = &pendingPart{}
-	// The segments part comes first: loading it restores the logs and
-	// opens their writers.
+	if c.clock != nil {
+		// A deterministic crawl's clock, loaded before the parts whose
+		// times it dates.
+		n.addCheckpointPart(clockPart{c.clock})
+	}
+	// The segments part comes first (after the clock): loading it
+	// restores the logs and opens their writers.
 	n.addCheckpointPart(segmentsPart{n})
 	n.addCheckpointPart(duePart{n})
 	n.addCheckpointPart(frontierPart{n})

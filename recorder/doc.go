@@ -36,6 +36,12 @@
 // in a splitter or in transit anywhere. With Config.Peers each process runs
 // one node and batches travel over HTTP between processes.
 //
+// With Config.Local ([LocalWeb]: a web answered in process) the crawl is
+// deterministic: one goroutine drives every node's stages on a virtual
+// clock (virtual.go), so the same configuration gives the same rows in
+// the same order on any machine; docs/architecture.md says what stays
+// nondeterministic, and what a live crawl's concurrency changes.
+//
 // # Output
 //
 //		OutDir/node-NNN/urls-*.arrows   raw URL log (internal/tracefile)

@@ -28,6 +28,12 @@ type Stats struct {
 	Nodes      []int   `json:"nodes"` // the nodes run by this process
 	StopReason string  `json:"stop_reason"`
 	Seconds    float64 `json:"seconds"`
+	// Deterministic is set for a crawl of a local web on a virtual clock
+	// (Config.Local); VirtualSeconds is then its length on that clock,
+	// the same in every run, while Seconds and PagesPerSecond are the
+	// wall-clock time this run took and its rate.
+	Deterministic  bool    `json:"deterministic,omitempty"`
+	VirtualSeconds float64 `json:"virtual_seconds,omitempty"`
 
 	FetchAttempts  int64            `json:"fetch_attempts"`                          // page fetches, robots.txt excluded
 	ByStatus       map[string]int64 `json:"by_status" metric:"counter,status"`       // HTTP status, "error" when no response
@@ -334,6 +340,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 // WriteText prints s for a person, one fact per line.
 func (s *Stats) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "stopped:            %s after %.1fs (nodes %v)\n", s.StopReason, s.Seconds, s.Nodes)
+	if s.Deterministic {
+		fmt.Fprintf(w, "deterministic:      %.1fs of virtual time (the local web in process)\n", s.VirtualSeconds)
+	}
 	fmt.Fprintf(w, "fetch attempts:     %d (%.1f pages/s), errors %d\n", s.FetchAttempts, s.PagesPerSecond, s.FetchErrors)
 	fmt.Fprintf(w, "by status:          %s\n", fmtCounts(s.ByStatus))
 	fmt.Fprintf(w, "html pages:         %d, bytes %d, truncated %d\n", s.HTMLPages, s.Bytes, s.Truncated)

@@ -25,7 +25,7 @@ func init() {
 
 func newCrawlCmd() *cobra.Command {
 	cfg := recorder.DefaultConfig()
-	var seedsFile, qualityFile string
+	var seedsFile, qualityFile, localWeb string
 	var lf launchFlags
 	var resolve []string
 	var resume bool
@@ -112,6 +112,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 				if qualityFile == "" {
 					qualityFile = cfg.QualityFile
 				}
+				if localWeb == "" {
+					localWeb = cfg.LocalWeb
+				}
 			}
 			for _, m := range []struct {
 				flag, v string
@@ -136,6 +139,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 					return err
 				}
 				cfg.Seeds = append(cfg.Seeds, s...)
+			}
+			if err := applyLocalWeb(localWeb, &cfg); err != nil {
+				return err
 			}
 			if len(cfg.Seeds) == 0 {
 				return badInput("crawl: no seed URLs (give SEED_URL arguments or --seeds FILE)")
@@ -202,6 +208,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f := cmd.Flags()
 	f.StringVarP(&cfg.OutDir, "out", "o", "", "output crawl directory")
 	f.StringVar(&seedsFile, "seeds", "", "file of seed URLs, one per line (# comments)")
+	addLocalWebFlag(f, &localWeb)
 	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes to run in this process")
 	f.IntVar(&cfg.NodeID, "node-id", 0, "this node's id (TCP mode)")
 	f.StringVar(&lf.in.Peers, "peers", "", "comma-separated host:port of every node, by id (TCP mode)")

@@ -54,6 +54,11 @@ type Options struct {
 	// Delay is the politeness rule: the wait after a request that took
 	// d to a server whose robots.txt asks crawlDelay. Nil: d.
 	Delay func(d, crawlDelay time.Duration) time.Duration
+	// Now is the clock of the schedule (politeness delays, robots.txt
+	// dates, stalls). Nil: time.Now. A driver on a virtual clock sets it
+	// and takes tasks with [Frontier.Poll]; [Frontier.Next] waits on
+	// real timers and needs the real clock.
+	Now func() time.Time
 }
 
 // Keys are politeness keys that may need a DNS lookup (ip mode), as
@@ -93,6 +98,10 @@ type Frontier struct {
 	lookups   chan struct{} // bounds the lookups at once
 	// delay is the politeness rule (Options.Delay).
 	delay func(d, crawlDelay time.Duration) time.Duration
+	// now is the schedule's clock (Options.Now).
+	now func() time.Time
+	// wakes counts the broadcasts (see Poll).
+	wakes uint64
 }
 
 // maxLookups bounds a node's DNS lookups in flight for politeness keys.
@@ -105,7 +114,11 @@ func New(o Options) *Frontier {
 	if o.KeyOf != nil {
 		s.keyOf = o.KeyOf
 	}
-	return &Frontier{s: s, wake: make(chan struct{}), keys: o.Keys, delay: o.Delay,
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Frontier{s: s, wake: make(chan struct{}), keys: o.Keys, delay: o.Delay, now: now,
 		inflight: make(map[uint64]inflightURL)}
 }
 
@@ -135,7 +148,7 @@ func (f *Frontier) Add(u string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.s.addKeyed(key, u, f.s.quality(u), time.Now()) {
+	if f.s.addKeyed(key, u, f.s.quality(u), f.now()) {
 		f.broadcast()
 	}
 }
@@ -161,7 +174,7 @@ func (f *Frontier) resolve(u string) {
 		<-f.lookups
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		now, added := time.Now(), false
+		now, added := f.now(), false
 		for _, x := range f.resolving[host] {
 			added = f.s.addKeyed(key, x, f.s.quality(x), now) || added
 		}
@@ -173,6 +186,7 @@ func (f *Frontier) resolve(u string) {
 }
 
 func (f *Frontier) broadcast() {
+	f.wakes++
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
@@ -202,20 +216,8 @@ func (f *Frontier) Next(ctx context.Context) (Task, bool) {
 			f.mu.Unlock()
 			return Task{}, false
 		}
-		now := time.Now()
-		h, wait, blocked := f.s.pick(now, acquire)
-		freed := f.s.freed
-		f.s.freed = 0
-		if h != nil {
-			t := f.s.take(h, now)
-			if !t.Robots && t.Hop == nil {
-				f.nextID++
-				t.ID = f.nextID
-				f.inflight[t.ID] = inflightURL{origin: h.origin, url: t.URL, q: t.Q}
-				if !f.oracle {
-					t.Q = math.NaN()
-				}
-			}
+		t, ok, wait, blocked, freed := f.pickLocked(f.now(), acquire)
+		if ok {
 			f.mu.Unlock()
 			f.freeSlots(freed)
 			return t, true
@@ -243,6 +245,28 @@ func (f *Frontier) Next(ctx context.Context) (Task, bool) {
 		case <-slotFreed:
 		}
 	}
+}
+
+// pickLocked picks a host at now and takes its task (see
+// scheduler.pick), holding f.mu; freed is the number of connection
+// slots to free once f.mu is released.
+func (f *Frontier) pickLocked(now time.Time, acquire func() bool) (t Task, ok bool, wait time.Duration, blocked bool, freed int) {
+	h, wait, blocked := f.s.pick(now, acquire)
+	freed = f.s.freed
+	f.s.freed = 0
+	if h == nil {
+		return Task{}, false, wait, blocked, freed
+	}
+	t = f.s.take(h, now)
+	if !t.Robots && t.Hop == nil {
+		f.nextID++
+		t.ID = f.nextID
+		f.inflight[t.ID] = inflightURL{origin: h.origin, url: t.URL, q: t.Q}
+		if !f.oracle {
+			t.Q = math.NaN()
+		}
+	}
+	return t, true, 0, false, freed
 }
 
 // SpillTo lets server queues spill to store once the URLs queued in
@@ -336,7 +360,7 @@ func (f *Frontier) Backoff(t Task, d, wait time.Duration, endSession, retry bool
 // releaseWith is releaseSession with the delay computed under the lock.
 func (f *Frontier) releaseWith(h *Host, requested bool, delay func() time.Duration, endSession bool) {
 	f.mu.Lock()
-	ended, wake := f.s.release(h, time.Now(), requested, delay(), endSession)
+	ended, wake := f.s.release(h, f.now(), requested, delay(), endSession)
 	if wake {
 		f.broadcast()
 	}
@@ -367,7 +391,7 @@ func (f *Frontier) RobotsDone(owner *Host, origin string, build func(prev *robot
 	if build != nil {
 		rules = build(owner.robots.ForOrigin(origin))
 	}
-	if f.s.robotsDone(owner, origin, rules, time.Now()) {
+	if f.s.robotsDone(owner, origin, rules, f.now()) {
 		f.broadcast()
 	}
 }
@@ -380,7 +404,7 @@ func (f *Frontier) KeyFor(u string) string { return f.s.keyOf(u) }
 func (f *Frontier) AddHop(key string, hop *Hop) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.s.addHop(key, hop, time.Now()) {
+	if f.s.addHop(key, hop, f.now()) {
 		f.broadcast()
 	}
 }
@@ -398,7 +422,7 @@ func (f *Frontier) Stall() (time.Duration, string) {
 func (f *Frontier) RobotsWaiting() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.s.waitingRobots(time.Now())
+	return f.s.waitingRobots(f.now())
 }
 
 // Close wakes and stops every waiting worker.

@@ -197,7 +197,7 @@ func (f *Frontier) restoreURLs(key string, urls []string, qs []float64) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now()
+	now := f.now()
 	for i, u := range urls {
 		q := qs[i]
 		if math.IsNaN(q) {

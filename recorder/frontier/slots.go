@@ -9,6 +9,7 @@ type ConnSlots struct {
 	mu        sync.Mutex
 	max, open int
 	peak      int
+	freedN    uint64        // slots freed so far
 	ch        chan struct{} // closed (and replaced) when a slot is freed
 }
 
@@ -31,9 +32,17 @@ func (c *ConnSlots) tryAcquire() bool {
 func (c *ConnSlots) release() {
 	c.mu.Lock()
 	c.open--
+	c.freedN++
 	close(c.ch)
 	c.ch = make(chan struct{})
 	c.mu.Unlock()
+}
+
+// releases is the number of slots freed so far.
+func (c *ConnSlots) releases() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.freedN
 }
 
 // freed returns a channel closed at the next release.

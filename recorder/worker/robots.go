@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
@@ -48,7 +47,7 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 		q = wk.o.Quality[u]
 	}
 	start := wk.o.Now()
-	r := fetch.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, robotsLimit, buf, false)
+	r := wk.o.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, robotsLimit, buf, false)
 	end := observe(h, &r)
 	wk.st.RobotsFetches.Add(1)
 	wk.st.status(&wk.st.d.RobotsByStatus, r.Status)
@@ -111,7 +110,7 @@ func (wk *Worker) hopQueue(u string) HopQueue {
 // failure in a row, up to Retries times; a private address is not
 // retried.
 func (wk *Worker) robotsOutcome(origin string, prev, rules *robots.Rules, err error) *robots.Rules {
-	refetch, retry := wk.o.Robots.Date(rules, origin, prev, err, errors.Is(err, fetch.ErrPrivateAddress), time.Now())
+	refetch, retry := wk.o.Robots.Date(rules, origin, prev, err, errors.Is(err, fetch.ErrPrivateAddress), wk.o.RulesNow())
 	if refetch {
 		wk.st.RobotsRefetches.Add(1)
 	}

@@ -143,6 +143,10 @@ type Options struct {
 	Robots robots.Policy
 	// Now is the clock of the page log's times.
 	Now func() time.Time
+	// RulesNow is the clock robots.txt rules are dated by: the
+	// frontier's, which compares the dates with its own time. Nil:
+	// time.Now.
+	RulesNow func() time.Time
 	// Start is when the node's workers started: the origin of the fetch
 	// timeline ([Detail.Timeline]).
 	Start time.Time
@@ -165,6 +169,10 @@ type Options struct {
 	// TaskDone, when set, is called once per URL task (not robots.txt)
 	// taken from the frontier, after whatever it gave was submitted.
 	TaskDone func()
+	// Get, when set, makes every request in place of [fetch.Get], with
+	// its arguments: a deterministic crawl answers from a web in process
+	// and gives each request a duration on its virtual clock.
+	Get func(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetch.Result
 }
 
 // Worker is one node's fetch workers: [Worker.Run] is one fetch loop,
@@ -183,6 +191,12 @@ type Worker struct {
 func New(o Options, front Frontier, sink Sink, budget Budget, st *Stats) *Worker {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.RulesNow == nil {
+		o.RulesNow = time.Now
+	}
+	if o.Get == nil {
+		o.Get = fetch.Get
 	}
 	return &Worker{o: o, front: front, sink: sink, budget: budget, st: st}
 }
@@ -231,46 +245,69 @@ func (wk *Worker) taskDone() {
 // Run is fetch loop number w: it runs tasks until the frontier has none
 // and stopCtx is done; fetchCtx aborts requests under way.
 func (wk *Worker) Run(stopCtx, fetchCtx context.Context, w uint16) {
-	ex := extract.NewExtractor()
-	var buf bytes.Buffer
+	l := wk.Loop(w)
 	for {
 		t, ok := wk.front.Next(stopCtx)
 		if !ok {
 			return
 		}
-		h := t.Host
-		if t.Robots || t.Hop != nil {
-			wk.robotsStep(fetchCtx, h, t.URL, t.Hop, w, &buf)
-			continue
-		}
-		if wk.o.Owner != nil {
-			if node, ok := wk.o.Owner(t.URL); ok && node != wk.o.Node {
-				// Fail-over moved the host: its owner fetches it.
-				wk.front.Release(h, false, 0)
-				wk.o.Redirects.Forget(t.URL)
-				wk.sink.Forward(t.URL, t.ID)
-				wk.taskDone()
-				continue
-			}
-		}
-		if !t.Rules.Allowed(wk.o.Agent, t.URL) {
-			wk.st.RobotsExcluded.Add(1)
+		l.Do(fetchCtx, t)
+	}
+}
+
+// Loop is fetch loop number w without its wait for tasks, for a driver
+// that takes the tasks from the frontier itself ([frontier.Frontier.Poll]
+// on a virtual clock) and hands each to [Loop.Do].
+func (wk *Worker) Loop(w uint16) *Loop {
+	return &Loop{wk: wk, w: w, ex: extract.NewExtractor()}
+}
+
+// Loop is one fetch loop's own state: its number, link extractor and
+// body buffer. It is not safe for concurrent use.
+type Loop struct {
+	wk  *Worker
+	w   uint16
+	ex  *extract.Extractor
+	buf bytes.Buffer
+}
+
+// Do runs task t, taken from the frontier, as Run does: fetches it (or
+// its robots.txt, or a hop), submits what it found and releases its host;
+// ctx aborts the request.
+func (l *Loop) Do(ctx context.Context, t frontier.Task) {
+	wk, w := l.wk, l.w
+	h := t.Host
+	if t.Robots || t.Hop != nil {
+		wk.robotsStep(ctx, h, t.URL, t.Hop, w, &l.buf)
+		return
+	}
+	if wk.o.Owner != nil {
+		if node, ok := wk.o.Owner(t.URL); ok && node != wk.o.Node {
+			// Fail-over moved the host: its owner fetches it.
+			wk.front.Release(h, false, 0)
 			wk.o.Redirects.Forget(t.URL)
-			wk.front.Finish(t.ID)
-			wk.front.Release(h, false, 0)
+			wk.sink.Forward(t.URL, t.ID)
 			wk.taskDone()
-			continue
+			return
 		}
-		if !wk.budget.Reserve() {
-			// Not fetched: the URL stays in flight, so the final
-			// checkpoint queues it again for a resumed crawl.
-			wk.front.Release(h, false, 0)
-			wk.taskDone()
-			continue
-		}
-		if !wk.fetchPage(fetchCtx, t, w, ex, &buf) {
-			wk.taskDone()
-		}
+	}
+	if !t.Rules.Allowed(wk.o.Agent, t.URL) {
+		wk.st.RobotsExcluded.Add(1)
+		wk.o.Redirects.Forget(t.URL)
+		wk.front.Finish(t.ID)
+		wk.front.Release(h, false, 0)
+		wk.taskDone()
+		return
+	}
+	if !wk.budget.Reserve() {
+		// Not fetched: the URL stays in flight, so the final
+		// checkpoint queues it again for a resumed crawl.
+		wk.front.Release(h, false, 0)
+		wk.taskDone()
+		return
+	}
+	if !wk.fetchPage(ctx, t, w, l.ex, &l.buf) {
+		wk.taskDone()
 	}
 }
 
@@ -292,7 +329,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	st := wk.st
 	hops := wk.o.Redirects.Take(u)
 	start := wk.o.Now()
-	r := fetch.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true)
+	r := wk.o.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true)
 	if wait, ok := wk.retryAfter(&r); ok {
 		// The server asked to come back later: the host waits, and the
 		// URL is tried again a bounded number of times, each try a row

@@ -155,3 +155,24 @@ func TestDurationNoteBeforeCrawl(t *testing.T) {
 		t.Errorf("no stop reason on the log:\n%s", out)
 	}
 }
+
+// --live crawls the web over loopback with real concurrency, and
+// SUMMARY.md says its results vary.
+func TestDemoLive(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.Live = true
+	cfg.Hosts, cfg.PagesPerHost, cfg.MaxPages, cfg.Workers, cfg.Nodes = 5, 10, 30, 2, 2
+	cfg.Sizes, cfg.Policies, cfg.Scenarios, cfg.Plots = []int{1, 2}, []string{"lru"}, false, false
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Crawl.Stats.Deterministic {
+		t.Error("a --live crawl says it is deterministic")
+	}
+	sum, _ := os.ReadFile(res.Summary)
+	if !strings.Contains(string(sum), "It was live (--live)") {
+		t.Errorf("SUMMARY.md does not say the crawl was live:\n%s", sum)
+	}
+}

@@ -45,9 +45,14 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	p("| URLs staying local at the splitter | %.1f%% | %.1f%% |\n", 100*st.LocalFraction, 100*paperLocalFraction)
 	p("| cross subtrace share of all URLs | %.1f%% | %.1f%% |\n", 100*st.CrossFraction, 100*paperCrossOfAllTrace)
 	p("| redirects logged | %d | 38 million |\n", st.Redirects)
-	p("| robots.txt exclusions | %d | |\n", st.RobotsExcluded)
-	p("| pages per second (this machine) | %.0f | |\n\n", st.PagesPerSecond)
-	p("The crawl stopped after %.1fs: %s.\n\n", st.Seconds, recorder.StopText(st.StopReason, cfg.MaxPages, cfg.Duration))
+	p("| robots.txt exclusions | %d | |\n\n", st.RobotsExcluded)
+	if st.Deterministic {
+		p("The crawl stopped after %.1f s of virtual time: %s. ", st.VirtualSeconds, recorder.StopText(st.StopReason, cfg.MaxPages, cfg.Duration))
+		p("It was deterministic: the local web answered in process and the crawl ran on a virtual clock, so the same flags and seed give the same trace and every number above and below, on any machine.\n\n")
+	} else {
+		p("The crawl stopped after %.1fs: %s. ", st.Seconds, recorder.StopText(st.StopReason, cfg.MaxPages, cfg.Duration))
+		p("It was live (--live): its workers raced over loopback, so another run logs other URLs and other numbers.\n\n")
+	}
 
 	p("## Condensing\n\n")
 	p("%d URLs from %d nodes: %d distinct URLs, %d distinct 64-bit fingerprints, %d colliding pairs (expected %.2g). ",
@@ -95,15 +100,33 @@ func writeSummary(w io.Writer, cfg Config, res *Result) error {
 	if res.Scenario != nil {
 		p("- `scenario/`: distributed-crawl what-ifs (partitioning, splitter cache, per-thread caches, node loss, host locality)\n")
 	}
-	p("\nStage times: ")
+	p("\n%s", TimingsHeading)
+	p("Wall-clock times of this run on this machine; they vary from run to run")
+	if st.Deterministic {
+		p(", and nothing above depends on them")
+	}
+	p(".\n\n")
+	p("- crawl: %.1f s, %.0f pages per second\n", st.Seconds, st.PagesPerSecond)
 	var stages []string
 	for _, s := range []string{"crawl", "condense", "replay", "scenario"} {
 		if v, ok := res.StageSecs[s]; ok {
 			stages = append(stages, fmt.Sprintf("%s %.1fs", s, v))
 		}
 	}
-	p("%s.\n", strings.Join(stages, ", "))
+	p("- stages: %s\n", strings.Join(stages, ", "))
 	return nil
+}
+
+// TimingsHeading starts SUMMARY.md's last section, the only one that
+// holds wall-clock times: a deterministic demo's SUMMARY.md is the same
+// in every run up to it.
+const TimingsHeading = "## Timings (this machine)\n\n"
+
+// DeterministicPart is SUMMARY.md's text up to its wall-clock timings:
+// the part the same flags and seed reproduce.
+func DeterministicPart(summary string) string {
+	before, _, _ := strings.Cut(summary, TimingsHeading)
+	return before
 }
 
 // staticNote says how to read STATIC's row.
