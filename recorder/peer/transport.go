@@ -86,6 +86,9 @@ func (t *Tracker) Add(d int64) {
 // Idle reports whether the count is zero.
 func (t *Tracker) Idle() bool { return t.n.Load() == 0 }
 
+// Count is the outstanding work counted now.
+func (t *Tracker) Count() int64 { return t.n.Load() }
+
 // Zero is signalled (without blocking, so signals may merge) when the
 // count reaches zero; check Idle on receipt.
 func (t *Tracker) Zero() <-chan struct{} { return t.zero }

@@ -112,6 +112,7 @@ type Splitter struct {
 	// d being filled got its first URL (zero: none), ageTimer fires when
 	// the oldest one is due.
 	batchAge time.Duration
+	held     int64 // batches being filled that hold counted
 	outSince []time.Time
 	ageTimer *time.Timer
 	now      func() time.Time
@@ -231,7 +232,11 @@ func (s *Splitter) Run() {
 func (s *Splitter) handle(m *Msg) {
 	s.process(m)
 	s.budget.Release(m.Bytes)
-	if len(s.in) == 0 && s.batchAge <= 0 {
+	if len(s.in) == 0 && (s.batchAge <= 0 || s.tr.Count() == s.held+1) {
+		// Nothing waits to be processed; with BatchAge, the batches being
+		// filled (and m, counted until it is done) are also all the work
+		// the node has left, so holding them longer only delays the
+		// crawl.
 		s.flushPeers()
 	}
 	s.inflight.Add(-1)
@@ -458,6 +463,7 @@ func (s *Splitter) hold(dest int) {
 		s.outSince = make([]time.Time, len(s.out))
 	}
 	s.outSince[dest] = time.Now()
+	s.held++
 	s.tr.Add(1)
 	s.inflight.Add(1)
 	if s.ageTimer == nil {
@@ -468,6 +474,7 @@ func (s *Splitter) hold(dest int) {
 // release ends what hold counted, once the batch is with the transport
 // (which counts it from then on).
 func (s *Splitter) release() {
+	s.held--
 	s.inflight.Add(-1)
 	s.tr.Add(-1)
 }
