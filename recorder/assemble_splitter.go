@@ -40,12 +40,14 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 }
 
 // tcpBatchAge is how long a TCP node's splitter lets a batch for a peer
-// fill (splitter.Options.BatchAge): in the 3-node run of
+// fill (splitter.Options.BatchAge). In the 3-node run of
 // scripts/bench-crawl-tcp.sh, batches handed over as soon as the splitter
 // was idle held 16 URLs on average, and writing each one's outbox file
-// took a third of a node's CPU time (docs/benchmarks.md, "A crawl over
-// TCP").
-var tcpBatchAge = 50 * time.Millisecond
+// took a third of a node's CPU time; 50 ms made 1,300-2,000 batches of
+// the crawl 580-700, 200 ms 170-180, for 5.2-5.7 CPU s against 5.5-6.1
+// (docs/benchmarks.md, "A crawl over TCP"). A batch that is all the work
+// its node has left goes at once, so the age never delays the end.
+var tcpBatchAge = 200 * time.Millisecond
 
 var (
 	_ splitter.Frontier  = (*frontier.Frontier)(nil)
