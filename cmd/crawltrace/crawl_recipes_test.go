@@ -54,7 +54,8 @@ type k8sObject struct {
 		PodManagementPolicy string `yaml:"podManagementPolicy"`
 		Template            struct {
 			Metadata struct {
-				Labels map[string]string `yaml:"labels"`
+				Labels      map[string]string `yaml:"labels"`
+				Annotations map[string]string `yaml:"annotations"`
 			} `yaml:"metadata"`
 			Spec struct {
 				Containers []struct {
@@ -155,8 +156,8 @@ func TestCrawlStatefulSetMatchesFlags(t *testing.T) {
 		t.Fatalf("%s: %d replicas", p, n)
 	}
 	cs := spec.Template.Spec.Containers
-	if len(cs) != 1 || len(cs[0].Args) != 1 || len(cs[0].Ports) != 1 {
-		t.Fatalf("%s: want one container with one shell script in args and one port", p)
+	if len(cs) != 1 || len(cs[0].Args) != 1 || len(cs[0].Ports) != 2 {
+		t.Fatalf("%s: want one container with one shell script in args and two ports (peer, metrics)", p)
 	}
 	c := cs[0]
 	var line string
@@ -186,6 +187,12 @@ func TestCrawlStatefulSetMatchesFlags(t *testing.T) {
 	_, port, err := net.SplitHostPort(vals["listen"])
 	if err != nil || port != strconv.Itoa(c.Ports[0].ContainerPort) || len(svc.Spec.Ports) != 1 || port != strconv.Itoa(svc.Spec.Ports[0].Port) {
 		t.Errorf("%s: --listen %s, container port %d, Service ports %v: want one port", p, vals["listen"], c.Ports[0].ContainerPort, svc.Spec.Ports)
+	}
+	// The metrics on the second container port (docs/monitoring.md), and
+	// the annotations a pod-discovering Prometheus reads name it.
+	if _, mport, err := net.SplitHostPort(vals["metrics"]); err != nil || mport != strconv.Itoa(c.Ports[1].ContainerPort) ||
+		spec.Template.Metadata.Annotations["prometheus.io/port"] != mport {
+		t.Errorf("%s: --metrics %q, container port %d, annotations %v: want the metrics port named by all three", p, vals["metrics"], c.Ports[1].ContainerPort, spec.Template.Metadata.Annotations)
 	}
 
 	// mounted returns the volume mounted at file's directory.
