@@ -28,5 +28,6 @@ func (s *Splitter) Close() {
 	s.flushDue()
 	s.flushPeers()
 	s.CloseWriters()
+	s.publish()
 	close(s.done)
 }
