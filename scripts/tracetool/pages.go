@@ -24,12 +24,12 @@ func samePages(a, b string) error {
 	}
 	var only [2][]string
 	for u := range pa {
-		if pb[u] == 0 {
+		if _, ok := pb[u]; !ok {
 			only[0] = append(only[0], u)
 		}
 	}
 	for u := range pb {
-		if pa[u] == 0 {
+		if _, ok := pa[u]; !ok {
 			only[1] = append(only[1], u)
 		}
 	}
@@ -64,7 +64,9 @@ func firstFew(s []string) string {
 }
 
 // crawlPages counts the fetches of each page URL (robots.txt aside) over
-// every node of a crawl directory.
+// every node of a crawl directory. A 429 or 503 answer, which the crawler
+// tries again after the server's Retry-After (docs/politeness.md), is
+// not counted as a fetch, but the URL is listed.
 func crawlPages(dir string) (map[string]int, int, error) {
 	nodes, err := filepath.Glob(filepath.Join(dir, "node-[0-9]*"))
 	if err != nil || len(nodes) == 0 {
@@ -84,8 +86,14 @@ func crawlPages(dir string) (map[string]int, int, error) {
 			for s.Next() {
 				rec := s.Record()
 				for i := 0; i < int(rec.NumRows()); i++ {
-					if u := tracefile.PageRow(rec, i).URL; !strings.HasSuffix(u, "/robots.txt") {
-						pages[u]++
+					r := tracefile.PageRow(rec, i)
+					if strings.HasSuffix(r.URL, "/robots.txt") {
+						continue
+					}
+					if r.Status == 429 || r.Status == 503 {
+						pages[r.URL] += 0
+					} else {
+						pages[r.URL]++
 					}
 				}
 			}
