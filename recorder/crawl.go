@@ -585,18 +585,7 @@ wait:
 	}
 	end := cfg.Now()
 
-	man := tracefile.NewManifest(meta)
-	man.Finished = end.UTC()
-	for _, n := range nodes {
-		var us, ps []tracefile.SegmentInfo
-		if w := n.split.URLWriter(); w != nil {
-			us = w.Segments()
-		}
-		if w := n.split.PageWriter(); w != nil {
-			ps = w.Segments()
-		}
-		man.AddNode(n.id, us, ps)
-	}
+	man := manifestOf(meta, nodes, end)
 	stats := c.collect(nodes, end.Sub(start), ht, false)
 	stats.StopReason = c.reason
 	stats.Checkpoints, stats.CheckpointSeconds = ckpt.Taken(), ckpt.Last().Seconds()
@@ -672,6 +661,23 @@ func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
 
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
+
+// manifestOf is the manifest of nodes' closed logs, finished at end.
+func manifestOf(meta tracefile.Meta, nodes []*node, end time.Time) *tracefile.Manifest {
+	man := tracefile.NewManifest(meta)
+	man.Finished = end.UTC()
+	for _, n := range nodes {
+		var us, ps []tracefile.SegmentInfo
+		if w := n.split.URLWriter(); w != nil {
+			us = w.Segments()
+		}
+		if w := n.split.PageWriter(); w != nil {
+			ps = w.Segments()
+		}
+		man.AddNode(n.id, us, ps)
+	}
+	return man
+}
 
 // drainWait bounds how long a stopping TCP node waits for its peers to
 // acknowledge the batches it still has queued for them; what is left

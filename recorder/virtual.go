@@ -502,18 +502,7 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 	end := cfg.Now()
 	wall := time.Since(wallStart)
 
-	man := tracefile.NewManifest(p.meta)
-	man.Finished = time.Now().UTC()
-	for _, n := range nodes {
-		var us, ps []tracefile.SegmentInfo
-		if w := n.split.URLWriter(); w != nil {
-			us = w.Segments()
-		}
-		if w := n.split.PageWriter(); w != nil {
-			ps = w.Segments()
-		}
-		man.AddNode(n.id, us, ps)
-	}
+	man := manifestOf(p.meta, nodes, time.Now())
 	stats := c.collect(nodes, end.Sub(vstart), nil, false)
 	stats.StopReason = c.reason
 	stats.Deterministic = true
