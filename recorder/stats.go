@@ -137,6 +137,10 @@ type Stats struct {
 	Queued        int64 `json:"queued" metric:"gauge"`
 	HostsKnown    int64 `json:"hosts_known" metric:"gauge"`
 	RobotsWaiting int64 `json:"robots_waiting" metric:"gauge"`
+	// Hosts with URLs queued that wait for their politeness delay, and
+	// hosts due that wait for a worker or a connection.
+	HostsPoliteWait int64 `json:"hosts_polite_wait" metric:"gauge"`
+	HostsDue        int64 `json:"hosts_due" metric:"gauge"`
 
 	// MaxStallSeconds is the longest any host waited, in this run,
 	// between becoming due (its politeness delay passed with something to
@@ -287,6 +291,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.Queued += int64(q)
 		s.HostsKnown += int64(h)
 		s.RobotsWaiting += int64(n.front.RobotsWaiting())
+		pw, due := n.front.HostsWaiting()
+		s.HostsPoliteWait += int64(pw)
+		s.HostsDue += int64(due)
 		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
 			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
 		}

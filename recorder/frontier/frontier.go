@@ -451,6 +451,15 @@ func (f *Frontier) Sizes() (queued, hosts int) {
 	return f.s.queued, len(f.s.hosts)
 }
 
+// HostsWaiting is the number of hosts with URLs queued whose politeness
+// delay has not passed (polite), and of those due and waiting for a
+// worker or a connection (due).
+func (f *Frontier) HostsWaiting() (polite, due int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.s.waiting.hs), len(f.s.resume.hs) + len(f.s.ready.hs)
+}
+
 // SessionsOpened is the number of connection sessions opened so far.
 func (f *Frontier) SessionsOpened() int64 {
 	f.mu.Lock()
