@@ -389,6 +389,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	restored, gen, err := resumeNodes(&cfg, p.resumeFrom, nodes)
+	for _, n := range nodes {
+		if err == nil {
+			err = n.startWARC()
+		}
+	}
 	if err != nil {
 		closeWriters(nodes)
 		return nil, err
@@ -544,6 +549,11 @@ wait:
 			c.fail(err)
 		}
 	}
+	for _, n := range nodes {
+		if err := n.closeWARC(); err != nil {
+			c.fail(err)
+		}
+	}
 	end := cfg.Now()
 
 	man := tracefile.NewManifest(meta)
@@ -601,6 +611,7 @@ wait:
 func closeWriters(nodes []*node) {
 	for _, n := range nodes {
 		n.split.CloseWriters()
+		n.closeWARC()
 	}
 }
 
@@ -667,6 +678,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// are dropped and the others processed again.
 		n.addCheckpointPart(batchLogPart{s.BatchLog()})
 	}
+	n.newWARC()
 	if !cfg.Resume {
 		if err := n.openWriters(); err != nil {
 			return nil, err

@@ -110,6 +110,9 @@ type Message struct {
 	Worker uint16
 	URLs   []URL
 	Task   uint64
+	// Logged, when set, is called once the page's row is logged, in log
+	// order (see Options.Archive).
+	Logged func()
 }
 
 // SendChunk is the most URLs a worker hands the splitter in one message.
@@ -165,6 +168,12 @@ type Options struct {
 	// TaskDone, when set, is called once per URL task (not robots.txt)
 	// taken from the frontier, after whatever it gave was submitted.
 	TaskDone func()
+	// Archive, when set, keeps fetches (a WARC): every request that got
+	// a response is captured ([fetch.Capture]) and handed to it with the
+	// URL, the fetch's start and the page row's id; it returns what the
+	// page's message calls once the row is logged. It may wait (its
+	// queue is full) and is called from every worker at once.
+	Archive func(c *fetch.Capture, u string, start time.Time, page uint64) (logged func())
 }
 
 // Worker is one node's fetch workers: [Worker.Run] is one fetch loop,
@@ -292,7 +301,8 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	st := wk.st
 	hops := wk.o.Redirects.Take(u)
 	start := wk.o.Now()
-	r := fetch.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true)
+	capt := wk.capture()
+	r := fetch.GetCapture(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true, capt)
 	if wait, ok := wk.retryAfter(&r); ok {
 		// The server asked to come back later: the host waits, and the
 		// URL is tried again a bounded number of times, each try a row
@@ -390,8 +400,27 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id})
+	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	return requeued
+}
+
+// capture is a new capture for a fetch when fetches are archived, else
+// nil.
+func (wk *Worker) capture() *fetch.Capture {
+	if wk.o.Archive == nil {
+		return nil
+	}
+	return new(fetch.Capture)
+}
+
+// archive hands a fetch's capture to Options.Archive when it got a
+// response and was not aborted by the stop (its URL is then fetched
+// again, and archived then).
+func (wk *Worker) archive(ctx context.Context, c *fetch.Capture, r *fetch.Result, u string, start time.Time, page uint64) func() {
+	if c == nil || r.Status == 0 || len(c.Response) == 0 || (r.Err != nil && ctx.Err() != nil) {
+		return nil
+	}
+	return wk.o.Archive(c, u, start, page)
 }
 
 // retryAfter is the wait r's server asks for before its next request: a
