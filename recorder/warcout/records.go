@@ -196,6 +196,12 @@ func (w *Writer) write(ex *Exchange) error {
 	if err := w.put(rec); err != nil {
 		return err
 	}
+	// Each exchange goes to the file as it is written (not synced): a
+	// crash leaves what a process kill would, whole records and perhaps a
+	// torn one after the last checkpoint, which a resume cuts.
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("warcout: %w", err)
+	}
 	return nil
 }
 
