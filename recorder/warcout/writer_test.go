@@ -124,3 +124,22 @@ func TestCheckpointRestore(t *testing.T) {
 		t.Errorf("%v", names)
 	}
 }
+
+// BenchmarkWrite writes exchanges of a 2 KiB page, the demo web's size.
+func BenchmarkWrite(b *testing.B) {
+	w := New(Options{Dir: b.TempDir(), Prefix: "bench"})
+	w.Restore(nil, b.TempDir())
+	w.Start()
+	ex := exchange(1)
+	ex.Body = []byte(strings.Repeat("<a href=/p>x</a> ", 120))
+	b.SetBytes(ex.Size())
+	for i := 0; i < b.N; i++ {
+		e := *ex
+		w.Reserve(e.Size())
+		w.Add(&e)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "exchanges/s")
+}
