@@ -102,6 +102,9 @@ func startCapture(c *Capture, req *http.Request, resp *http.Response, limit int6
 	c.Response = responseHead(resp)
 	c.Chunked = len(resp.TransferEncoding) > 0 && strings.EqualFold(resp.TransferEncoding[0], "chunked")
 	c.Body = c.Body[:0]
+	if n := resp.ContentLength; n > 0 && n <= limit && int64(cap(c.Body)) < n {
+		c.Body = make([]byte, 0, n)
+	}
 	cb := &captureBody{r: resp.Body, c: c, max: limit}
 	resp.Body = cb
 	return cb

@@ -12,9 +12,10 @@
 //	CRAWLID-nodeNNN-00001.warc.gz   the next, once the last passed MaxFileBytes
 //	...
 //
-// Each record is its own gzip member (gzip level 1: on the demo's web,
-// level 6 took 20% of the crawl's CPU time for files about 5% smaller), so
-// a reader may start at any record's offset. A file is rotated between exchanges once its size on
+// Each record is its own gzip member, so a reader may start at any
+// record's offset: compressed at level 1 (on the demo's web level 6 took a
+// fifth of the crawl's CPU time), or stored for a block under 512 bytes
+// (a request's). A file is rotated between exchanges once its size on
 // disk reaches [Options.MaxFileBytes]: a file holds whole exchanges and may
 // exceed the size by one.
 //

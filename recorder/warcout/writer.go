@@ -110,11 +110,13 @@ type Writer struct {
 	files []File
 	f     *os.File
 	bw    *bufio.Writer
-	gz    *gzip.Writer
-	count countingWriter
-	info  string // the open file's warcinfo record id
-	seq   int
-	done  chan struct{}
+	gz    *gzip.Writer // level 1
+	// gzStore writes small records' members stored (level 0).
+	gzStore *gzip.Writer
+	count   countingWriter
+	info    string // the open file's warcinfo record id
+	seq     int
+	done    chan struct{}
 
 	records, responses, bytes, nfiles atomic.Int64
 }
