@@ -28,13 +28,15 @@
 // included, each its own fetch):
 //
 //	response  WARC-Target-URI (the URL fetched), WARC-Date (when the fetch
-//	          started), WARC-IP-Address, Content-Type "application/http;
-//	          msgtype=response", WARC-Block-Digest and WARC-Payload-Digest
-//	          (sha1, base32), WARC-Warcinfo-ID, WARC-Truncated when the
-//	          body is not whole, Crawltrace-Page-Id (the page log row's id,
-//	          in decimal), and WARC-Concurrent-To naming the request record
+//	          started), WARC-IP-Address, Content-Type
+//	          "application/http;msgtype=response", WARC-Block-Digest and
+//	          WARC-Payload-Digest (sha1, base32), WARC-Warcinfo-ID,
+//	          WARC-Truncated when the body is not whole,
+//	          Crawltrace-Page-Id (the page log row's id, in decimal), and
+//	          WARC-Concurrent-To naming the request record
 //	request   the same target, date and warcinfo, Content-Type
-//	          "application/http; msgtype=request", WARC-Block-Digest, and
+//	          "application/http;msgtype=request", WARC-Block-Digest,
+//	          WARC-Payload-Digest (of the empty payload), and
 //	          WARC-Concurrent-To naming the response
 //
 // The response block is the status line and header fields as net/http
