@@ -79,7 +79,7 @@ func (n *node) archive() func(c *fetch.Capture, u string, start time.Time, page 
 	}
 	return func(c *fetch.Capture, u string, start time.Time, page uint64) func() {
 		ex := &warcout.Exchange{URL: u, Time: start, PageID: page, IP: c.IP, Request: c.Request,
-			Response: c.Response, Body: c.Body, Truncated: c.Truncated}
+			Response: c.Response, Body: c.Body, Truncated: c.Truncated, Compressed: c.Encoded}
 		w.Reserve(ex.Size())
 		return func() { w.Add(ex) }
 	}

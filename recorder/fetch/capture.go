@@ -31,6 +31,9 @@ type Capture struct {
 	// coding, removed from Body; its Transfer-Encoding field is left out
 	// of Response.
 	Chunked bool
+	// Encoded reports that Body has a content coding (gzip, br, ...):
+	// it is compressed already.
+	Encoded bool
 }
 
 // Size is how many bytes c holds.
@@ -101,6 +104,8 @@ func startCapture(c *Capture, req *http.Request, resp *http.Response, limit int6
 	c.Request = requestHead(req)
 	c.Response = responseHead(resp)
 	c.Chunked = len(resp.TransferEncoding) > 0 && strings.EqualFold(resp.TransferEncoding[0], "chunked")
+	ce := strings.TrimSpace(resp.Header.Get("Content-Encoding"))
+	c.Encoded = ce != "" && !strings.EqualFold(ce, "identity")
 	c.Body = c.Body[:0]
 	if n := resp.ContentLength; n > 0 && n <= limit && int64(cap(c.Body)) < n {
 		c.Body = make([]byte, 0, n)

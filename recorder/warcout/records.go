@@ -108,7 +108,7 @@ func (w *Writer) openFile() error {
 		return fmt.Errorf("warcout: warcinfo: %w", err)
 	}
 	w.info = "<" + rec.RecordId() + ">"
-	return w.put(rec, len(block))
+	return w.put(rec, len(block), false)
 }
 
 // readWarcinfoID reads the WARC-Record-ID of the first record of a file
@@ -137,12 +137,13 @@ func readWarcinfoID(path string) (string, error) {
 // that small costing more than the rest of its write.
 const storeBelow = 512
 
-// put writes rec as one gzip member and closes it.
-func (w *Writer) put(rec gowarc.WarcRecord, blockSize int) error {
+// put writes rec as one gzip member and closes it: stored when store is
+// set or its block is under storeBelow bytes, else compressed at level 1.
+func (w *Writer) put(rec gowarc.WarcRecord, blockSize int, store bool) error {
 	defer rec.Close()
 	before := w.size()
 	level, gz := gzip.BestSpeed, &w.gz
-	if blockSize < storeBelow {
+	if store || blockSize < storeBelow {
 		level, gz = gzip.NoCompression, &w.gzStore
 	}
 	if *gz == nil {
@@ -208,7 +209,7 @@ func (w *Writer) write(ex *Exchange) error {
 	if err != nil {
 		return fmt.Errorf("warcout: response record of %s: %w", ex.URL, err)
 	}
-	if err := w.put(rec, len(ex.Response)+len(ex.Body)); err != nil {
+	if err := w.put(rec, len(ex.Response)+len(ex.Body), ex.Compressed); err != nil {
 		return err
 	}
 	w.responses.Add(1)
@@ -228,7 +229,7 @@ func (w *Writer) write(ex *Exchange) error {
 	if err != nil {
 		return fmt.Errorf("warcout: request record of %s: %w", ex.URL, err)
 	}
-	if err := w.put(rec, len(ex.Request)); err != nil {
+	if err := w.put(rec, len(ex.Request), false); err != nil {
 		return err
 	}
 	// Each exchange goes to the file as it is written (not synced): a

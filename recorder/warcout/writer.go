@@ -62,6 +62,9 @@ type Exchange struct {
 	Body     []byte
 	// Truncated is WARC-Truncated: "" when the body is whole.
 	Truncated string
+	// Compressed says Body is compressed already (a content coding): its
+	// record's gzip member is stored, not compressed again.
+	Compressed bool
 }
 
 // Size is the bytes ex holds, what [Writer.Reserve] is asked for.
