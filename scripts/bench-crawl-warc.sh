@@ -3,9 +3,11 @@
 # figure of docs/benchmarks.md ("A crawl kept as WARC"): the demo's local
 # web (`crawltrace testweb --hosts 400 --pages-per-host 200 --web-seed 1`,
 # one process, shared), the demo's crawl (4 nodes x 16 workers, --max-pages
-# 50000, --min-delay 0), REPS interleaved rounds of (without, with). Each
-# run's pages/s is stats.json's; it prints a markdown table (min and
-# median of each, and without / with by median) and each run's figures.
+# 50000, --min-delay 0), REPS interleaved rounds of (without, with), each
+# crawl timed whole (wall, and CPU: user + system of the crawl process; the
+# test web's is not counted). It prints a markdown table (min and median
+# of the wall times, the pages/s they give, the CPU times) and with /
+# without by each.
 #
 #   scripts/bench-crawl-warc.sh
 #
@@ -53,7 +55,7 @@ run() {
 }
 
 stats() { # min and median of the numbers on stdin
-  sort -g | awk '{a[NR] = $1} END {printf "%.0f %.0f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+  sort -g | awk '{a[NR] = $1} END {printf "%.2f %.2f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
 
 : >"$work/plain"
@@ -62,11 +64,16 @@ for r in $(seq "$reps"); do
   run plain >>"$work/plain"
   run warc >>"$work/warc"
 done
-read -r p_min p_med < <(cut -d' ' -f1 "$work/plain" | stats)
-read -r w_min w_med < <(cut -d' ' -f1 "$work/warc" | stats)
-echo "| crawl | pages/s min / median | runs (pages/s wall CPU pages WARC-bytes) |"
-echo "|---|---|---|"
-echo "| without --warc | $p_min / $p_med | $(tr '\n' ';' <"$work/plain") |"
-echo "| with --warc | $w_min / $w_med | $(tr '\n' ';' <"$work/warc") |"
+read -r pw_min pw_med < <(cut -d' ' -f2 "$work/plain" | stats)
+read -r ww_min ww_med < <(cut -d' ' -f2 "$work/warc" | stats)
+read -r pc_min pc_med < <(cut -d' ' -f3 "$work/plain" | stats)
+read -r wc_min wc_med < <(cut -d' ' -f3 "$work/warc" | stats)
+pages=$(cut -d' ' -f4 "$work/plain" | head -1)
+rate() { echo "scale=0; $pages / $1" | bc; }
+echo "| crawl | wall min / median (s) | pages/s at min / median | CPU min / median (s) | WARC bytes |"
+echo "|---|---|---|---|---|"
+echo "| without --warc | $pw_min / $pw_med | $(rate "$pw_min") / $(rate "$pw_med") | $pc_min / $pc_med | |"
+echo "| with --warc | $ww_min / $ww_med | $(rate "$ww_min") / $(rate "$ww_med") | $wc_min / $wc_med | $(cut -d' ' -f5 "$work/warc" | head -1) |"
 echo
-echo "without / with, by median: $(echo "scale=2; $p_med / $w_med" | bc)x; by min: $(echo "scale=2; $p_min / $w_min" | bc)x"
+echo "with / without: wall by min $(echo "scale=2; $ww_min / $pw_min" | bc)x, by median $(echo "scale=2; $ww_med / $pw_med" | bc)x; CPU by median $(echo "scale=2; $wc_med / $pc_med" | bc)x"
+echo "runs (pages/s wall CPU pages WARC-bytes): without $(tr '\n' ';' <"$work/plain"); with $(tr '\n' ';' <"$work/warc")"

@@ -15,7 +15,8 @@
 // Each record is its own gzip member, so a reader may start at any
 // record's offset: compressed at level 1 (on the demo's web level 6 took a
 // fifth of the crawl's CPU time), or stored for a block under 512 bytes
-// (a request's). A file is rotated between exchanges once its size on
+// (a request's) and for a body with a content coding (compressed
+// already). A file is rotated between exchanges once its size on
 // disk reaches [Options.MaxFileBytes]: a file holds whole exchanges and may
 // exceed the size by one.
 //
