@@ -417,7 +417,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, p.topo,
 			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 		if err != nil {
-			sp.CloseWriters()
+			closeWriters(nodes)
 			return nil, err
 		}
 		events.Write(tracefile.Event{Event: tracefile.EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
