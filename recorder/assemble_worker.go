@@ -27,6 +27,7 @@ func (n *node) workerOptions() worker.Options {
 		HopQueue:        n.hopQueue,
 		Owner:           n.owner,
 		TaskDone:        func() { n.c.tr.Add(-1) },
+		Archive:         n.archive(),
 	}
 }
 
@@ -61,7 +62,7 @@ var _ worker.Sink = workerSink{}
 // Submit sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
 func (s workerSink) Submit(m *worker.Message) {
-	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, URLs: m.URLs, Task: m.Task}
+	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, URLs: m.URLs, Task: m.Task, Logged: m.Logged}
 	sp := s.n.split
 	sm.Bytes = splitter.URLBytes(sm.URLs)
 	sp.Budget().Acquire(sm.Bytes)

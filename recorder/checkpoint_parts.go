@@ -156,6 +156,7 @@ func (p countersPart) Load(r io.Reader) error {
 	n.resume.Resumes += v.Resume.Resumes
 	n.resume.DiscardedPages += v.Resume.DiscardedPages
 	n.resume.DiscardedURLs += v.Resume.DiscardedURLs
+	n.resume.DiscardedWARCBytes += v.Resume.DiscardedWARCBytes
 	return nil
 }
 
@@ -166,6 +167,8 @@ type resumeCounters struct {
 	Resumes        int64
 	DiscardedPages int64
 	DiscardedURLs  int64
+	// DiscardedWARCBytes are the WARC bytes a resume cut (warcout).
+	DiscardedWARCBytes int64
 }
 
 // pendingPart saves the batches sent to the node and not yet processed at

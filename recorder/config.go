@@ -273,6 +273,13 @@ type Config struct {
 	// NoTrace turns the URL and page logs off (for measuring their cost);
 	// the crawl is otherwise unchanged.
 	NoTrace bool
+	// WARC writes every fetch that got a response (robots.txt and
+	// redirects included) as WARC records, one file series per node in
+	// node-NNN/warc/ (recorder/warcout), part of the crawl's checkpointed
+	// state. WARCFileBytes is the size past which a file is rotated;
+	// default 1 GiB.
+	WARC          bool
+	WARCFileBytes int64
 
 	// Now returns the current time; default time.Now. Inject it to make
 	// log timestamps deterministic in tests.

@@ -419,6 +419,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	restored, gen, err := resumeNodes(&cfg, p.resumeFrom, nodes)
+	for _, n := range nodes {
+		if err == nil {
+			err = n.startWARC()
+		}
+	}
 	if err != nil {
 		closeWriters(nodes)
 		return nil, err
@@ -445,7 +450,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, p.topo,
 			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 		if err != nil {
-			sp.CloseWriters()
+			closeWriters(nodes)
 			return nil, err
 		}
 		events.Write(tracefile.Event{Event: tracefile.EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
@@ -583,6 +588,11 @@ wait:
 			c.fail(err)
 		}
 	}
+	for _, n := range nodes {
+		if err := n.closeWARC(); err != nil {
+			c.fail(err)
+		}
+	}
 	end := cfg.Now()
 
 	man := manifestOf(meta, nodes, end)
@@ -635,6 +645,7 @@ wait:
 func closeWriters(nodes []*node) {
 	for _, n := range nodes {
 		n.split.CloseWriters()
+		n.closeWARC()
 	}
 }
 
@@ -723,6 +734,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// are dropped and the others processed again.
 		n.addCheckpointPart(batchLogPart{s.BatchLog()})
 	}
+	n.newWARC()
 	if !cfg.Resume {
 		if err := n.openWriters(); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
+	"github.com/crawltrace/crawltrace/recorder/warcout"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
@@ -41,6 +42,10 @@ type node struct {
 	// resume counts restarts; discardDir receives log rows a resume cuts.
 	resume     resumeCounters
 	discardDir string
+	// warc writes the node's fetches as WARC (nil: no --warc);
+	// warcRestored says a checkpoint restored its files.
+	warc         *warcout.Writer
+	warcRestored bool
 	// store holds the frontier's spilled queues (nil: no spilling).
 	store *frontier.Store
 	// hops spaces robots.txt redirect hops to other servers.

@@ -182,6 +182,16 @@ type Stats struct {
 	Resumes        int64 `json:"resumes"`
 	DiscardedPages int64 `json:"discarded_pages"`
 	DiscardedURLs  int64 `json:"discarded_urls"`
+	// WARC (Config.WARC): the records and bytes on disk of every node's
+	// WARC series, over the whole crawl (a resume's cut bytes, kept under
+	// state/discarded/, are DiscardedWARCBytes, not counted here), and the
+	// most bytes of exchanges waiting to be written at once.
+	WARCRecords        int64 `json:"warc_records,omitempty"`
+	WARCResponses      int64 `json:"warc_responses,omitempty"`
+	WARCBytes          int64 `json:"warc_bytes,omitempty"`
+	WARCFiles          int64 `json:"warc_files,omitempty"`
+	WARCQueuePeakBytes int64 `json:"warc_queue_peak_bytes,omitempty"`
+	DiscardedWARCBytes int64 `json:"discarded_warc_bytes,omitempty"`
 	// Progress: pages and quality fetched over the crawl's time.
 	Progress *quality.Progress `json:"progress,omitempty"`
 }
@@ -273,6 +283,16 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
+		s.DiscardedWARCBytes += n.resume.DiscardedWARCBytes
+		if n.warc != nil {
+			ws := n.warc.Stats()
+			s.WARCRecords += ws.Records
+			s.WARCResponses += ws.Responses
+			s.WARCBytes += ws.Bytes
+			s.WARCFiles += ws.Files
+			pk, _ := n.warc.QueueStats()
+			s.WARCQueuePeakBytes = max(s.WARCQueuePeakBytes, pk)
+		}
 		// The splitter's state, as its goroutine published it (final once
 		// it has stopped).
 		sp := n.split.Published()
@@ -382,6 +402,9 @@ func (s *Stats) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	if s.WARCRecords > 0 {
+		fmt.Fprintf(w, "warc:               %d records (%d responses), %d bytes in %d files\n", s.WARCRecords, s.WARCResponses, s.WARCBytes, s.WARCFiles)
+	}
 	if s.BatchesSent > 0 || s.BatchesReceived > 0 {
 		fmt.Fprintf(w, "peer batches:       %d sent (%d URLs), %d received (%d URLs)\n", s.BatchesSent, s.URLsSent, s.BatchesReceived, s.URLsReceived)
 	}
@@ -421,11 +444,16 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		var pages, excl int64
+		var pages, excl, warcBytes int64
 		var queued, hosts, retrying int
+		warc := false
 		for _, n := range nodes {
 			pages += n.st.Attempts.Load()
 			excl += n.st.RobotsExcluded.Load()
+			if n.warc != nil {
+				warc = true
+				warcBytes += n.warc.Stats().Bytes
+			}
 			q, h := n.front.Sizes()
 			queued += q
 			hosts += h
@@ -434,6 +462,9 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 		line := fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl)
 		if retrying > 0 {
 			line += fmt.Sprintf(", origins awaiting a robots.txt retry %d", retrying)
+		}
+		if warc {
+			line += fmt.Sprintf(", warc %.1f MB", float64(warcBytes)/1e6)
 		}
 		rep.Update(pages, line)
 	}

@@ -101,6 +101,10 @@ func (c *Config) validateLocal() error {
 		return fmt.Errorf("%w: a crawl of the local web runs its nodes in one process (--nodes), not over --peers", ErrConfig)
 	case c.PolitenessKey == PolitenessIP:
 		return fmt.Errorf("%w: a crawl of the local web has no addresses to key politeness by (--politeness-key ip)", ErrConfig)
+	case c.WARC:
+		return fmt.Errorf("%w: a crawl of the local web is answered in process, with no HTTP exchange to keep as WARC (--warc): crawl the local web over loopback (crawltrace testweb) to archive it", ErrConfig)
+	case c.Metrics != "":
+		return fmt.Errorf("%w: a crawl of the local web runs on a virtual clock and serves no metrics (--metrics): crawl the local web over loopback (crawltrace testweb) to watch it", ErrConfig)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func newCrawlCmd() *cobra.Command {
 	var lf launchFlags
 	var resolve []string
 	var resume bool
-	var memory, queueBytes string
+	var memory, queueBytes, warcSize string
 	cmd := &cobra.Command{
 		Use:   "crawl -o DIR [flags] [SEED_URL...]",
 		Short: "Crawl from seed URLs and record every URL entering the host splitter",
@@ -119,7 +119,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 			for _, m := range []struct {
 				flag, v string
 				dst     *int64
-			}{{"--memory", memory, &cfg.Memory}, {"--queue-bytes", queueBytes, &cfg.QueueBytes}} {
+			}{{"--memory", memory, &cfg.Memory}, {"--queue-bytes", queueBytes, &cfg.QueueBytes}, {"--warc-file-size", warcSize, &cfg.WARCFileBytes}} {
 				if m.v != "" {
 					parse := parseBytes
 					if m.flag == "--memory" {
@@ -254,6 +254,8 @@ crawl ends when every node has used its share or run out of URLs.`,
 	f.IntVar(&cfg.MaxLinksPerPage, "max-links-per-page", 0, "links taken from one page; the rest are counted in stats.json (0 = no cap)")
 	f.StringVar(&memory, "memory", "", "memory budget of the crawl's growing state, e.g. 512MiB, 4GiB, or auto (what the machine has available; bounds the URL queue; default none)")
 	f.StringVar(&queueBytes, "queue-bytes", "", "bytes of extracted URLs that may wait for the host splitter (default 64MiB, at most --memory/8)")
+	f.BoolVar(&cfg.WARC, "warc", false, "also keep every fetch as WARC records (robots.txt and redirects included), in -o DIR/node-NNN/warc/*.warc.gz")
+	f.StringVar(&warcSize, "warc-file-size", "", "size past which a node's WARC file is rotated (default 1GiB)")
 	f.BoolVar(&resume, "resume", false, "continue the crawl in -o DIR from its last checkpoint")
 	f.BoolVar(&cfg.ResumeSkipHash, "resume-skip-hash", false, "on --resume, check the closed segments' sizes only, not their xxhash64 (a read of the whole crawl: ~0.05-0.3 s per 256 MiB segment, ~2 s from a spinning disk)")
 	f.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "interval between checkpoints of the crawl state (negative: only at a clean stop)")

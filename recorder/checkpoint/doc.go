@@ -77,6 +77,9 @@
 //	pending       gob: a count, then the batches sent to this node in this
 //	              process and not yet processed at the cut (in-process
 //	              crawls of several nodes)
+//	warc          crawl --warc, gob: every file of the node's WARC series
+//	              with its size at the cut (the last one open), and the
+//	              WARC writer's counters (recorder/warcout)
 //	batches.json  TCP mode, JSON: per sending incarnation (from, epoch) the
 //	              highest seq through which every batch was processed and
 //	              the seqs processed above it (the durable marks senders

@@ -180,6 +180,13 @@ type Conn struct {
 // body is not read at all. Requests may run at once, each with its own
 // buf.
 func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) Result {
+	return GetCapture(ctx, c, ua, u, limit, buf, page, nil)
+}
+
+// GetCapture is [Get] that also fills capt (when not nil) with the
+// request and response as an archive keeps them ([Capture]): the raw body
+// is kept up to limit bytes, as much of it as the fetch read.
+func GetCapture(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool, capt *Capture) Result {
 	buf.Reset()
 	start := time.Now()
 	var r Result
@@ -215,6 +222,11 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 		GotConn: func(info httptrace.GotConnInfo) {
 			mu.Lock()
 			tc.GotConn, tc.Reused, connAt = true, info.Reused, time.Now()
+			if capt != nil && info.Conn != nil {
+				if a, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
+					capt.IP = a.Addr().Unmap().String()
+				}
+			}
 			if info.Reused {
 				tc.Dialed, tc.Dial = false, 0
 			}
@@ -249,13 +261,23 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 	r.ContentType = resp.Header.Get("Content-Type")
 	r.Location = resp.Header.Get("Location")
 	r.RetryAfter = resp.Header.Get("Retry-After")
+	var cb *captureBody
+	if capt != nil {
+		mu.Lock()
+		cb = startCapture(capt, req, resp, limit)
+		mu.Unlock()
+	}
 	if page && skipBody(resp) {
 		// Decided on the headers: no link in a non-HTML body.
 		r.Skipped = true
-		r.Conn.Closed = discardBody(resp) || r.Conn.Closed
+		lost := discardBody(resp)
+		r.Conn.Closed = lost || r.Conn.Closed
+		cb.finish(!lost)
 	} else if body, err := decodeBody(resp.Header, resp.Body); err != nil {
 		r.Err = err
-		r.Conn.Closed = discardBody(resp) || r.Conn.Closed
+		lost := discardBody(resp)
+		r.Conn.Closed = lost || r.Conn.Closed
+		cb.finish(!lost)
 	} else {
 		n, err := io.Copy(buf, io.LimitReader(body, limit+1))
 		if n > limit {
@@ -268,6 +290,7 @@ func Get(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *by
 			r.Conn.Closed = true
 		}
 		resp.Body.Close()
+		cb.finish(!r.Truncated && err == nil)
 		if err != nil {
 			r.Err = decodeErr(resp.Header, err)
 		}

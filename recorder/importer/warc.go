@@ -40,10 +40,36 @@ package importer
 // and the rest of that file is not read; what was imported before is kept,
 // including the links in the part of a cut record that was read. A file whose gzip header does not parse is one bad record, number 1.
 //
-// The reader below is small and strict on framing (WARC/0.17 to WARC/1.1,
-// header lines up to 64 KiB, a 1 MiB header, Content-Length required) and
-// lenient on separators (any number of blank lines between records). It
-// streams: only the current record's header is held in memory.
+// Records are read by github.com/nlnwa/gowarc/v3, the library the
+// recorder writes WARC with (recorder/warcout), with its validation set to
+// warn: it frames each record by its Content-Length, checks the end of
+// record marker and the digests (a mismatch is a warning, not a bad
+// record, as before), and gives the block back whole. What the library
+// does not do as this importer did is kept here, in readWARC and
+// peekHeader (about 90 lines of the 400 the hand-written reader had):
+//
+//   - the library skips bytes it does not recognize until it finds a
+//     record; here only blank lines may separate records, and anything
+//     else loses the framing;
+//   - the library blanks a header field that fails its validation (a
+//     WARC-Target-URI in angle brackets, as WARC/1.0 examples and wget
+//     write it; a WARC-Date of another form) and reads header lines of any
+//     length; so the header is parsed here from a peek before the library
+//     reads it, with its limits (64 KiB a line, 1 MiB in all: beyond
+//     either the framing is lost), and a line that is not "Name: value"
+//     makes the record bad;
+//   - the library takes a missing or unreadable Content-Length as 0;
+//     here it loses the framing;
+//   - a block cut short by the end of the file is a library warning (its
+//     Content-Length against the bytes read); here it is the bad record
+//     that ends the file, its links imported as far as they were read.
+//
+// The library buffers a block whole before it gives the record out: in
+// memory up to 1 MiB, beyond that in a temporary file. Its validation
+// (header fields, URLs, digests) makes an import about 3.5 times slower
+// than the hand-written reader was (BenchmarkWARC: 18,700 records/s
+// against 65,600). A panic of the library on a damaged file is caught
+// and counted as lost framing.
 
 import (
 	"bufio"
@@ -57,6 +83,8 @@ import (
 	"strings"
 	"time"
 
+	gowarc "github.com/nlnwa/gowarc/v3"
+
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/extract"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
@@ -66,14 +94,14 @@ import (
 // extraction, like the recorder's default MaxBodyBytes.
 const MaxBodyBytes = 16 << 20
 
-// Limits of the WARC record header.
+// Limits of the WARC record header, checked before the library reads it.
 const (
 	maxWARCHeaderLine  = 64 << 10
 	maxWARCHeaderBytes = 1 << 20
 )
 
 // warcRecord is one WARC record: its header and its block, which is valid
-// until the next call to warcReader.next.
+// until the next record is read.
 type warcRecord struct {
 	num     int64 // 1-based record number in the file
 	version string
@@ -102,148 +130,14 @@ func (r *warcRecord) date() time.Time {
 	return t
 }
 
-// errFraming wraps errors after which the reader cannot find the next
-// record.
-var errFraming = errors.New("framing lost")
-
-// warcReader reads the records of one (decompressed) WARC stream. Not safe
-// for concurrent use.
-type warcReader struct {
-	br  *bufio.Reader
-	num int64
-	cur *warcRecord
-}
-
-func newWARCReader(r io.Reader) *warcReader {
-	return &warcReader{br: bufio.NewReaderSize(r, maxWARCHeaderLine)}
-}
-
-// next returns the next record, io.EOF at a clean end, or an error
-// wrapping errFraming (the record number is then w.num).
-func (w *warcReader) next() (*warcRecord, error) {
-	if w.cur != nil {
-		_, err := io.Copy(io.Discard, w.cur.block)
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: block cut short: %d of %d bytes", errFraming, w.cur.length-w.cur.block.n, w.cur.length)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errFraming, err)
-		}
-		w.cur = nil
-	}
-	// Skip the separator: any number of blank lines.
-	var line []byte
-	for {
-		l, err := w.line()
-		if err == io.EOF && len(l) == 0 {
-			return nil, io.EOF
-		}
-		if err != nil && err != io.EOF {
-			w.num++
-			return nil, fmt.Errorf("%w: %v", errFraming, err)
-		}
-		if len(bytes.TrimSpace(l)) > 0 {
-			line = l
-			break
-		}
-		if err == io.EOF {
-			return nil, io.EOF
-		}
-	}
-	w.num++
-	rec := &warcRecord{num: w.num, fields: make(map[string]string, 16), length: -1}
-	v := string(bytes.TrimSpace(line))
-	if !strings.HasPrefix(v, "WARC/") {
-		return nil, fmt.Errorf("%w: expected a WARC/ version line, got %q", errFraming, quoteStart(v))
-	}
-	rec.version = v
-	var last string
-	size := len(line)
-	for {
-		l, err := w.line()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("%w: header: %v", errFraming, err)
-		}
-		if size += len(l); size > maxWARCHeaderBytes {
-			return nil, fmt.Errorf("%w: header longer than %d bytes", errFraming, maxWARCHeaderBytes)
-		}
-		if len(l) == 0 {
-			break
-		}
-		if l[0] == ' ' || l[0] == '\t' { // continuation line
-			if last != "" {
-				rec.fields[last] += " " + string(bytes.TrimSpace(l))
-			}
-			continue
-		}
-		name, value, ok := bytes.Cut(l, []byte(":"))
-		if !ok || len(bytes.TrimSpace(name)) == 0 {
-			if rec.bad == "" {
-				rec.bad = fmt.Sprintf("header line %q is not Name: value", quoteStart(string(l)))
-			}
-			last = ""
-			continue
-		}
-		last = strings.ToLower(string(bytes.TrimSpace(name)))
-		if _, dup := rec.fields[last]; !dup {
-			rec.fields[last] = string(bytes.TrimSpace(value))
-		}
-	}
-	cl, ok := rec.fields["content-length"]
-	if !ok {
-		return nil, fmt.Errorf("%w: no Content-Length", errFraming)
-	}
-	n, err := strconv.ParseInt(cl, 10, 64)
-	if err != nil || n < 0 {
-		return nil, fmt.Errorf("%w: Content-Length %q is not a length", errFraming, quoteStart(cl))
-	}
-	rec.length = n
-	rec.block = &blockReader{r: w.br, n: n}
-	w.cur = rec
-	return rec, nil
-}
-
-// blockReader reads a record block of known length. It reports a block cut
-// short by the end of the stream as io.ErrUnexpectedEOF and remembers any
-// failure, so that the record's consumers can leave the report to
-// warcReader.next.
+// blockReader reads a record's block. failed is set when the block was
+// cut short, so that its consumers leave the report to readWARC.
 type blockReader struct {
 	r      io.Reader
-	n      int64 // bytes left
 	failed bool
 }
 
-func (b *blockReader) Read(p []byte) (int, error) {
-	if b.n <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.n {
-		p = p[:b.n]
-	}
-	n, err := b.r.Read(p)
-	b.n -= int64(n)
-	if err == io.EOF && b.n > 0 {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil && err != io.EOF {
-		b.failed = true
-	}
-	return n, err
-}
-
-// line reads one header line without its line ending. A line longer than
-// the buffer is an error.
-func (w *warcReader) line() ([]byte, error) {
-	l, err := w.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		return nil, fmt.Errorf("line longer than %d bytes", maxWARCHeaderLine)
-	}
-	l = bytes.TrimSuffix(l, []byte("\n"))
-	return bytes.TrimSuffix(l, []byte("\r")), err
-}
+func (b *blockReader) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 // quoteStart shortens s for an error message.
 func quoteStart(s string) string {
@@ -251,6 +145,57 @@ func quoteStart(s string) string {
 		return s[:60] + "..."
 	}
 	return s
+}
+
+// warcOptions are the library's: every finding a warning, digests
+// checked, blocks over 1 MiB buffered on disk.
+var warcOptions = []gowarc.WarcRecordOption{
+	gowarc.WithSyntaxErrorPolicy(gowarc.ErrWarn),
+	gowarc.WithSpecViolationPolicy(gowarc.ErrWarn),
+	gowarc.WithUnknownRecordTypePolicy(gowarc.ErrWarn),
+	gowarc.WithBufferMaxMemBytes(1 << 20),
+}
+
+// sourceReader remembers the error its reader gave, so that a failed
+// read is told from damaged input.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// unmarshal reads one record, a panic of the library counted as an error.
+func unmarshal(u gowarc.Unmarshaler, br *bufio.Reader) (rec gowarc.WarcRecord, validation []error, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rec, err = nil, fmt.Errorf("the WARC reader failed: %v", p)
+		}
+	}()
+	rec, _, validation, err = u.Unmarshal(br)
+	return rec, validation, err
+}
+
+// skipBlank skips blank lines and reports whether a record follows:
+// io.EOF at a clean end.
+func skipBlank(br *bufio.Reader) error {
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return err
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return br.UnreadByte()
+	}
 }
 
 // WARC imports WARC files (WARC/0.17 to 1.1, plain or gzip-compressed
@@ -273,27 +218,177 @@ func WARC(files []string, opts Options) (*Stats, error) {
 // readWARC calls f for every well-framed record of one file, counting bad
 // records and stopping at lost framing (see the file documentation).
 func readWARC(s *Sink, path string, r io.Reader, f func(*warcRecord) error) error {
-	w := newWARCReader(r)
+	src := &sourceReader{r: r}
+	br := bufio.NewReaderSize(src, maxWARCHeaderBytes)
+	u := gowarc.NewUnmarshaler(warcOptions...)
+	var num int64
+	lost := func(reason string) error {
+		s.BadLine(path, num, "record: framing lost: "+reason+"; rest of file not read")
+		return nil
+	}
 	for {
-		rec, err := w.next()
+		err := skipBlank(br)
 		if err == io.EOF {
 			return nil
 		}
-		if err != nil {
-			if errors.Is(err, errFraming) || isCorrupt(err) {
-				s.BadLine(path, w.num, "record: "+err.Error()+"; rest of file not read")
-				return nil
+		num++
+		if err == nil {
+			if p, _ := br.Peek(5); string(p) != "WARC/" {
+				line, _ := br.Peek(60)
+				line, _, _ = bytes.Cut(line, []byte("\n"))
+				return lost(fmt.Sprintf("expected a WARC/ version line, got %q", quoteStart(string(bytes.TrimSpace(line)))))
 			}
-			return fmt.Errorf("import: %s: record %d: %w", path, w.num, err)
 		}
-		if rec.bad != "" {
-			s.BadLine(path, rec.num, "record: "+rec.bad)
+		var w *warcRecord
+		if err == nil {
+			var stop string
+			if w, stop = peekHeader(br, num); stop != "" {
+				if src.err != nil && !isCorrupt(src.err) {
+					return fmt.Errorf("import: %s: record %d: %w", path, num, src.err)
+				}
+				return lost(stop)
+			}
+		}
+		var rec gowarc.WarcRecord
+		var validation []error
+		if err == nil {
+			rec, validation, err = unmarshal(u, br)
+		}
+		if err != nil {
+			if src.err != nil && !isCorrupt(src.err) {
+				return fmt.Errorf("import: %s: record %d: %w", path, num, src.err)
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return lost(err.Error())
+		}
+		if stop := w.adapt(rec, validation); stop != "" {
+			rec.Close()
+			return lost(stop)
+		}
+		if w.bad != "" {
+			s.BadLine(path, num, "record: "+w.bad)
+			rec.Close()
 			continue
 		}
-		if err := f(rec); err != nil {
+		err = f(w)
+		rec.Close()
+		if err != nil {
 			return err
 		}
+		if w.block.failed {
+			var cl *gowarc.ContentLengthError
+			for _, v := range validation {
+				if errors.As(v, &cl) {
+					break
+				}
+			}
+			return lost(fmt.Sprintf("block cut short: %d of %d bytes", cl.Actual, cl.Expected))
+		}
 	}
+}
+
+// peekHeader reads the header of the record starting at br without
+// consuming it: the library blanks a field that fails its validation (a
+// WARC-Target-URI in angle brackets, a malformed WARC-Date) and reads
+// lines of any length, so the fields are taken, and the limits checked,
+// here. stop says why the framing is lost.
+func peekHeader(br *bufio.Reader, num int64) (w *warcRecord, stop string) {
+	// Peeked a little at first, more only when the header is longer: a
+	// peek of the whole buffer would move it for every record.
+	for size := 4 << 10; ; size *= 4 {
+		size = min(size, maxWARCHeaderBytes)
+		buf, err := br.Peek(size)
+		w, stop, more := parseHeader(buf, err, num, size == maxWARCHeaderBytes)
+		if !more {
+			return w, stop
+		}
+	}
+}
+
+// parseHeader parses the header at the start of buf, what a peek of
+// br gave with err; more asks for a longer peek (not final).
+func parseHeader(buf []byte, err error, num int64, final bool) (w *warcRecord, stop string, more bool) {
+	w = &warcRecord{num: num, fields: make(map[string]string, 16), length: -1}
+	var last string
+	for first := true; ; first = false {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			if len(buf) >= maxWARCHeaderLine {
+				return nil, fmt.Sprintf("header line longer than %d bytes", maxWARCHeaderLine), false
+			}
+			if err == nil || errors.Is(err, bufio.ErrBufferFull) {
+				if !final {
+					return nil, "", true
+				}
+				return nil, fmt.Sprintf("header longer than %d bytes", maxWARCHeaderBytes), false
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, "header: " + err.Error(), false
+		}
+		if i > maxWARCHeaderLine {
+			return nil, fmt.Sprintf("header line longer than %d bytes", maxWARCHeaderLine), false
+		}
+		l := bytes.TrimSuffix(buf[:i], []byte("\r"))
+		buf = buf[i+1:]
+		switch {
+		case first:
+			w.version = string(bytes.TrimSpace(l))
+			continue
+		case len(l) == 0:
+			return w, "", false
+		case l[0] == ' ' || l[0] == '\t': // continuation line
+			if last != "" {
+				w.fields[last] += " " + string(bytes.TrimSpace(l))
+			}
+			continue
+		}
+		name, value, ok := bytes.Cut(l, []byte(":"))
+		if !ok || len(bytes.TrimSpace(name)) == 0 {
+			if w.bad == "" {
+				w.bad = fmt.Sprintf("header line %q is not Name: value", quoteStart(string(l)))
+			}
+			last = ""
+			continue
+		}
+		last = strings.ToLower(string(bytes.TrimSpace(name)))
+		if _, dup := w.fields[last]; !dup {
+			w.fields[last] = string(bytes.TrimSpace(value))
+		}
+	}
+}
+
+// adapt takes the block of rec, the record the library read whose header
+// w holds, or says why the framing is lost (stop).
+func (w *warcRecord) adapt(rec gowarc.WarcRecord, validation []error) (stop string) {
+	cl, ok := w.fields["content-length"]
+	if !ok {
+		return "no Content-Length"
+	}
+	n, err := strconv.ParseInt(cl, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Sprintf("Content-Length %q is not a length", quoteStart(cl))
+	}
+	w.length = n
+	cut := false
+	for _, v := range validation {
+		var ce *gowarc.ContentLengthError
+		if errors.As(v, &ce) {
+			cut = true
+		}
+	}
+	raw, err := rec.Block().RawBytes()
+	if err != nil {
+		return "block: " + err.Error()
+	}
+	w.block = &blockReader{r: raw, failed: cut}
+	if cut {
+		w.bad = ""
+	}
+	return ""
 }
 
 // bodyReader holds the buffers reused across responses. Not safe for

@@ -47,6 +47,9 @@ type Msg struct {
 	Forward []string
 	Task    uint64 // the page's in-flight URL, finished once logged
 	Bytes   int64  // taken from the splitter's byte budget (see Budget)
+	// Logged, when set, is called on the splitter's goroutine once Page
+	// is logged (the page's WARC records are queued then, in log order).
+	Logged func()
 
 	remote *peer.Batch
 	reply  chan bool // remote: true when the batch was new, false when already processed
@@ -249,6 +252,9 @@ func (s *Splitter) process(m *Msg) {
 			s.fail(err)
 			s.pagew = nil
 		}
+	}
+	if m.Page != nil && m.Logged != nil {
+		m.Logged()
 	}
 	if len(m.URLs) > 0 {
 		t := s.now().UnixNano()

@@ -47,7 +47,8 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 		q = wk.o.Quality[u]
 	}
 	start := wk.o.Now()
-	r := wk.o.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, robotsLimit, buf, false)
+	capt := wk.capture()
+	r := wk.get(ctx, wk.sessionClient(h), u, robotsLimit, buf, false, capt)
 	end := observe(h, &r)
 	wk.st.RobotsFetches.Add(1)
 	wk.st.status(&wk.st.d.RobotsByStatus, r.Status)
@@ -62,7 +63,7 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 			}
 		}
 	}
-	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w})
+	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	switch {
 	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs

@@ -110,6 +110,9 @@ type Message struct {
 	Worker uint16
 	URLs   []URL
 	Task   uint64
+	// Logged, when set, is called once the page's row is logged, in log
+	// order (see Options.Archive).
+	Logged func()
 }
 
 // SendChunk is the most URLs a worker hands the splitter in one message.
@@ -173,6 +176,12 @@ type Options struct {
 	// its arguments: a deterministic crawl answers from a web in process
 	// and gives each request a duration on its virtual clock.
 	Get func(ctx context.Context, c *http.Client, ua, u string, limit int64, buf *bytes.Buffer, page bool) fetch.Result
+	// Archive, when set, keeps fetches (a WARC): every request that got
+	// a response is captured ([fetch.Capture]) and handed to it with the
+	// URL, the fetch's start and the page row's id; it returns what the
+	// page's message calls once the row is logged. It may wait (its
+	// queue is full) and is called from every worker at once.
+	Archive func(c *fetch.Capture, u string, start time.Time, page uint64) (logged func())
 }
 
 // Worker is one node's fetch workers: [Worker.Run] is one fetch loop,
@@ -184,6 +193,7 @@ type Worker struct {
 	sink   Sink
 	budget Budget
 	st     *Stats
+	ownGet bool // Options.Get was given (see get)
 }
 
 // New makes the workers of a node, fetching from front, submitting to
@@ -195,10 +205,11 @@ func New(o Options, front Frontier, sink Sink, budget Budget, st *Stats) *Worker
 	if o.RulesNow == nil {
 		o.RulesNow = time.Now
 	}
+	ownGet := o.Get != nil
 	if o.Get == nil {
 		o.Get = fetch.Get
 	}
-	return &Worker{o: o, front: front, sink: sink, budget: budget, st: st}
+	return &Worker{o: o, front: front, sink: sink, budget: budget, st: st, ownGet: ownGet}
 }
 
 // sessionClient returns the HTTP client of h's connection session, made
@@ -329,7 +340,8 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	st := wk.st
 	hops := wk.o.Redirects.Take(u)
 	start := wk.o.Now()
-	r := wk.o.Get(ctx, wk.sessionClient(h), wk.o.UserAgent, u, wk.o.MaxBodyBytes, buf, true)
+	capt := wk.capture()
+	r := wk.get(ctx, wk.sessionClient(h), u, wk.o.MaxBodyBytes, buf, true, capt)
 	if wait, ok := wk.retryAfter(&r); ok {
 		// The server asked to come back later: the host waits, and the
 		// URL is tried again a bounded number of times, each try a row
@@ -427,8 +439,37 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id})
+	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	return requeued
+}
+
+// capture is a new capture for a fetch when fetches are archived, else
+// nil.
+// get makes a request: through Options.Get when one was given (a
+// deterministic crawl's web in process, which keeps no capture), else
+// fetch.GetCapture, filling capt when not nil.
+func (wk *Worker) get(ctx context.Context, c *http.Client, u string, limit int64, buf *bytes.Buffer, page bool, capt *fetch.Capture) fetch.Result {
+	if wk.ownGet {
+		return wk.o.Get(ctx, c, wk.o.UserAgent, u, limit, buf, page)
+	}
+	return fetch.GetCapture(ctx, c, wk.o.UserAgent, u, limit, buf, page, capt)
+}
+
+func (wk *Worker) capture() *fetch.Capture {
+	if wk.o.Archive == nil {
+		return nil
+	}
+	return new(fetch.Capture)
+}
+
+// archive hands a fetch's capture to Options.Archive when it got a
+// response and was not aborted by the stop (its URL is then fetched
+// again, and archived then).
+func (wk *Worker) archive(ctx context.Context, c *fetch.Capture, r *fetch.Result, u string, start time.Time, page uint64) func() {
+	if c == nil || r.Status == 0 || len(c.Response) == 0 || (r.Err != nil && ctx.Err() != nil) {
+		return nil
+	}
+	return wk.o.Archive(c, u, start, page)
 }
 
 // retryAfter is the wait r's server asks for before its next request: a
