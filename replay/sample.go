@@ -61,6 +61,9 @@ type traceSample struct {
 	// keys is the sampled trace, held in memory when it takes at most
 	// sampleHold bytes; nil otherwise (each run then reads the trace).
 	keys []uint64
+	// small holds the exact caches of the sizes below 1/rate (see
+	// samplesmall.go), nil when there are none.
+	small *smallExact
 }
 
 // sampleHold bounds the sampled trace held in memory for the runs to share,
@@ -115,7 +118,39 @@ func (ts *traceSample) estimate(rows []Row) {
 	}
 }
 
-// prepareSample makes one pass over the trace: it counts its requests and,
+// finish turns the rows of unit u, run on the sample, into the rows the
+// sampled run writes: estimates for the whole trace at the sizes the
+// sample resolves, the exact rows below that, or none there for a policy
+// not computed exactly (see samplesmall.go). size is the unit's size, 0
+// for a one-pass unit.
+func (ts *traceSample) finish(path, name string, size int, rows []Row) []Row {
+	if ts.small == nil {
+		ts.estimate(rows)
+		return rows
+	}
+	out := rows[:0]
+	var small []int
+	for _, r := range rows {
+		if name != "infinite" && ts.small.has(r.Size) {
+			small = append(small, r.Size)
+			continue
+		}
+		out = append(out, r)
+	}
+	ts.estimate(out)
+	if size > 0 && ts.small.has(size) {
+		small = append(small, size)
+	}
+	slices.Sort(small)
+	small = slices.Compact(small)
+	if exactBelowResolution(name) {
+		out = append(out, ts.small.rows(path, name, small, ts.total)...)
+	}
+	return out
+}
+
+// prepareSample makes one pass over the trace: it counts its requests,
+// runs the exact caches of the sizes below 1/R (fixed rate R) and,
 // with SampleMaxKeys, finds the threshold below which exactly that many
 // distinct keys hash (or keeps every key if the trace has no more).
 func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample, error) {
@@ -132,6 +167,10 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	var kept int64
 	if cfg.SampleMaxKeys > 0 {
 		low = newLowestHashes(cfg.SampleMaxKeys)
+	} else if !ts.all {
+		if ts.small, err = newSmallExact(cfg, smallSizes(cfg.Sizes, ts.rate)); err != nil {
+			return nil, err
+		}
 	}
 	// Hold the keys that can still be in the sample: below the rate's
 	// threshold and, with SampleMaxKeys, not above the highest of the
@@ -144,6 +183,9 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 		}
 		keys := src.Keys()
 		ts.total += int64(len(keys))
+		if ts.small != nil {
+			ts.small.access(keys)
+		}
 		for _, k := range keys {
 			if ts.keep(k) {
 				kept++

@@ -42,7 +42,10 @@ With --sample RATE (e.g. 0.01) only the keys whose hash falls in a share RATE
 of the hash space are replayed, each policy at its size x RATE, and the rows
 are estimates for the whole trace (SHARDS and miniature simulation;
 --sample-max-keys bounds the sample's keys instead). Sampled rows, the
-results' metadata and the figures give the rate.
+results' metadata and the figures give the rate. With --sample, the sizes
+below 1/RATE, which a sample cannot resolve, are computed exactly on the
+whole trace in the same pass (their rows have no rate); min and static write
+no row there.
 
 With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
