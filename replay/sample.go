@@ -149,6 +149,10 @@ func (ts *traceSample) finish(path, name string, size int, rows []Row) []Row {
 	return out
 }
 
+// smallBuffers is the number of batches the small exact caches may lag
+// behind the pass that feeds them.
+const smallBuffers = 4
+
 // prepareSample makes one pass over the trace: it counts its requests,
 // runs the exact caches of the sizes below 1/R (fixed rate R) and,
 // with SampleMaxKeys, finds the threshold below which exactly that many
@@ -172,6 +176,32 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 			return nil, err
 		}
 	}
+	// The small exact caches run beside the pass, on copies of its
+	// batches (a few buffers passed round), so that on two cores the pass
+	// takes the longer of the two rather than their sum.
+	var small, free chan []uint64
+	var smallDone chan struct{}
+	stopSmall := func() {
+		if small != nil {
+			close(small)
+			<-smallDone
+			small = nil
+		}
+	}
+	if ts.small != nil {
+		small, free, smallDone = make(chan []uint64, smallBuffers), make(chan []uint64, smallBuffers), make(chan struct{})
+		for range smallBuffers {
+			free <- nil
+		}
+		go func(se *smallExact, in <-chan []uint64) {
+			defer close(smallDone)
+			for keys := range in {
+				se.access(keys)
+				free <- keys
+			}
+		}(ts.small, small)
+		defer stopSmall()
+	}
 	// Hold the keys that can still be in the sample: below the rate's
 	// threshold and, with SampleMaxKeys, not above the highest of the
 	// lowest hashes so far (the final threshold is at most that).
@@ -183,8 +213,9 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 		}
 		keys := src.Keys()
 		ts.total += int64(len(keys))
-		if ts.small != nil {
-			ts.small.access(keys)
+		if small != nil {
+			buf := append((<-free)[:0], keys...)
+			small <- buf
 		}
 		for _, k := range keys {
 			if ts.keep(k) {
@@ -207,6 +238,7 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	if err := src.Err(); err != nil {
 		return nil, err
 	}
+	stopSmall()
 	if kept == 0 && ts.total > 0 {
 		return nil, fmt.Errorf("%w: replay: %s: a %g sample holds none of its %d requests (raise --sample)", tracefile.ErrBadInput, filepath.Base(path), cfg.Sample, ts.total)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // lowestHashes keeps the n keys of lowest hash, whatever the order and
@@ -351,6 +353,36 @@ func TestSampleExactBelowResolution(t *testing.T) {
 		_, ok := sampled["min/"+strconv.Itoa(s)]
 		if below := float64(s)*rate < 1; ok == below {
 			t.Errorf("min at %d (below 1/R: %v): row written: %v", s, below, ok)
+		}
+	}
+}
+
+// The small caches of a sampled run are checked hit by hit against the
+// policy package's LRU and CLOCK at every small size.
+func TestTinyCachesMatchPolicies(t *testing.T) {
+	keys, err := GenerateKeys(GenConfig{Requests: 50_000, Keys: 300, Alpha: 0.8, Locality: 0.3, Window: 16, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const depth = 99
+	lru := newTinyLRU(depth)
+	for _, k := range keys {
+		lru.access(k)
+	}
+	for _, size := range []int{1, 2, 3, 7, 16, 64, 99} {
+		ref, clk := policy.NewCLOCK(size), newTinyCLOCK(size)
+		refLRU := policy.NewLRU(size)
+		var lruHits int64
+		for i, k := range keys {
+			if got, want := clk.access(k), ref.Access(k); got != want {
+				t.Fatalf("clock %d, request %d: hit %v, want %v", size, i, got, want)
+			}
+			if refLRU.Access(k) {
+				lruHits++
+			}
+		}
+		if got := lru.hitsAt(size); got != lruHits {
+			t.Errorf("lru %d: %d hits, want %d", size, got, lruHits)
 		}
 	}
 }

@@ -16,9 +16,10 @@ import (
 // 5M-request Zipf trace at R = 0.01, up to 0.35 of miss rate. Those
 // caches are small, so a fixed-rate sampled run computes them exactly
 // instead, on every request of the trace, in the pass prepareSample makes
-// anyway: LRU's with an [LRUMarkers] as deep as the largest of them (one
-// list of fewer than 1/R keys, held in cache, for every small size), each
-// other online policy's by running the policy itself at each small size.
+// anyway: LRU's with one move-to-front list as deep as the largest of them
+// (fewer than 1/R keys, scanned in cache) that counts the hits at each
+// depth, CLOCK's with a ring per size found by a scan too, each other
+// online policy's by running the policy itself at each small size.
 // Memory is bounded by the small sizes' sum, whatever the trace. Their
 // rows are the exact run's rows (SampleRate 0). MIN and STATIC need the
 // whole trace (next uses, popularity counts), which a streamed pass does
@@ -33,7 +34,8 @@ import (
 // resolution. It is not safe for concurrent use.
 type smallExact struct {
 	sizes []int         // ascending: the sizes below 1/R
-	lru   *LRUMarkers   // nil when lru is not replayed
+	lru   *tinyLRU      // nil when lru is not replayed
+	clock []*tinyCLOCK  // one per size when clock is replayed
 	runs  []*smallCache // the other online policies, per size and seed
 	seeds int
 }
@@ -82,12 +84,14 @@ func newSmallExact(cfg *Config, sizes []int) (*smallExact, error) {
 		if !exactBelowResolution(name) {
 			continue
 		}
-		if name == "lru" {
-			m, err := NewLRUMarkers(sizes, 0)
-			if err != nil {
-				return nil, err
+		switch name {
+		case "lru":
+			se.lru = newTinyLRU(sizes[len(sizes)-1])
+			continue
+		case "clock":
+			for _, size := range sizes {
+				se.clock = append(se.clock, newTinyCLOCK(size))
 			}
-			se.lru = m
 			continue
 		}
 		seeds := 1
@@ -111,7 +115,16 @@ func newSmallExact(cfg *Config, sizes []int) (*smallExact, error) {
 // access feeds a batch of the whole trace to every exact cache.
 func (se *smallExact) access(keys []uint64) {
 	if se.lru != nil {
-		se.lru.AccessBatch(keys)
+		for _, k := range keys {
+			se.lru.access(k)
+		}
+	}
+	for _, c := range se.clock {
+		for _, k := range keys {
+			if c.access(k) {
+				c.hits++
+			}
+		}
 	}
 	for _, c := range se.runs {
 		if c.batch != nil {
@@ -140,17 +153,19 @@ func (se *smallExact) has(size int) bool {
 func (se *smallExact) rows(path, name string, sizes []int, reqs int64) []Row {
 	trace := filepath.Base(path)
 	var rows []Row
-	if name == "lru" && se.lru != nil {
-		c := se.lru.Curve()
-		for _, s := range sizes {
-			if j, ok := slices.BinarySearch(c.Sizes, s); ok {
-				rows = append(rows, Row{Trace: trace, Policy: name, Size: s, Requests: c.Requests,
-					Hits: c.Hits[j], Misses: c.Misses(j), MissRate: c.MissRate(j), Seeds: 1})
-			}
-		}
-		return rows
-	}
 	for _, s := range sizes {
+		j, ok := slices.BinarySearch(se.sizes, s)
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "lru" && se.lru != nil:
+			rows = append(rows, fixedRow(trace, name, s, reqs, []int64{se.lru.hitsAt(s)}))
+			continue
+		case name == "clock" && se.clock != nil:
+			rows = append(rows, fixedRow(trace, name, s, reqs, []int64{se.clock[j].hits}))
+			continue
+		}
 		var hits []int64
 		for _, c := range se.runs {
 			if c.policy == name && c.size == s {
@@ -162,4 +177,120 @@ func (se *smallExact) rows(path, name string, sizes []int, reqs int64) []Row {
 		}
 	}
 	return rows
+}
+
+// tinyFilter counts the keys of a small cache by 256 buckets of their
+// hash: a key whose bucket is empty is absent, without a scan (with 64
+// keys cached, about 4 in 5 absent keys are told so).
+type tinyFilter [256]uint8
+
+func tinyBucket(key uint64) uint8 { return uint8((key * 0x9E3779B97F4A7C15) >> 56) }
+
+// tinyLRU is an LRU stack of a few keys, most recent first, on a ring
+// found by a linear scan: at fewer than 1/R keys (100 at R = 0.01) the
+// scan stays in a few cache lines, where [LRUMarkers]' hash index costs
+// more, and a key absent from the stack (most requests, at these sizes)
+// costs a look at its filter bucket and one store. hits[d] counts the
+// requests found at depth d+1; a cache of size s hits those at depths <= s
+// (LRU is a stack algorithm). It is not safe for concurrent use.
+type tinyLRU struct {
+	ring   []uint64 // a power of two >= depth slots
+	head   int      // the most recent key's slot
+	n      int      // keys held, <= depth
+	depth  int
+	hits   []int64
+	filter tinyFilter
+}
+
+func newTinyLRU(depth int) *tinyLRU {
+	p := 1
+	for p < depth {
+		p *= 2
+	}
+	return &tinyLRU{ring: make([]uint64, p), depth: depth, hits: make([]int64, depth)}
+}
+
+func (s *tinyLRU) access(key uint64) {
+	mask := len(s.ring) - 1
+	b := tinyBucket(key)
+	if s.filter[b] > 0 {
+		for i := range s.n {
+			if s.ring[(s.head+i)&mask] != key {
+				continue
+			}
+			s.hits[i]++
+			for j := i; j > 0; j-- {
+				s.ring[(s.head+j)&mask] = s.ring[(s.head+j-1)&mask]
+			}
+			s.ring[s.head] = key
+			return
+		}
+	}
+	if s.n == s.depth {
+		s.filter[tinyBucket(s.ring[(s.head+s.n-1)&mask])]--
+	} else {
+		s.n++
+	}
+	s.head = (s.head - 1) & mask
+	s.ring[s.head] = key
+	s.filter[b]++
+}
+
+// hitsAt returns the hits of an LRU cache of size keys (at most the depth).
+func (s *tinyLRU) hitsAt(size int) int64 {
+	var h int64
+	for _, v := range s.hits[:size] {
+		h += v
+	}
+	return h
+}
+
+// tinyCLOCK is [policy.CLOCK] for a few keys: the same ring of slots, marks
+// and hand, and the same choices (a new key unmarked, the hand past it
+// after a replacement), with the key found by a linear scan of the slots
+// (after a look at its filter bucket) rather than a hash table. It is not
+// safe for concurrent use.
+type tinyCLOCK struct {
+	keys   []uint64 // the ring: len is the size
+	marks  []bool
+	n      int // slots filled
+	hand   int
+	hits   int64
+	filter tinyFilter
+}
+
+func newTinyCLOCK(size int) *tinyCLOCK {
+	return &tinyCLOCK{keys: make([]uint64, size), marks: make([]bool, size)}
+}
+
+func (c *tinyCLOCK) access(key uint64) bool {
+	b := tinyBucket(key)
+	if c.filter[b] > 0 {
+		for i, k := range c.keys[:c.n] {
+			if k == key {
+				c.marks[i] = true
+				return true
+			}
+		}
+	}
+	c.filter[b]++
+	if c.n < len(c.keys) {
+		c.keys[c.n] = key
+		c.n++
+		return false
+	}
+	h := c.hand
+	for c.marks[h] {
+		c.marks[h] = false
+		if h++; h == len(c.keys) {
+			h = 0
+		}
+	}
+	c.filter[tinyBucket(c.keys[h])]--
+	c.keys[h] = key
+	if h++; h == len(c.keys) {
+		h = 0
+	}
+	c.hand = h
+	return false
 }
