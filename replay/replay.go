@@ -75,11 +75,14 @@ type Config struct {
 	// 1 + (size-1) x Sample keys (miniature simulation); rows are
 	// estimates for the whole trace and carry the rate (see sample.go). 0
 	// (or 1) is exact. Caches of fewer than 1/Sample keys are below the
-	// sample's resolution: those sizes are computed exactly on the whole
-	// trace in the pass that prepares the sample (bounded by their sum of
-	// keys), except for min and static, which write no row there (see
-	// samplesmall.go).
+	// sample's resolution: lru and clock compute those sizes exactly on
+	// the whole trace in the pass that prepares the sample (their memory
+	// bounded by the sizes' sum), the other policies but infinite write no
+	// row there (see samplesmall.go).
 	Sample float64
+	// SampleOmitSmall, with Sample, writes no row below 1/Sample for any
+	// policy, and spares the pass the exact LRU and CLOCK caches there.
+	SampleOmitSmall bool
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int

@@ -61,8 +61,8 @@ type traceSample struct {
 	// keys is the sampled trace, held in memory when it takes at most
 	// sampleHold bytes; nil otherwise (each run then reads the trace).
 	keys []uint64
-	// small holds the exact caches of the sizes below 1/rate (see
-	// samplesmall.go), nil when there are none.
+	// small holds the sizes below 1/rate and the exact caches run there
+	// (see samplesmall.go); nil with SampleMaxKeys.
 	small *smallExact
 }
 
@@ -143,10 +143,7 @@ func (ts *traceSample) finish(path, name string, size int, rows []Row) []Row {
 	}
 	slices.Sort(small)
 	small = slices.Compact(small)
-	if exactBelowResolution(name) {
-		out = append(out, ts.small.rows(path, name, small, ts.total)...)
-	}
-	return out
+	return append(out, ts.small.rows(path, name, small, ts.total)...)
 }
 
 // smallBuffers is the number of batches the small exact caches may lag
@@ -172,9 +169,7 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	if cfg.SampleMaxKeys > 0 {
 		low = newLowestHashes(cfg.SampleMaxKeys)
 	} else if !ts.all {
-		if ts.small, err = newSmallExact(cfg, smallSizes(cfg.Sizes, ts.rate)); err != nil {
-			return nil, err
-		}
+		ts.small = newSmallExact(cfg, smallSizes(cfg.Sizes, ts.rate))
 	}
 	// The small exact caches run beside the pass, on copies of its
 	// batches (a few buffers passed round), so that on two cores the pass
@@ -188,7 +183,7 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 			small = nil
 		}
 	}
-	if ts.small != nil {
+	if ts.small != nil && ts.small.busy() {
 		small, free, smallDone = make(chan []uint64, smallBuffers), make(chan []uint64, smallBuffers), make(chan struct{})
 		for range smallBuffers {
 			free <- nil

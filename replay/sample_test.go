@@ -294,7 +294,7 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 // Below 1/R a sample's miniature holds one key; a fixed-rate sampled run
 // computes those sizes exactly on the whole trace, in the pass that
 // prepares the sample, and every lru and clock row there equals the exact
-// run's. MIN, whose exact rows need the whole trace, writes none there.
+// run's. MIN and FIFO write none there, nor lru with SampleOmitSmall.
 // Over every size, resolved ones included, the sampled curves are within
 // 0.01 mean absolute error of the exact ones on a Zipf-like trace.
 func TestSampleExactBelowResolution(t *testing.T) {
@@ -304,10 +304,13 @@ func TestSampleExactBelowResolution(t *testing.T) {
 	for s := 1; s <= 1<<18; s *= 2 {
 		sizes = append(sizes, s)
 	}
-	run := func(sample float64) map[string]Row {
+	run := func(sample float64, omit bool) map[string]Row {
 		cfg := DefaultConfig()
 		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock", "min"}, sizes, false
-		cfg.Sample = sample
+		cfg.Sample, cfg.SampleOmitSmall = sample, omit
+		if sample > 0 {
+			cfg.Policies = append(cfg.Policies, "fifo")
+		}
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -319,7 +322,7 @@ func TestSampleExactBelowResolution(t *testing.T) {
 		}
 		return rows
 	}
-	exact, sampled := run(0), run(rate)
+	exact, sampled, omitted := run(0, false), run(rate, false), run(rate, true)
 	for _, p := range []string{"lru", "clock"} {
 		var sum float64
 		var small int
@@ -350,9 +353,16 @@ func TestSampleExactBelowResolution(t *testing.T) {
 		}
 	}
 	for _, s := range sizes {
-		_, ok := sampled["min/"+strconv.Itoa(s)]
-		if below := float64(s)*rate < 1; ok == below {
-			t.Errorf("min at %d (below 1/R: %v): row written: %v", s, below, ok)
+		below := float64(s)*rate < 1
+		for _, p := range []string{"min", "fifo"} {
+			if _, ok := sampled[p+"/"+strconv.Itoa(s)]; ok == below {
+				t.Errorf("%s at %d (below 1/R: %v): row written: %v", p, s, below, ok)
+			}
+		}
+		for _, p := range []string{"lru", "clock", "min", "fifo"} {
+			if _, ok := omitted[p+"/"+strconv.Itoa(s)]; ok == below {
+				t.Errorf("omitting, %s at %d (below 1/R: %v): row written: %v", p, s, below, ok)
+			}
 		}
 	}
 }

@@ -1,11 +1,8 @@
 package replay
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
-
-	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // Exact rows below a sample's resolution.
@@ -14,43 +11,40 @@ import (
 // keys; below size 1/R that is one key (or two), and the estimate is
 // wrong by whatever separates a one-key cache from the full one: on a
 // 5M-request Zipf trace at R = 0.01, up to 0.35 of miss rate. Those
-// caches are small, so a fixed-rate sampled run computes them exactly
-// instead, on every request of the trace, in the pass prepareSample makes
-// anyway: LRU's with one move-to-front list as deep as the largest of them
-// (fewer than 1/R keys, scanned in cache) that counts the hits at each
-// depth, CLOCK's with a ring per size found by a scan too, each other
-// online policy's by running the policy itself at each small size.
-// Memory is bounded by the small sizes' sum, whatever the trace. Their
-// rows are the exact run's rows (SampleRate 0). MIN and STATIC need the
+// caches are small, so a fixed-rate sampled run computes LRU's and
+// CLOCK's exactly instead, on every request of the trace, in the pass
+// prepareSample makes anyway: LRU's with one move-to-front list as deep as
+// the largest of them (fewer than 1/R keys, scanned in cache) that counts
+// the hits at each depth, CLOCK's with a ring per size found by a scan
+// too. Memory is bounded by the small sizes' sum, whatever the trace, and
+// the cost per request by that sum too (a scan per cache): about 100 ns
+// at R = 0.01 (7 sizes, 2^0..2^6), run beside the pass on a second core.
+// Their rows are the exact run's rows (SampleRate 0).
+//
+// The other policies write no row below 1/R: MIN and STATIC need the
 // whole trace (next uses, popularity counts), which a streamed pass does
-// not hold: a sampled run writes no row of theirs below 1/R. INFINITE has
-// no size; its row stays the sample's estimate.
+// not hold, and running every other policy at every small size on the
+// whole trace would cost a hashed cache per policy, size and request
+// (about 30 ns each: 2 us a request for ten policies at 7 sizes).
+// INFINITE has no size; its row stays the sample's estimate.
+// Config.SampleOmitSmall writes no row below 1/R for lru and clock either,
+// and spares the pass their cost (at R = 0.001 the scans cover 512 keys).
 //
 // With SampleMaxKeys the rate is only known at the end of the pass (it
 // falls as keys arrive), so those runs keep the sampled rows at every
 // size.
 
-// smallExact runs the exact caches of the sizes below a sample's
-// resolution. It is not safe for concurrent use.
+// smallExact runs the exact LRU and CLOCK caches of the sizes below a
+// sample's resolution. It is not safe for concurrent use.
 type smallExact struct {
-	sizes []int         // ascending: the sizes below 1/R
-	lru   *tinyLRU      // nil when lru is not replayed
-	clock []*tinyCLOCK  // one per size when clock is replayed
-	runs  []*smallCache // the other online policies, per size and seed
-	seeds int
+	sizes []int        // ascending: the sizes below 1/R
+	lru   *tinyLRU     // nil when lru is not replayed
+	clock []*tinyCLOCK // one per size when clock is replayed
 }
 
-type smallCache struct {
-	policy string
-	size   int
-	p      policy.Policy
-	batch  policy.Batcher
-	hits   int64
-}
-
-// smallSizes returns the sizes of cfg below the resolution 1/rate of a
-// sample, ascending: those whose miniature, 1 + (size-1) rate keys, holds
-// less than two keys.
+// smallSizes returns the sizes below the resolution 1/rate of a sample,
+// ascending: those whose miniature, 1 + (size-1) rate keys, holds less
+// than two keys.
 func smallSizes(sizes []int, rate float64) []int {
 	var s []int
 	for _, v := range sizes {
@@ -63,54 +57,30 @@ func smallSizes(sizes []int, rate float64) []int {
 }
 
 // exactBelowResolution reports whether a sampled run computes name exactly
-// at the sizes below the sample's resolution: every online policy with a
-// size. The offline ones (min, static) need the whole trace.
-func exactBelowResolution(name string) bool {
-	switch name {
-	case "infinite", "min", "static":
-		return false
-	}
-	return true
-}
+// at the sizes below the sample's resolution.
+func exactBelowResolution(name string) bool { return name == "lru" || name == "clock" }
 
-// newSmallExact returns the exact caches of cfg's policies at sizes, or
-// nil when there are none.
-func newSmallExact(cfg *Config, sizes []int) (*smallExact, error) {
-	if len(sizes) == 0 {
-		return nil, nil
+// newSmallExact returns the exact caches of cfg's lru and clock at sizes.
+func newSmallExact(cfg *Config, sizes []int) *smallExact {
+	se := &smallExact{sizes: sizes}
+	if len(sizes) == 0 || cfg.SampleOmitSmall {
+		return se
 	}
-	se := &smallExact{sizes: sizes, seeds: max(cfg.Seeds, 1)}
 	for _, name := range cfg.Policies {
-		if !exactBelowResolution(name) {
-			continue
-		}
 		switch name {
 		case "lru":
 			se.lru = newTinyLRU(sizes[len(sizes)-1])
-			continue
 		case "clock":
 			for _, size := range sizes {
 				se.clock = append(se.clock, newTinyCLOCK(size))
 			}
-			continue
-		}
-		seeds := 1
-		if randomized(name) {
-			seeds = se.seeds
-		}
-		for _, size := range sizes {
-			for s := range seeds {
-				p, err := policy.New(name, size, policy.Options{Seed: uint64(s + 1), ChargeStaticLoads: cfg.ChargeStatic})
-				if err != nil {
-					return nil, fmt.Errorf("replay: %w", err)
-				}
-				b, _ := p.(policy.Batcher)
-				se.runs = append(se.runs, &smallCache{policy: name, size: size, p: p, batch: b})
-			}
 		}
 	}
-	return se, nil
+	return se
 }
+
+// busy reports whether se has caches to feed.
+func (se *smallExact) busy() bool { return se.lru != nil || len(se.clock) > 0 }
 
 // access feeds a batch of the whole trace to every exact cache.
 func (se *smallExact) access(keys []uint64) {
@@ -122,17 +92,6 @@ func (se *smallExact) access(keys []uint64) {
 	for _, c := range se.clock {
 		for _, k := range keys {
 			if c.access(k) {
-				c.hits++
-			}
-		}
-	}
-	for _, c := range se.runs {
-		if c.batch != nil {
-			c.hits += int64(c.batch.AccessBatch(keys))
-			continue
-		}
-		for _, k := range keys {
-			if c.p.Access(k) {
 				c.hits++
 			}
 		}
@@ -149,31 +108,19 @@ func (se *smallExact) has(size int) bool {
 }
 
 // rows returns the exact rows of policy name at the small sizes among
-// sizes (the rows an exact run writes), reqs being the trace's requests.
+// sizes (the rows an exact run writes), reqs being the trace's requests;
+// none for a policy se does not run.
 func (se *smallExact) rows(path, name string, sizes []int, reqs int64) []Row {
 	trace := filepath.Base(path)
 	var rows []Row
 	for _, s := range sizes {
 		j, ok := slices.BinarySearch(se.sizes, s)
-		if !ok {
-			continue
-		}
 		switch {
+		case !ok:
 		case name == "lru" && se.lru != nil:
 			rows = append(rows, fixedRow(trace, name, s, reqs, []int64{se.lru.hitsAt(s)}))
-			continue
-		case name == "clock" && se.clock != nil:
+		case name == "clock" && len(se.clock) > 0:
 			rows = append(rows, fixedRow(trace, name, s, reqs, []int64{se.clock[j].hits}))
-			continue
-		}
-		var hits []int64
-		for _, c := range se.runs {
-			if c.policy == name && c.size == s {
-				hits = append(hits, c.hits)
-			}
-		}
-		if len(hits) > 0 {
-			rows = append(rows, fixedRow(trace, name, s, reqs, hits))
 		}
 	}
 	return rows
