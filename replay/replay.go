@@ -75,10 +75,10 @@ type Config struct {
 	// 1 + (size-1) x Sample keys (miniature simulation); rows are
 	// estimates for the whole trace and carry the rate (see sample.go). 0
 	// (or 1) is exact. Caches of fewer than 1/Sample keys are below the
-	// sample's resolution: lru and clock compute those sizes exactly on
-	// the whole trace in the pass that prepares the sample (their memory
-	// bounded by the sizes' sum), the other policies but infinite write no
-	// row there (see samplesmall.go).
+	// sample's resolution: lru and clock compute those up to 64 keys
+	// exactly on the whole trace in the pass that prepares the sample
+	// (their memory bounded by the sizes' sum); the other sizes and
+	// policies but infinite write no row there (see samplesmall.go).
 	Sample float64
 	// SampleOmitSmall, with Sample, writes no row below 1/Sample for any
 	// policy, and spares the pass the exact LRU and CLOCK caches there.

@@ -396,3 +396,40 @@ func TestTinyCachesMatchPolicies(t *testing.T) {
 		}
 	}
 }
+
+// Below 1/R, sizes above smallExactMax are not computed (their scans would
+// cost more than the exact run) and write no row; those up to it are exact.
+func TestSampleExactBelowResolutionBounded(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "b.arrow", GenConfig{Requests: 200_000, Keys: 50_000, Alpha: 0.9, Locality: 0.3, Window: 32, Seed: 36})
+	run := func(sample float64) map[int]Row {
+		cfg := DefaultConfig()
+		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock"}, []int{1, 8, 64, 128, 512, 2048}, false
+		cfg.Sample = sample
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[int]Row{}
+		for _, r := range stripSeconds(res.Rows) {
+			if r.Policy == "clock" {
+				r.RelativeToMin = 0
+				rows[r.Size] = r
+			}
+		}
+		return rows
+	}
+	exact, sampled := run(0), run(0.001)
+	for _, s := range []int{1, 8, 64} {
+		if sampled[s] != exact[s] {
+			t.Errorf("clock %d: sampled row %+v, want the exact %+v", s, sampled[s], exact[s])
+		}
+	}
+	for _, s := range []int{128, 512} {
+		if r, ok := sampled[s]; ok {
+			t.Errorf("clock %d, between %d and 1/R: row written %+v", s, smallExactMax, r)
+		}
+	}
+	if r, ok := sampled[2048]; !ok || r.SampleRate != 0.001 {
+		t.Errorf("clock 2048: row %+v (written: %v), want a sampled one", r, ok)
+	}
+}

@@ -19,7 +19,9 @@ import (
 // too. Memory is bounded by the small sizes' sum, whatever the trace, and
 // the cost per request by that sum too (a scan per cache): about 100 ns
 // at R = 0.01 (7 sizes, 2^0..2^6), run beside the pass on a second core.
-// Their rows are the exact run's rows (SampleRate 0).
+// Their rows are the exact run's rows (SampleRate 0). Only sizes up to
+// smallExactMax are computed; a sample below 1/64 writes no row between
+// that and 1/R.
 //
 // The other policies write no row below 1/R: MIN and STATIC need the
 // whole trace (next uses, popularity counts), which a streamed pass does
@@ -28,7 +30,7 @@ import (
 // (about 30 ns each: 2 us a request for ten policies at 7 sizes).
 // INFINITE has no size; its row stays the sample's estimate.
 // Config.SampleOmitSmall writes no row below 1/R for lru and clock either,
-// and spares the pass their cost (at R = 0.001 the scans cover 512 keys).
+// and spares the pass their cost.
 //
 // With SampleMaxKeys the rate is only known at the end of the pass (it
 // falls as keys arrive), so those runs keep the sampled rows at every
@@ -38,9 +40,18 @@ import (
 // sample's resolution. It is not safe for concurrent use.
 type smallExact struct {
 	sizes []int        // ascending: the sizes below 1/R
+	exact []int        // the first of sizes, those up to smallExactMax
 	lru   *tinyLRU     // nil when lru is not replayed
-	clock []*tinyCLOCK // one per size when clock is replayed
+	clock []*tinyCLOCK // one per exact size when clock is replayed
 }
+
+// smallExactMax is the largest size below 1/R computed exactly. A scan
+// costs about a nanosecond a key, on every request of the trace: at
+// R = 0.01 the sizes 2^0..2^6 cost about 100 ns a request, while at
+// R = 0.001 computing 2^7..2^9 too took 545 ns a request (a sampled run
+// of a 20M-request trace slower than the exact one). The sizes between
+// smallExactMax and 1/R write no row.
+const smallExactMax = 64
 
 // smallSizes returns the sizes below the resolution 1/rate of a sample,
 // ascending: those whose miniature, 1 + (size-1) rate keys, holds less
@@ -63,15 +74,22 @@ func exactBelowResolution(name string) bool { return name == "lru" || name == "c
 // newSmallExact returns the exact caches of cfg's lru and clock at sizes.
 func newSmallExact(cfg *Config, sizes []int) *smallExact {
 	se := &smallExact{sizes: sizes}
-	if len(sizes) == 0 || cfg.SampleOmitSmall {
+	if !cfg.SampleOmitSmall {
+		for _, s := range sizes {
+			if s <= smallExactMax {
+				se.exact = append(se.exact, s)
+			}
+		}
+	}
+	if len(se.exact) == 0 {
 		return se
 	}
 	for _, name := range cfg.Policies {
 		switch name {
 		case "lru":
-			se.lru = newTinyLRU(sizes[len(sizes)-1])
+			se.lru = newTinyLRU(se.exact[len(se.exact)-1])
 		case "clock":
-			for _, size := range sizes {
+			for _, size := range se.exact {
 				se.clock = append(se.clock, newTinyCLOCK(size))
 			}
 		}
@@ -114,7 +132,7 @@ func (se *smallExact) rows(path, name string, sizes []int, reqs int64) []Row {
 	trace := filepath.Base(path)
 	var rows []Row
 	for _, s := range sizes {
-		j, ok := slices.BinarySearch(se.sizes, s)
+		j, ok := slices.BinarySearch(se.exact, s)
 		switch {
 		case !ok:
 		case name == "lru" && se.lru != nil:

@@ -44,9 +44,9 @@ are estimates for the whole trace (SHARDS and miniature simulation;
 --sample-max-keys bounds the sample's keys instead). Sampled rows, the
 results' metadata and the figures give the rate. With --sample, the sizes
 below 1/RATE, which a sample cannot resolve, are computed exactly for lru and
-clock on the whole trace in the same pass (their rows have no rate); the
-other policies but infinite write no row there, nor any policy with
---sample-omit-small.
+clock (up to 64 keys) on the whole trace in the same pass (their rows have no
+rate); the other sizes and policies but infinite write no row there, nor any
+policy with --sample-omit-small.
 
 With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
