@@ -26,7 +26,9 @@ import (
 // sampled requests, R N, and the actual one is thereby counted as hits (the
 // SHARDS_adj correction of the FAST paper): a few very popular
 // keys falling in or out of the sample move the actual count far from R N,
-// and those requests are mostly hits.
+// and those requests are mostly hits. Below size 1/R the miniature holds
+// one key: samplesmall.go computes those sizes exactly instead, or writes
+// no row.
 //
 // With Config.SampleMaxKeys = S (SHARDS' fixed-size variant) the sample
 // holds at most S keys: lru runs SHARDS itself, in one pass, lowering the
