@@ -72,6 +72,10 @@
 // Config.Sample and Config.SampleMaxKeys replay a spatial sample of the
 // keys (SHARDS) with every policy at a miniature size, for traces too large
 // for exact runs; rows are estimates for the whole trace and carry their
-// sample rate (Row.SampleRate, the sample_rate column). sample.go describes
-// the method; docs/benchmarks.md gives its error against exact curves.
+// sample rate (Row.SampleRate, the sample_rate column). At a fixed rate R
+// the sizes below 1/R are computed exactly on the whole trace, in the pass
+// that prepares the sample, for lru and clock up to 64 keys, whose rows
+// there are exact (rate 0); the other sizes and policies but infinite
+// write none there. sample.go and samplesmall.go describe the
+// method; docs/benchmarks.md gives its error against exact curves.
 package replay

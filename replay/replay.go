@@ -74,9 +74,15 @@ type Config struct {
 	// keys whose sampling hash falls below Sample x 2^64, each policy at
 	// 1 + (size-1) x Sample keys (miniature simulation); rows are
 	// estimates for the whole trace and carry the rate (see sample.go). 0
-	// (or 1) is exact. Caches of fewer than about 1/Sample keys are below
-	// the sample's resolution.
+	// (or 1) is exact. Caches of fewer than 1/Sample keys are below the
+	// sample's resolution: lru and clock compute those up to 64 keys
+	// exactly on the whole trace in the pass that prepares the sample
+	// (their memory bounded by the sizes' sum); the other sizes and
+	// policies but infinite write no row there (see samplesmall.go).
 	Sample float64
+	// SampleOmitSmall, with Sample, writes no row below 1/Sample for any
+	// policy, and spares the pass the exact LRU and CLOCK caches there.
+	SampleOmitSmall bool
 	// SampleMaxKeys, when > 0, bounds the sample to that many keys
 	// (SHARDS' fixed-size variant), starting from Sample's rate if set.
 	SampleMaxKeys int
@@ -365,7 +371,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					return err
 				}
 				if off.sample != nil && !(u.policy == "lru" && cfg.SampleMaxKeys > 0) {
-					off.sample.estimate(rows)
+					rows = off.sample.finish(path, u.policy, u.size, rows)
 				}
 				secs := time.Since(start).Seconds()
 				for i := range rows {
@@ -479,6 +485,11 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		return rows
 	}
 	needNext := slices.Contains(cfg.Policies, "min")
+	if u.size > 0 && ts != nil && ts.small.has(u.size) {
+		// Below the sample's resolution: the exact row, if any, comes
+		// from the pass that prepared the sample (see samplesmall.go).
+		return nil, nil
+	}
 	switch u.policy {
 	case "lru":
 		if !cfg.onePass("lru") {

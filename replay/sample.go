@@ -26,7 +26,9 @@ import (
 // sampled requests, R N, and the actual one is thereby counted as hits (the
 // SHARDS_adj correction of the FAST paper): a few very popular
 // keys falling in or out of the sample move the actual count far from R N,
-// and those requests are mostly hits.
+// and those requests are mostly hits. Below size 1/R the miniature holds
+// one key: samplesmall.go computes those sizes exactly instead, or writes
+// no row.
 //
 // With Config.SampleMaxKeys = S (SHARDS' fixed-size variant) the sample
 // holds at most S keys: lru runs SHARDS itself, in one pass, lowering the
@@ -61,6 +63,9 @@ type traceSample struct {
 	// keys is the sampled trace, held in memory when it takes at most
 	// sampleHold bytes; nil otherwise (each run then reads the trace).
 	keys []uint64
+	// small holds the sizes below 1/rate and the exact caches run there
+	// (see samplesmall.go); nil with SampleMaxKeys.
+	small *smallExact
 }
 
 // sampleHold bounds the sampled trace held in memory for the runs to share,
@@ -115,7 +120,40 @@ func (ts *traceSample) estimate(rows []Row) {
 	}
 }
 
-// prepareSample makes one pass over the trace: it counts its requests and,
+// finish turns the rows of unit u, run on the sample, into the rows the
+// sampled run writes: estimates for the whole trace at the sizes the
+// sample resolves, the exact rows below that, or none there for a policy
+// not computed exactly (see samplesmall.go). size is the unit's size, 0
+// for a one-pass unit.
+func (ts *traceSample) finish(path, name string, size int, rows []Row) []Row {
+	if ts.small == nil {
+		ts.estimate(rows)
+		return rows
+	}
+	out := rows[:0]
+	var small []int
+	for _, r := range rows {
+		if name != "infinite" && ts.small.has(r.Size) {
+			small = append(small, r.Size)
+			continue
+		}
+		out = append(out, r)
+	}
+	ts.estimate(out)
+	if size > 0 && ts.small.has(size) {
+		small = append(small, size)
+	}
+	slices.Sort(small)
+	small = slices.Compact(small)
+	return append(out, ts.small.rows(path, name, small, ts.total)...)
+}
+
+// smallBuffers is the number of batches the small exact caches may lag
+// behind the pass that feeds them.
+const smallBuffers = 4
+
+// prepareSample makes one pass over the trace: it counts its requests,
+// runs the exact caches of the sizes below 1/R (fixed rate R) and,
 // with SampleMaxKeys, finds the threshold below which exactly that many
 // distinct keys hash (or keeps every key if the trace has no more).
 func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample, error) {
@@ -132,6 +170,34 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	var kept int64
 	if cfg.SampleMaxKeys > 0 {
 		low = newLowestHashes(cfg.SampleMaxKeys)
+	} else if !ts.all {
+		ts.small = newSmallExact(cfg, smallSizes(cfg.Sizes, ts.rate))
+	}
+	// The small exact caches run beside the pass, on copies of its
+	// batches (a few buffers passed round), so that on two cores the pass
+	// takes the longer of the two rather than their sum.
+	var small, free chan []uint64
+	var smallDone chan struct{}
+	stopSmall := func() {
+		if small != nil {
+			close(small)
+			<-smallDone
+			small = nil
+		}
+	}
+	if ts.small != nil && ts.small.busy() {
+		small, free, smallDone = make(chan []uint64, smallBuffers), make(chan []uint64, smallBuffers), make(chan struct{})
+		for range smallBuffers {
+			free <- nil
+		}
+		go func(se *smallExact, in <-chan []uint64) {
+			defer close(smallDone)
+			for keys := range in {
+				se.access(keys)
+				free <- keys
+			}
+		}(ts.small, small)
+		defer stopSmall()
 	}
 	// Hold the keys that can still be in the sample: below the rate's
 	// threshold and, with SampleMaxKeys, not above the highest of the
@@ -144,6 +210,10 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 		}
 		keys := src.Keys()
 		ts.total += int64(len(keys))
+		if small != nil {
+			buf := append((<-free)[:0], keys...)
+			small <- buf
+		}
 		for _, k := range keys {
 			if ts.keep(k) {
 				kept++
@@ -165,6 +235,7 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	if err := src.Err(); err != nil {
 		return nil, err
 	}
+	stopSmall()
 	if kept == 0 && ts.total > 0 {
 		return nil, fmt.Errorf("%w: replay: %s: a %g sample holds none of its %d requests (raise --sample)", tracefile.ErrBadInput, filepath.Base(path), cfg.Sample, ts.total)
 	}

@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // lowestHashes keeps the n keys of lowest hash, whatever the order and
@@ -280,8 +283,153 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 		if !slices.Equal(ts.keys, want) {
 			t.Errorf("%+v: held sample of %d requests, want the %d the threshold keeps", base, len(ts.keys), len(want))
 		}
-		if !slices.Equal(held, streamed) {
+		// (Compared as CSV: a row with no MIN row at its size has a NaN
+		// relative_to_min, as the small sizes of a sampled run have.)
+		if csvOf(t, held) != csvOf(t, streamed) {
 			t.Errorf("%+v: rows from the held sample differ from the streamed ones:\n%v\n%v", base, held, streamed)
 		}
+	}
+}
+
+// Below 1/R a sample's miniature holds one key; a fixed-rate sampled run
+// computes those sizes exactly on the whole trace, in the pass that
+// prepares the sample, and every lru and clock row there equals the exact
+// run's. MIN and FIFO write none there, nor lru with SampleOmitSmall.
+// Over every size, resolved ones included, the sampled curves are within
+// 0.01 mean absolute error of the exact ones on a Zipf-like trace.
+func TestSampleExactBelowResolution(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "z.arrow", GenConfig{Requests: 1_000_000, Keys: 1_000_000, Alpha: 0.9, Locality: 0.3, Window: 32, Seed: 35})
+	const rate = 0.01
+	var sizes []int
+	for s := 1; s <= 1<<18; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	run := func(sample float64, omit bool) map[string]Row {
+		cfg := DefaultConfig()
+		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock", "min"}, sizes, false
+		cfg.Sample, cfg.SampleOmitSmall = sample, omit
+		if sample > 0 {
+			cfg.Policies = append(cfg.Policies, "fifo")
+		}
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]Row{}
+		for _, r := range stripSeconds(res.Rows) {
+			r.RelativeToMin = 0
+			rows[r.Policy+"/"+strconv.Itoa(r.Size)] = r
+		}
+		return rows
+	}
+	exact, sampled, omitted := run(0, false), run(rate, false), run(rate, true)
+	for _, p := range []string{"lru", "clock"} {
+		var sum float64
+		var small int
+		for _, s := range sizes {
+			k := p + "/" + strconv.Itoa(s)
+			got, ok := sampled[k]
+			if !ok {
+				t.Fatalf("%s: no sampled row", k)
+			}
+			want := exact[k]
+			if float64(s)*rate < 1 {
+				small++
+				if got != want {
+					t.Errorf("%s, below 1/R: sampled row %+v, want the exact %+v", k, got, want)
+				}
+			} else if got.SampleRate != rate {
+				t.Errorf("%s: sample rate %v, want %v", k, got.SampleRate, rate)
+			}
+			sum += math.Abs(got.MissRate - want.MissRate)
+		}
+		if small != 7 {
+			t.Errorf("%s: %d sizes below 1/R, want 7 (2^0..2^6)", p, small)
+		}
+		if mae := sum / float64(len(sizes)); mae > 0.01 {
+			t.Errorf("%s: mean absolute error %.4f over %d sizes, want <= 0.01", p, mae, len(sizes))
+		} else {
+			t.Logf("%s: mean absolute error %.4f over %d sizes", p, mae, len(sizes))
+		}
+	}
+	for _, s := range sizes {
+		below := float64(s)*rate < 1
+		for _, p := range []string{"min", "fifo"} {
+			if _, ok := sampled[p+"/"+strconv.Itoa(s)]; ok == below {
+				t.Errorf("%s at %d (below 1/R: %v): row written: %v", p, s, below, ok)
+			}
+		}
+		for _, p := range []string{"lru", "clock", "min", "fifo"} {
+			if _, ok := omitted[p+"/"+strconv.Itoa(s)]; ok == below {
+				t.Errorf("omitting, %s at %d (below 1/R: %v): row written: %v", p, s, below, ok)
+			}
+		}
+	}
+}
+
+// The small caches of a sampled run are checked hit by hit against the
+// policy package's LRU and CLOCK at every small size.
+func TestTinyCachesMatchPolicies(t *testing.T) {
+	keys, err := GenerateKeys(GenConfig{Requests: 50_000, Keys: 300, Alpha: 0.8, Locality: 0.3, Window: 16, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const depth = 99
+	lru := newTinyLRU(depth)
+	for _, k := range keys {
+		lru.access(k)
+	}
+	for _, size := range []int{1, 2, 3, 7, 16, 64, 99} {
+		ref, clk := policy.NewCLOCK(size), newTinyCLOCK(size)
+		refLRU := policy.NewLRU(size)
+		var lruHits int64
+		for i, k := range keys {
+			if got, want := clk.access(k), ref.Access(k); got != want {
+				t.Fatalf("clock %d, request %d: hit %v, want %v", size, i, got, want)
+			}
+			if refLRU.Access(k) {
+				lruHits++
+			}
+		}
+		if got := lru.hitsAt(size); got != lruHits {
+			t.Errorf("lru %d: %d hits, want %d", size, got, lruHits)
+		}
+	}
+}
+
+// Below 1/R, sizes above smallExactMax are not computed (their scans would
+// cost more than the exact run) and write no row; those up to it are exact.
+func TestSampleExactBelowResolutionBounded(t *testing.T) {
+	trace := genTrace(t, t.TempDir(), "b.arrow", GenConfig{Requests: 200_000, Keys: 50_000, Alpha: 0.9, Locality: 0.3, Window: 32, Seed: 36})
+	run := func(sample float64) map[int]Row {
+		cfg := DefaultConfig()
+		cfg.Traces, cfg.Policies, cfg.Sizes, cfg.Plots = []string{trace}, []string{"lru", "clock"}, []int{1, 8, 64, 128, 512, 2048}, false
+		cfg.Sample = sample
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[int]Row{}
+		for _, r := range stripSeconds(res.Rows) {
+			if r.Policy == "clock" {
+				r.RelativeToMin = 0
+				rows[r.Size] = r
+			}
+		}
+		return rows
+	}
+	exact, sampled := run(0), run(0.001)
+	for _, s := range []int{1, 8, 64} {
+		if sampled[s] != exact[s] {
+			t.Errorf("clock %d: sampled row %+v, want the exact %+v", s, sampled[s], exact[s])
+		}
+	}
+	for _, s := range []int{128, 512} {
+		if r, ok := sampled[s]; ok {
+			t.Errorf("clock %d, between %d and 1/R: row written %+v", s, smallExactMax, r)
+		}
+	}
+	if r, ok := sampled[2048]; !ok || r.SampleRate != 0.001 {
+		t.Errorf("clock 2048: row %+v (written: %v), want a sampled one", r, ok)
 	}
 }

@@ -3,8 +3,9 @@
 # miss-rate curves"): replays each trace exactly and with `--sample RATE`
 # (or `--sample-max-keys N`), and prints, per trace and policy, the mean and
 # largest absolute difference of the miss rates over the sizes the sample
-# resolves (>= 1/R, R the row's sample rate), the mean over all sizes, and
-# the wall time of both runs.
+# resolves (>= 1/R, R the row's sample rate), the mean over all the sizes
+# the sampled run writes (below 1/R: lru's and clock's exact rows up to 64
+# keys, no row for the others), and the wall time of both runs.
 #
 #   scripts/sample-error.sh TRACE...          # condensed traces
 #   scripts/sample-error.sh gen:5000000:500000 demo-out/condensed/node-000.full.arrow

@@ -42,7 +42,11 @@ With --sample RATE (e.g. 0.01) only the keys whose hash falls in a share RATE
 of the hash space are replayed, each policy at its size x RATE, and the rows
 are estimates for the whole trace (SHARDS and miniature simulation;
 --sample-max-keys bounds the sample's keys instead). Sampled rows, the
-results' metadata and the figures give the rate.
+results' metadata and the figures give the rate. With --sample, the sizes
+below 1/RATE, which a sample cannot resolve, are computed exactly for lru and
+clock (up to 64 keys) on the whole trace in the same pass (their rows have no
+rate); the other sizes and policies but infinite write no row there, nor any
+policy with --sample-omit-small.
 
 With --task i/N only slice i (0-based) of N of the run grid is computed and
 written to DIR/results-task-i-of-N.csv; combine the slices with
@@ -108,6 +112,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 	f.StringVar(&cfg.Algorithm, "algorithm", replay.AlgorithmAuto, "lru, min and static: one-pass (all sizes at once), per-size, or auto (per size below 4 sizes)")
 	f.BoolVar(&cfg.MINPerSize, "min-per-size", false, "run MIN once per size whatever --algorithm says")
 	f.Float64Var(&cfg.Sample, "sample", 0, "replay a spatial sample of this share of the keys at size x RATE (SHARDS, miniature simulation), e.g. 0.01; 0 = exact")
+	f.BoolVar(&cfg.SampleOmitSmall, "sample-omit-small", false, "with --sample, write no row below 1/RATE rather than compute lru's and clock's exactly there")
 	f.IntVar(&cfg.SampleMaxKeys, "sample-max-keys", 0, "sample at most this many keys (SHARDS fixed size; lowers the rate as keys arrive)")
 	f.StringVar(&memory, "memory", "auto", "memory budget of the run, e.g. 512MiB, 20GiB, or auto (what the machine has available) or off (no check); a run estimated to need more is refused before it starts")
 	f.IntVar(&cfg.Workers, "jobs", 0, "parallel jobs: simulations at once (0 = GOMAXPROCS)")
