@@ -27,10 +27,7 @@ func needTool(t *testing.T, name, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if sampledata.InCI() {
-			t.Fatalf("%s not found; .ci/run installs Debian's %s", name, pkg)
-		}
-		t.Skipf("%s not found (Debian: apt-get install %s)", name, pkg)
+		sampledata.Missing(t, fmt.Sprintf("%s not found (Debian: apt-get install %s; .ci/monitoring installs it)", name, pkg))
 	}
 	return p
 }

@@ -26,16 +26,7 @@ const EnvDir = "CRAWLTRACE_DUCKDB"
 
 // Dir is the npm prefix that holds node_modules/@duckdb/node-api:
 // $CRAWLTRACE_DUCKDB, or crawltrace/duckdb in the user cache directory.
-func Dir() string {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d
-	}
-	c, err := os.UserCacheDir()
-	if err != nil {
-		c = os.TempDir()
-	}
-	return filepath.Join(c, "crawltrace", "duckdb")
-}
+func Dir() string { return sampledata.CacheDir(EnvDir, "duckdb") }
 
 // DB runs queries in fresh in-memory DuckDB instances.
 type DB struct {
@@ -48,11 +39,7 @@ func Open(t testing.TB) *DB {
 	t.Helper()
 	miss := func(what string) {
 		t.Helper()
-		msg := fmt.Sprintf("DuckDB not available: %s (run .ci/duckdb, or set %s to an npm prefix holding @duckdb/node-api)", what, EnvDir)
-		if sampledata.InCI() {
-			t.Fatal(msg + " in CI (CI=true)")
-		}
-		t.Skip(msg)
+		sampledata.Missing(t, fmt.Sprintf("DuckDB not available: %s (run .ci/duckdb, or set %s to an npm prefix holding @duckdb/node-api)", what, EnvDir))
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -37,6 +37,31 @@ func Dir() string {
 // samples are an error.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
+// Missing skips the test for a tool or package it needs and does not
+// find (msg says what and how to get it), or fails it in CI, where
+// .ci/run installs every such tool.
+func Missing(t testing.TB, msg string) {
+	t.Helper()
+	if InCI() {
+		t.Fatal(msg + " in CI (CI=true)")
+	}
+	t.Skip(msg)
+}
+
+// CacheDir is where .ci/ installs a tool the tests run (an npm prefix):
+// the environment variable env when set, else crawltrace/name in the user
+// cache directory.
+func CacheDir(env, name string) string {
+	if d := os.Getenv(env); d != "" {
+		return d
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		c = os.TempDir()
+	}
+	return filepath.Join(c, "crawltrace", name)
+}
+
 // Path returns the sample file Dir()/parts. When it does not exist the test
 // is skipped, or failed in CI.
 func Path(t testing.TB, parts ...string) string {
