@@ -483,13 +483,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			n.pending.batches = nil
 			continue
 		}
-		var own []splitter.URL
-		for _, s := range seeds {
-			if part.Node(s) == n.id {
-				own = append(own, splitter.URL{URL: s, Kind: tracefile.URLSeed})
-			}
-		}
-		if len(own) > 0 {
+		if own := seedsOf(seeds, part, n.id); len(own) > 0 {
 			n.split.Send(&splitter.Msg{URLs: own})
 		}
 	}
@@ -672,6 +666,18 @@ func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
 
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
+
+// seedsOf is the seeds node id owns under part, as the URLs its splitter
+// logs and enqueues at a fresh start.
+func seedsOf(seeds []string, part partition.Partitioner, id int) []splitter.URL {
+	var own []splitter.URL
+	for _, u := range seeds {
+		if part.Node(u) == id {
+			own = append(own, splitter.URL{URL: u, Kind: tracefile.URLSeed})
+		}
+	}
+	return own
+}
 
 // manifestOf is the manifest of nodes' closed logs, finished at end.
 func manifestOf(meta tracefile.Meta, nodes []*node, end time.Time) *tracefile.Manifest {

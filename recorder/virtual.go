@@ -467,13 +467,7 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 			n.pending.batches = nil
 			continue
 		}
-		var own []splitter.URL
-		for _, u := range p.seeds {
-			if p.part.Node(u) == n.id {
-				own = append(own, splitter.URL{URL: u, Kind: tracefile.URLSeed})
-			}
-		}
-		if len(own) > 0 {
+		if own := seedsOf(p.seeds, p.part, n.id); len(own) > 0 {
 			n.split.Handle(&splitter.Msg{URLs: own})
 		}
 	}
