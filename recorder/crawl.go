@@ -447,7 +447,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			sp.EnableFailover(ring, total, seeds)
 		}
 		n0 := nodes[0]
-		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, epoch, events, p.topo,
+		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, n0.outbox, epoch, events, p.topo,
 			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 		if err != nil {
 			closeWriters(nodes)
@@ -598,7 +598,7 @@ wait:
 		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft
 		events.Write(tracefile.Event{Event: tracefile.EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
 		if outboxLeft > 0 {
-			ht.Logf("%d batches for peers not acknowledged; kept in %s for --resume", outboxLeft, ht.OutboxDir())
+			ht.Logf("%d batches for peers not acknowledged; kept in the node's checkpoint for --resume", outboxLeft)
 		}
 	}
 	var werr error
@@ -739,6 +739,10 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// state they went into, so resent batches the checkpoint covers
 		// are dropped and the others processed again.
 		n.addCheckpointPart(batchLogPart{s.BatchLog()})
+		// The batches sent to peers and not yet durable at them: saved
+		// at the same cut as the logs whose URLs they carry.
+		n.outbox = peer.NewOutboxPart()
+		n.addCheckpointPart(n.outbox)
 	}
 	n.newWARC()
 	if !cfg.Resume {

@@ -10,6 +10,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/warcout"
@@ -39,6 +40,8 @@ type node struct {
 	// parts are saved in every checkpoint (see addCheckpointPart).
 	parts   []checkpoint.Part
 	pending *pendingPart
+	// outbox is a TCP node's outbox part (nil in-process).
+	outbox *peer.OutboxPart
 	// resume counts restarts; discardDir receives log rows a resume cuts.
 	resume     resumeCounters
 	discardDir string

@@ -180,31 +180,33 @@ func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
 	}
 }
 
-// outboxFor lists the batches node holds in its outbox for dest (their
-// files: sent and not yet acknowledged, or kept for a restart of dest).
-func outboxFor(dir string, node, dest int) []string {
-	names, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(dir, node), "state", "outbox", fmt.Sprintf("to%03d-*", dest)))
-	return names
+// queuedFor is the number of batches node holds for dest, sent and not
+// yet acknowledged (its status; -1 when it does not answer).
+func (c *cluster) queuedFor(node, dest int) int {
+	s, err := c.status(node)
+	if err != nil || dest >= len(s.Queued) {
+		return -1
+	}
+	return s.Queued[dest]
 }
 
 // waitQueuedFor waits up to d until every other node holds in its outbox
-// a batch for the node dest, which the caller has killed, that it did not
-// hold when called: batches dest never received and must get when it
-// comes back.
+// more batches for the node dest, which the caller has killed, than it
+// did when called: batches dest never received and must get when it
+// comes back. (Batches for a node that is down are never acknowledged,
+// so a larger count means a new one.)
 func (c *cluster) waitQueuedFor(t testing.TB, dest int, d time.Duration) {
 	t.Helper()
-	before := map[string]bool{}
+	before := map[int]int{}
 	for i := range c.procs {
-		for _, n := range outboxFor(c.dir, i, dest) {
-			before[n] = true
-		}
+		before[i] = c.queuedFor(i, dest)
 	}
 	waitUntil(t, fmt.Sprintf("node %d's peers to queue batches for it", dest), d, func() bool {
 		for i := range c.procs {
 			if i == dest {
 				continue
 			}
-			if !slices.ContainsFunc(outboxFor(c.dir, i, dest), func(n string) bool { return !before[n] }) {
+			if n := c.queuedFor(i, dest); n < 0 || n <= before[i] {
 				return false
 			}
 		}
@@ -666,6 +668,68 @@ func TestClusterRejoin(t *testing.T) {
 	}
 }
 
+// TestClusterKilledSenderKeepsOutbox: node 0 crawls while node 1 is
+// down, takes checkpoints, and is killed with -9. The batches for node 1
+// live in its memory and in its checkpoints' outbox part, not in a file
+// each: resumed beside node 1, node 0 sends what its last checkpoint
+// held, fetches again the pages logged after it (their links make the
+// later batches again), and every page of the one-node reference is
+// fetched.
+func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three crawls in child processes")
+	}
+	t.Parallel()
+	web := startClusterWeb(t, 12, 30)
+	want := controlPages(t, web)
+	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms", "--checkpoint-every", "300ms"}}
+	c.procs = make([]*proc, 2)
+	c.procs[0] = c.start(t, 0)
+	part := filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "checkpoint", peer.OutboxPartName)
+	held := 0
+	waitUntil(t, "node 0 to checkpoint batches for node 1", 60*time.Second, func() bool {
+		p := peer.NewOutboxPart()
+		f, err := os.Open(part)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		if p.Load(f) != nil {
+			return false // being replaced
+		}
+		held = p.Len()
+		return held >= 3
+	})
+	c.procs[0].cmd.Process.Signal(syscall.SIGKILL)
+	<-c.procs[0].done
+	if ents, _ := os.ReadDir(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox")); slices.ContainsFunc(ents, func(e os.DirEntry) bool {
+		return strings.HasSuffix(e.Name(), ".arrows")
+	}) {
+		t.Error("the outbox wrote a file per batch")
+	}
+	c.procs[0] = c.start(t, 0, "--resume")
+	c.procs[1] = c.start(t, 1)
+	c.waitNodes(t, 90*time.Second)
+	s := readStats(t, c.dir, 0)
+	if s.BatchesResent == 0 || s.OutboxLeft != 0 || s.Epoch != 2 {
+		t.Errorf("resumed node 0: epoch %d, resent %d (a checkpoint held %d), left %d", s.Epoch, s.BatchesResent, held, s.OutboxLeft)
+	}
+	got := map[string]bool{}
+	for i := range 2 {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("fetched %d pages, the reference %d", len(got), len(want))
+	}
+}
+
 // TestClusterStopKeepsOutbox: node 0 crawls while node 1 is down and stops
 // on --duration; the batches for node 1 cannot be delivered, so they stay
 // in its outbox and are reported. Restarted with --resume beside node 1,
@@ -684,9 +748,15 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 		t.Fatalf("node 0: %v", err)
 	}
 	st := readStats(t, c.dir, 0)
-	files, _ := filepath.Glob(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox", "*.arrows"))
-	if st.StopReason != recorder.StopDuration || st.OutboxLeft == 0 || len(files) != st.OutboxLeft {
-		t.Fatalf("stop %s, outbox left %d, %d outbox files", st.StopReason, st.OutboxLeft, len(files))
+	// The batches left are saved with the node's final checkpoint.
+	part := peer.NewOutboxPart()
+	f, err := os.Open(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "checkpoint", peer.OutboxPartName))
+	if err == nil {
+		err = part.Load(f)
+		f.Close()
+	}
+	if st.StopReason != recorder.StopDuration || st.OutboxLeft == 0 || err != nil || part.Len() < st.OutboxLeft {
+		t.Fatalf("stop %s, outbox left %d, checkpoint's outbox holds %d (%v)", st.StopReason, st.OutboxLeft, part.Len(), err)
 	}
 	var stopped bool
 	for _, e := range readEvents(t, c.dir, 0) {

@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +71,7 @@ func testEndpoint(t *testing.T) (*HTTPTransport, *testReceiver, string) {
 	for range 3 {
 		ht.queues = append(ht.queues, &peerQueue{ready: make(chan struct{}, 1)})
 	}
+	ht.store = newOutStore(t.TempDir(), 32<<20, nil, t.Logf)
 	srv := httptest.NewServer(http.HandlerFunc(ht.handleBatch))
 	t.Cleanup(srv.Close)
 	return ht, s, srv.URL
@@ -186,30 +185,6 @@ func TestBatchLogCheckpoint(t *testing.T) {
 	}
 	if !m.Seen(2, 1, 1) || m.Through(1, 2) != 3 {
 		t.Error("reload lost entries")
-	}
-}
-
-// TestDurableMarksDeleteOutbox: once a receiver's status reports a batch
-// durable (its checkpoint covers it), the sender deletes it from its
-// outbox; batches not covered stay.
-func TestDurableMarksDeleteOutbox(t *testing.T) {
-	dir := t.TempDir()
-	ht := &HTTPTransport{self: 0, queues: []*peerQueue{{}, {}}}
-	ht.epoch.Store(3)
-	for seq := uint64(1); seq <= 3; seq++ {
-		p := dir + "/" + OutboxName(1, 3, seq)
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ht.queues[1].acked = append(ht.queues[1].acked, &outItem{path: p, epoch: 3, seq: seq, ackedBy: 1})
-	}
-	ht.forgetDurable(1, []DurableMark{{From: 0, Epoch: 3, Through: 2}, {From: 2, Epoch: 3, Through: 9}})
-	if len(ht.queues[1].acked) != 1 || ht.queues[1].acked[0].seq != 3 {
-		t.Fatalf("kept %d batches", len(ht.queues[1].acked))
-	}
-	left, _ := os.ReadDir(dir)
-	if len(left) != 1 {
-		t.Errorf("%d outbox files left, want 1", len(left))
 	}
 }
 
@@ -374,7 +349,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestRestampRenumbers: batches queued for a peer under an epoch the peer
 // has seen another copy of this node use get new ids in the new epoch,
-// their outbox files renamed; batches of older incarnations (loaded from
+// in their bodies too; batches of older incarnations (loaded from
 // the outbox) keep theirs.
 func TestRestampRenumbers(t *testing.T) {
 	dir := t.TempDir()
@@ -394,8 +369,10 @@ func TestRestampRenumbers(t *testing.T) {
 	if strings.Join(ids, " ") != "0/7 2/1 2/2" {
 		t.Errorf("ids after restamp: %v, want 0/7 2/1 2/2", ids)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "to001-*"))
-	if len(files) != 2 || !strings.Contains(files[0], OutboxName(1, 2, 1)) || !strings.Contains(files[1], OutboxName(1, 2, 2)) {
-		t.Errorf("outbox files %v", files)
+	// The bodies the senders post carry the new ids.
+	for _, it := range ht.queues[1].items[1:] {
+		if b := ht.itemBatch(it); b == nil || b.Epoch != it.epoch || b.Seq != it.seq {
+			t.Errorf("batch %d/%d reads back as %+v", it.epoch, it.seq, b)
+		}
 	}
 }

@@ -2,19 +2,16 @@ package peer
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +110,8 @@ type NodeStatus struct {
 	Peers  []uint64 `json:"peers"`
 	Dead   []int    `json:"dead,omitempty"`
 	Outbox int      `json:"outbox"` // batches queued for peers, not yet acknowledged
+	// Queued is Outbox by receiver: the batches queued for each node.
+	Queued []int `json:"queued,omitempty"`
 	// Durable lists, per sending incarnation, the batches this node's last
 	// checkpoint covers; senders delete those from their outboxes. Empty
 	// until the node has written a checkpoint.
@@ -121,22 +120,20 @@ type NodeStatus struct {
 	Topology string `json:"topology,omitempty"`
 }
 
-// spillURLs is how many URLs of unacknowledged batches a peer queue keeps
-// in memory; beyond it batches are read back from the outbox to be sent.
-const spillURLs = 1 << 20
-
 // HTTPTransport sends batches to peers as Arrow IPC streams over HTTP POST
 // and serves this node's endpoints.
 //
-// Every batch is written to the node's outbox (state/outbox/) before it
-// is queued, so it survives the sender's crash. A peer's queue is sent in
-// order; a batch stays at its head, retried with backoff, until the peer
-// acknowledges it (BatchAck). An acknowledged batch is kept (renamed
-// .acked, with the receiver's incarnation) until the receiver reports it
-// durable; when a peer's incarnation changes, the batches the old
-// incarnation acknowledged are queued again. A restarted sender (Resume)
-// loads its outbox and resends what was not acknowledged. Receivers
-// process each (from, epoch, seq) once, so resends are harmless.
+// Every batch is kept in the node's outbox (outbox.go) until its
+// receiver's checkpoint covers it: in memory, spilled to disk beyond the
+// outbox's share, and saved with the node's checkpoints ([OutboxPart]). A
+// peer's queue is sent in order; a batch stays at its head, retried with
+// backoff, until the peer acknowledges it (BatchAck). An acknowledged
+// batch is kept (with the receiver's incarnation) until the receiver
+// reports it durable; when a peer's incarnation changes, the batches the
+// old incarnation acknowledged are queued again. A restarted sender
+// (Resume) queues its checkpoint's outbox and resends what was not
+// acknowledged. Receivers process each (from, epoch, seq) once, so
+// resends are harmless.
 type HTTPTransport struct {
 	self     int
 	epoch    atomic.Uint64 // this incarnation; moved past a peer's view of it (moveEpochPast)
@@ -174,6 +171,8 @@ type HTTPTransport struct {
 	ln          net.Listener
 	queues      []*peerQueue
 	outbox      string
+	store       *outStore
+	ended       atomic.Bool // the crawl ended and the outbox was let go (Close)
 	stop        chan struct{}
 	stopOnce    sync.Once
 	wg          sync.WaitGroup
@@ -213,37 +212,7 @@ type peerQueue struct {
 	seq   uint64     // the last batch id given in epoch (stampLocked)
 	items []*outItem // unacknowledged, in send order
 	acked []*outItem // acknowledged, not yet durable
-	mem   int
 	ready chan struct{}
-}
-
-// itemBatch is it's batch, read back from its outbox file when only
-// there; nil (logged) when the file cannot be read.
-func (t *HTTPTransport) itemBatch(it *outItem) *Batch {
-	if it.b != nil || it.path == "" {
-		return it.b
-	}
-	f, err := os.Open(it.path)
-	if err != nil {
-		t.logf("outbox %s: %v", it.path, err)
-		return nil
-	}
-	defer f.Close()
-	b, err := DecodeBatch(f)
-	if err != nil {
-		t.logf("outbox %s: %v", it.path, err)
-		return nil
-	}
-	return b
-}
-
-// outItem is one batch in the outbox.
-type outItem struct {
-	b       *Batch // nil when only on disk
-	path    string // outbox file ("" when it could not be written)
-	epoch   uint64
-	seq     uint64
-	ackedBy uint64 // the receiver incarnation that acknowledged it
 }
 
 // BatchSoftBytes bounds a batch's size: a splitter closes a batch for a
@@ -300,12 +269,15 @@ type Options struct {
 	Epoch    uint64
 	Topology Topology
 	// StateDir is the node's state directory, where a moved epoch is
-	// saved (SetEpoch); Outbox the directory of batches not yet durable
-	// at their receivers.
+	// saved (SetEpoch); Outbox the directory the outbox spills batch
+	// bodies to beyond its share of memory.
 	StateDir string
 	Outbox   string
-	// Resume loads the outbox a previous incarnation left; otherwise it
-	// is emptied.
+	// Part is the outbox's part of the node's checkpoints; with Resume
+	// the transport queues what the resumed checkpoint's part loaded
+	// (and what an older recorder left in Outbox, a file a batch).
+	// Otherwise Outbox is emptied.
+	Part   *OutboxPart
 	Resume bool
 	// PeerTimeout declares a peer dead after that long without an answer
 	// (30 s when 0).
@@ -386,8 +358,18 @@ func NewHTTPTransport(o Options) (*HTTPTransport, error) {
 	for range n {
 		t.queues = append(t.queues, &peerQueue{ready: make(chan struct{}, 1)})
 	}
+	// The outbox keeps up to half the endpoint's memory in memory, taken
+	// from the same budget, so the two stay within the endpoint's share.
+	outCap, outMem := o.EndpointMemory/2, t.mem
+	if o.EndpointMemory <= 0 {
+		outCap, outMem = 32<<20, nil
+	}
+	t.store = newOutStore(t.outbox, outCap, outMem, t.logf)
+	if o.Part != nil {
+		o.Part.t = t
+	}
 	if o.Resume {
-		if err := t.loadOutbox(); err != nil {
+		if err := t.queueLoaded(o.Part); err != nil {
 			return nil, err
 		}
 	} else if err := os.RemoveAll(t.outbox); err != nil {
@@ -416,95 +398,6 @@ func NewHTTPTransport(o Options) (*HTTPTransport, error) {
 	t.wg.Add(1)
 	go t.detect()
 	return t, nil
-}
-
-// outboxBase is an outbox file's name without the ".rNNNNNNNNNN.acked" an
-// acknowledgement added (a batch re-sent after its receiver restarted is
-// acknowledged again).
-func outboxBase(path string) string {
-	if b, ok := strings.CutSuffix(path, ".acked"); ok && len(b) > 12 && b[len(b)-12:len(b)-10] == ".r" {
-		return b[:len(b)-12]
-	}
-	return path
-}
-
-// OutboxHolds reports whether the outbox directory dir holds a batch not
-// acknowledged: any entry but an acknowledged batch. A directory that
-// does not exist holds none; one that cannot be read counts as holding
-// one.
-func OutboxHolds(dir string) bool {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".acked") {
-			return true
-		}
-	}
-	return false
-}
-
-// OutboxName is the outbox file of batch (epoch, seq) for dest; an
-// acknowledged one is renamed with the receiver's incarnation and
-// ".acked".
-func OutboxName(dest int, epoch, seq uint64) string {
-	return fmt.Sprintf("to%03d-e%010d-s%012d.arrows", dest, epoch, seq)
-}
-
-// loadOutbox queues the batches a previous incarnation left in the outbox:
-// unacknowledged ones are resent at once, acknowledged ones are kept for
-// a new incarnation of their receiver.
-func (t *HTTPTransport) loadOutbox() error {
-	ents, err := os.ReadDir(t.outbox)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("recorder: outbox: %w", err)
-	}
-	for _, e := range ents {
-		var dest int
-		var epoch, seq, by uint64
-		name := e.Name()
-		it := &outItem{path: filepath.Join(t.outbox, name)}
-		if n, _ := fmt.Sscanf(name, "to%03d-e%010d-s%012d.arrows.r%010d.acked", &dest, &epoch, &seq, &by); n == 4 && strings.HasSuffix(name, ".acked") {
-			it.ackedBy = by
-		} else if n, _ := fmt.Sscanf(name, "to%03d-e%010d-s%012d.arrows", &dest, &epoch, &seq); n != 3 || !strings.HasSuffix(name, ".arrows") {
-			os.Remove(it.path) // a temporary file of an interrupted write
-			continue
-		}
-		if dest < 0 || dest >= len(t.queues) || dest == t.self {
-			continue
-		}
-		it.epoch, it.seq = epoch, seq
-		q := t.queues[dest]
-		if it.ackedBy > 0 {
-			q.acked = append(q.acked, it)
-			continue
-		}
-		q.items = append(q.items, it)
-		t.loaded++
-		t.tr.Add(1)
-	}
-	for _, q := range t.queues {
-		sortItems(q.items)
-		sortItems(q.acked)
-	}
-	t.resent.Add(uint64(t.loaded))
-	return nil
-}
-
-func sortItems(xs []*outItem) {
-	slices.SortFunc(xs, func(a, b *outItem) int {
-		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
 }
 
 // Addr is the listener's address.
@@ -824,20 +717,14 @@ func (t *HTTPTransport) restamp(i int, known uint64) {
 			continue
 		}
 		t.stampLocked(q, b)
-		old := it.path
+		body, err := encodeBatchBytes(b)
+		if err != nil {
+			t.logf("outbox: batch e%d s%d: %v", it.epoch, it.seq, err)
+			continue
+		}
+		t.store.drop(it)
 		it.epoch, it.seq = b.Epoch, b.Seq
-		p := filepath.Join(t.outbox, OutboxName(i, b.Epoch, b.Seq))
-		if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
-			t.logf("outbox: %v (batch kept in memory only)", err)
-			if it.b == nil {
-				q.mem += len(b.URLs)
-			}
-			it.b, p = b, ""
-		}
-		if old != "" {
-			os.Remove(old) // its name holds the id given up
-		}
-		it.path = p
+		t.store.hold(it, body)
 		n++
 	}
 	if n > 0 {
@@ -941,8 +828,14 @@ func (t *HTTPTransport) status() NodeStatus {
 	}
 	started := t.started.Load()
 	s := NodeStatus{Node: t.self, Epoch: t.epoch.Load(), Topology: t.topoHash, Idle: t.idle(),
-		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(), Outbox: t.pending(),
-		Drained: started && t.tr.Idle()}
+		Sent: t.sent.Load(), Received: t.received.Load(), Finished: fin || t.decided.Load(),
+		Drained: started && t.tr.Idle(), Queued: make([]int, len(t.queues))}
+	for i, q := range t.queues {
+		q.mu.Lock()
+		s.Queued[i] = len(q.items)
+		q.mu.Unlock()
+		s.Outbox += s.Queued[i]
+	}
 	s.Complete = s.Finished && t.complete.Load()
 	if t.recv != nil {
 		s.Durable = t.recv.Durable()
@@ -981,8 +874,9 @@ func (t *HTTPTransport) handleStatus(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(t.status())
 }
 
-// Send writes b to the outbox and queues it for peer dest; it never blocks
-// on the network.
+// Send puts b in the outbox and queues it for peer dest; it never blocks
+// on the network or the disk (but for a spill beyond the outbox's share
+// of memory).
 func (t *HTTPTransport) Send(dest int, b *Batch) {
 	t.tr.Add(1)
 	q := t.queues[dest]
@@ -990,18 +884,16 @@ func (t *HTTPTransport) Send(dest int, b *Batch) {
 	defer t.wake(q)
 	defer q.mu.Unlock()
 	t.stampLocked(q, b)
-	it := &outItem{b: b, epoch: b.Epoch, seq: b.Seq}
-	p := filepath.Join(t.outbox, OutboxName(dest, b.Epoch, b.Seq))
-	if err := tracefile.WriteFileAtomic(p, func(w io.Writer) error { return EncodeBatch(w, b) }); err != nil {
-		t.logf("outbox: %v (batch kept in memory only)", err)
-	} else {
-		it.path = p
+	it := &outItem{epoch: b.Epoch, seq: b.Seq}
+	body, err := encodeBatchBytes(b)
+	if err != nil {
+		// A batch of strings and numbers always encodes; should it not,
+		// its URLs are still in the node's URL log.
+		t.logf("outbox: batch e%d s%d for node %d: %v (not sent)", b.Epoch, b.Seq, dest, err)
+		t.tr.Add(-1)
+		return
 	}
-	if it.path != "" && q.mem+len(b.URLs) > spillURLs {
-		it.b = nil
-	} else {
-		q.mem += len(b.URLs)
-	}
+	t.store.hold(it, body)
 	q.items = append(q.items, it)
 }
 
@@ -1011,20 +903,15 @@ func (t *HTTPTransport) Send(dest int, b *Batch) {
 func (t *HTTPTransport) Take(dest int) ([]*Batch, int) {
 	q := t.queues[dest]
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	items, acked := q.items, q.acked
-	q.items, q.acked, q.mem = nil, nil, 0
-	q.mu.Unlock()
+	q.items, q.acked = nil, nil
 	var out []*Batch
 	for _, it := range append(items, acked...) {
-		b := t.itemBatch(it)
-		if b != nil {
+		if b := t.itemBatch(it); b != nil {
 			out = append(out, b)
 		}
-	}
-	for _, it := range append(items, acked...) {
-		if it.path != "" {
-			os.Remove(it.path)
-		}
+		t.store.drop(it)
 	}
 	return out, len(items)
 }
@@ -1043,21 +930,17 @@ func (t *HTTPTransport) forgetDurable(peer int, marks []DurableMark) {
 	}
 	q := t.queues[peer]
 	q.mu.Lock()
-	var keep, gone []*outItem
+	defer q.mu.Unlock()
+	keep := q.acked[:0]
 	for _, it := range q.acked {
 		if it.seq <= through[it.epoch] {
-			gone = append(gone, it)
+			t.store.drop(it)
 		} else {
 			keep = append(keep, it)
 		}
 	}
+	clear(q.acked[len(keep):])
 	q.acked = keep
-	q.mu.Unlock()
-	for _, it := range gone {
-		if it.path != "" {
-			os.Remove(it.path)
-		}
-	}
 }
 
 func (t *HTTPTransport) isDead(i int) bool {
@@ -1098,13 +981,9 @@ func (t *HTTPTransport) sender(dest int, q *peerQueue) {
 			backoff = min(2*backoff, 2*time.Second)
 			continue
 		}
-		var body []byte
-		var err error
-		if it.b != nil {
-			body, err = encodeBatchBytes(it.b)
-		} else {
-			body, err = os.ReadFile(it.path)
-		}
+		q.mu.Lock()
+		body, err := t.store.body(it)
+		q.mu.Unlock()
 		var ack BatchAck
 		if err == nil {
 			ack, err = t.post(dest, body)
@@ -1127,30 +1006,18 @@ func (t *HTTPTransport) sender(dest int, q *peerQueue) {
 		if mine {
 			q.items[0] = nil
 			q.items = q.items[1:]
-			if it.b != nil && it.path != "" {
-				// The outbox file holds it should the receiver restart;
-				// a batch whose file could not be written stays in memory.
-				q.mem -= len(it.b.URLs)
-				it.b = nil
-			}
+			// Kept, should the receiver restart before its checkpoint
+			// covers it.
 			it.ackedBy = ack.Epoch
-			if !ack.Durable {
+			if ack.Durable {
+				t.store.drop(it)
+			} else {
 				q.acked = append(q.acked, it)
 			}
 		}
 		q.mu.Unlock()
 		if !mine {
 			continue // taken for fail-over meanwhile
-		}
-		if it.path != "" {
-			if ack.Durable {
-				os.Remove(it.path)
-			} else {
-				p := fmt.Sprintf("%s.r%010d.acked", outboxBase(it.path), ack.Epoch)
-				if os.Rename(it.path, p) == nil {
-					it.path = p
-				}
-			}
 		}
 		t.sent.Add(1)
 		t.tr.Add(-1)
@@ -1356,8 +1223,14 @@ func (t *HTTPTransport) Close() error {
 	t.wg.Wait()
 	t.srv.Close()
 	if t.decided.Load() && t.pending() == 0 {
+		// The crawl is over: no node will ask for a batch again.
+		t.ended.Store(true)
+		t.store.close()
 		os.RemoveAll(t.outbox)
+		return nil
 	}
+	// What is left is saved with the node's final checkpoint; the spill
+	// files are read for it first.
 	return nil
 }
 

@@ -2,21 +2,9 @@ package peer
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"testing"
 )
-
-// An outbox file acknowledged twice (its receiver restarted in between)
-// keeps one ".rNNNNNNNNNN.acked" suffix, which loadOutbox parses.
-func TestOutboxBase(t *testing.T) {
-	p := "/x/" + OutboxName(2, 3, 4)
-	once := fmt.Sprintf("%s.r%010d.acked", outboxBase(p), 5)
-	twice := fmt.Sprintf("%s.r%010d.acked", outboxBase(once), 6)
-	if outboxBase(p) != p || outboxBase(twice) != p || twice != p+".r0000000006.acked" {
-		t.Errorf("base %q, once %q, twice %q", outboxBase(p), once, twice)
-	}
-}
 
 func TestBatchWire(t *testing.T) {
 	b := &Batch{From: 3, Epoch: 5, Seq: 42, URLs: []string{"http://a/", "http://b/x?y"}, Kinds: []string{"link", "redirect"}, Source: []uint64{7, 8}}
