@@ -254,7 +254,7 @@ type Config struct {
 	// and rows sequenced after the ones already there. Without Resume, an
 	// OutDir that already holds a crawl is refused. The caller merges the
 	// saved configuration ([LoadConfig]) with what it changes. In TCP mode
-	// the node also resends the batches its outbox holds; every start is a
+	// the node also resends the batches its checkpoint's outbox holds; every start is a
 	// new incarnation (epoch).
 	Resume bool `json:"-"`
 	// ResumeSkipHash makes a resume check the closed segments its

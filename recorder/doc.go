@@ -54,7 +54,7 @@
 //	    topology.json               the crawl's topology, fixed for its life
 //	    checkpoint/                 the last complete checkpoint (recorder/checkpoint)
 //	    discarded/run-T/            log rows cut by a resume at time T
-//	    epoch, outbox/              incarnation and unacknowledged batches (TCP mode)
+//	    epoch, outbox/              incarnation and spilled batches for peers (TCP mode)
 //
 // Page ids are node<<40 | n (n from 1), so they are unique over the crawl;
 // seeds have source 0. In TCP mode every process merges its node into

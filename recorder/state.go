@@ -10,9 +10,10 @@ import (
 //	OutDir/node-NNN/state/epoch         the node's incarnation, bumped at every start
 //	OutDir/node-NNN/state/checkpoint/   the last complete checkpoint (frontier, DUE,
 //	                                    host politeness and robots state, counters,
-//	                                    segment positions, batches processed per peer)
-//	OutDir/node-NNN/state/outbox/       batches for peers not yet covered by the
-//	                                    receiver's durable state (TCP mode)
+//	                                    segment positions, batches processed per peer,
+//	                                    batches for peers not yet durable at them)
+//	OutDir/node-NNN/state/outbox/       batch bodies the outbox spilled beyond its
+//	                                    memory (TCP mode; working files)
 //
 // Every file is written atomically (tracefile.WriteFileAtomic or write,
 // fsync, rename); a checkpoint is complete only once it is renamed into

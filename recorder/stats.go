@@ -120,9 +120,10 @@ type Stats struct {
 	BatchesReceived         int64 `json:"batches_received"`
 	URLsReceived            int64 `json:"urls_received"`
 	// TCP mode: this node's incarnation; batches acknowledged by peers;
-	// batches sent again (loaded from the outbox at a restart, or queued
-	// again for a restarted peer); batches left unacknowledged in the
-	// outbox at the stop (kept for --resume).
+	// batches sent again (loaded from the checkpoint's outbox at a
+	// restart, or queued again for a restarted peer); batches left
+	// unacknowledged in the outbox at the stop (kept in the final
+	// checkpoint for --resume).
 	Epoch         uint64 `json:"epoch,omitempty"`
 	BatchesAcked  int64  `json:"batches_acked"`
 	BatchesResent int64  `json:"batches_resent"`
