@@ -8,13 +8,12 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/monitor"
-	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
 // startMonitor serves crawl c's metrics and status page on ln
 // (Config.Metrics): the live stats are those stats.json is written from,
 // taken at each scrape.
-func startMonitor(cfg *Config, c *crawl, nodes []*node, ht *peer.HTTPTransport, ln net.Listener, start time.Time) (*monitor.Server, error) {
+func startMonitor(cfg *Config, c *crawl, nodes []*node, l link, ln net.Listener, start time.Time) (*monitor.Server, error) {
 	labels := map[string]string{"crawl_id": cfg.CrawlID}
 	title := fmt.Sprintf("crawltrace: crawl %s", cfg.CrawlID)
 	if c.tcp {
@@ -25,7 +24,7 @@ func startMonitor(cfg *Config, c *crawl, nodes []*node, ht *peer.HTTPTransport, 
 	}
 	return monitor.Start(monitor.Options{Listener: ln, Labels: labels, Title: title,
 		Stats: func() any {
-			s := c.collect(nodes, time.Since(start), ht, true)
+			s := c.collect(nodes, time.Since(start), l.peerStats, true)
 			s.PeakRSSBytes = procmem.PeakRSS()
 			return s
 		}})

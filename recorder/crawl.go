@@ -103,6 +103,8 @@ type crawl struct {
 	// clock is the virtual clock of a deterministic crawl (Config.Local;
 	// virtual.go), nil for a live one.
 	clock *virtualClock
+	// plan is what prepare settled.
+	plan *plan
 }
 
 func (c *crawl) stop(reason string) {
@@ -356,6 +358,11 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 // flushes and closes every log segment, writes OutDir/manifest.json and
 // OutDir/stats.json, and returns them. Cancellation is a normal stop, not an
 // error. With cfg.Peers set it runs node cfg.NodeID of a TCP crawl.
+//
+// Its steps: plan (prepare), nodes (restored from a checkpoint on a
+// resume), the link that joins them to the crawl (link.go: in this
+// process or over TCP, driven the same way), the wait for a stop, and the
+// finish.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// The metrics address is taken first: a busy one is refused before
 	// anything is written.
@@ -376,104 +383,110 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if p.events != nil {
 		defer p.events.Close()
 	}
-	start, tcp, total, local, seeds, part, meta, epoch, events := p.start, p.tcp, p.total, p.local, p.seeds, p.part, p.meta, p.epoch, p.events
-	c := &crawl{cfg: &cfg, tr: peer.NewTracker(), stopCh: make(chan struct{}), tcp: tcp, keys: newPolitenessKeys(&cfg)}
-	if tcp && cfg.MaxPages > 0 {
-		c.share = pageShare(cfg.MaxPages, total, cfg.NodeID)
-	}
-	if cfg.Local != nil {
-		c.clock = newVirtualClock(start)
-		cfg.Now = c.clock.Now
-	}
+	c := newCrawl(&cfg, p)
 	client := newHTTPClient(&cfg, c.keys)
 	defer client.CloseIdleConnections()
+	nodes, err := c.newNodes(p, client)
+	if err != nil {
+		return nil, err
+	}
+	l := newLink(c, p)
+	restored, gen, err := c.restore(p, l, nodes)
+	if err != nil {
+		closeWriters(nodes)
+		return nil, err
+	}
+	if c.clock != nil {
+		return runVirtual(ctx, c, p, nodes, restored, gen)
+	}
+	transport, err := l.open(nodes)
+	if err != nil {
+		closeWriters(nodes)
+		return nil, err
+	}
+	r := c.launch(ctx, l, transport, nodes, restored, gen, monLn)
+	defer r.cancel()
+	c.wait(ctx, l, r)
+	return c.finish(l, nodes, r)
+}
 
-	nodes := make([]*node, 0, len(local))
-	for _, id := range local {
-		n, err := newNode(c, id, total, part, p.filter, client, meta, start)
+// newCrawl is the crawl state of plan p's run.
+func newCrawl(cfg *Config, p *plan) *crawl {
+	c := &crawl{cfg: cfg, tr: peer.NewTracker(), stopCh: make(chan struct{}), tcp: p.tcp, keys: newPolitenessKeys(cfg), plan: p}
+	if p.tcp && cfg.MaxPages > 0 {
+		c.share = pageShare(cfg.MaxPages, p.total, cfg.NodeID)
+	}
+	if cfg.Local != nil {
+		c.clock = newVirtualClock(p.start)
+		cfg.Now = c.clock.Now
+	}
+	return c
+}
+
+// newNodes makes the nodes this process runs.
+func (c *crawl) newNodes(p *plan, client *http.Client) ([]*node, error) {
+	nodes := make([]*node, 0, len(p.local))
+	for _, id := range p.local {
+		n, err := newNode(c, id, p.total, p.part, p.filter, client, p.meta, p.start)
 		if err != nil {
 			closeWriters(nodes)
 			return nil, err
 		}
 		nodes = append(nodes, n)
 	}
+	return nodes, nil
+}
 
-	if !tcp {
-		c.part, c.fronts = part, make([]*frontier.Frontier, total)
-		for _, n := range nodes {
-			c.fronts[n.id] = n.front
-		}
+// restore readies the link and loads the nodes' checkpoint on a resume;
+// restored says one was loaded, gen is its generation.
+func (c *crawl) restore(p *plan, l link, nodes []*node) (restored bool, gen uint64, err error) {
+	if err := l.ready(nodes); err != nil {
+		return false, 0, err
 	}
-	if !tcp && cfg.OutDir != "" {
-		// Each run is a new incarnation of every node, in-process too: a
-		// resumed node re-sends its checkpoint's batches in transit under
-		// their old ids, and the receivers' batch logs must not take its
-		// new batches, numbered from 1 again, for those.
-		for _, n := range nodes {
-			var e uint64
-			if e, err = peer.BumpEpoch(stateDir(cfg.OutDir, n.id)); err != nil {
-				closeWriters(nodes)
-				return nil, err
-			}
-			n.split.SetEpoch(e)
-		}
-	}
-	restored, gen, err := resumeNodes(&cfg, p.resumeFrom, nodes)
+	restored, gen, err = resumeNodes(c.cfg, p.resumeFrom, nodes)
 	for _, n := range nodes {
 		if err == nil {
 			err = n.startWARC()
 		}
 	}
 	if err != nil {
-		closeWriters(nodes)
-		return nil, err
+		return false, 0, err
 	}
 	// MaxPages is the crawl's budget, not the run's: a resumed crawl
 	// starts from the fetches its checkpoint counted.
 	for _, n := range nodes {
 		c.pages.Add(n.st.Attempts.Load())
 	}
-	if c.clock != nil {
-		return runVirtual(ctx, c, p, nodes, restored, gen)
-	}
+	return restored, gen, nil
+}
 
-	var transport peer.Transport
-	var ht *peer.HTTPTransport
-	if tcp {
-		sp := nodes[0].split
-		sp.SetEpoch(epoch)
-		sp.SetEvents(events)
-		if ring, ok := part.(*partition.Consistent); ok {
-			sp.EnableFailover(ring, total, seeds)
-		}
-		n0 := nodes[0]
-		ht, err = peer.NewHTTPTransport(peerOptions(&cfg, c, sp, n0.outbox, epoch, events, p.topo,
-			func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
-		if err != nil {
-			closeWriters(nodes)
-			return nil, err
-		}
-		events.Write(tracefile.Event{Event: tracefile.EventStart, Resume: cfg.Resume, OutboxBatches: ht.Loaded()})
-		transport = ht
-	} else {
-		rs := make([]peer.Receiver, len(nodes))
-		for i, n := range nodes {
-			rs[i] = n.split
-		}
-		transport = peer.NewMemTransport(c.tr, rs)
-	}
+// running is what launch set going and the stop undoes.
+type running struct {
+	fetchCtx            context.Context
+	cancelFetch, cancel context.CancelFunc
+	cancelStop          context.CancelFunc
+	transport           peer.Transport
+	ckpt                *checkpoint.Coordinator
+	mon                 *monitor.Server
+	progressDone        chan struct{}
+	deadline            <-chan time.Time
+	stopDeadline        func() bool
+}
+
+// launch sets the nodes going: their splitters on the transport, their
+// seeds (or the batches their checkpoint had in transit), their fetch
+// workers, the checkpoints, the monitor and the progress line.
+func (c *crawl) launch(ctx context.Context, l link, transport peer.Transport, nodes []*node, restored bool, gen uint64, monLn net.Listener) *running {
+	r := &running{transport: transport}
 	for _, n := range nodes {
 		n.split.SetTransport(transport)
 		go n.split.Run()
 	}
-
-	fetchCtx, cancelFetch := context.WithCancel(ctx)
-	defer cancelFetch()
-	stopCtx, cancelStop := context.WithCancel(fetchCtx)
-	defer cancelStop()
-	c.stopWorkers = cancelStop
-
-	// Seeds: each node logs and enqueues the seeds it owns.
+	var stopCtx context.Context
+	r.fetchCtx, r.cancelFetch = context.WithCancel(ctx)
+	stopCtx, r.cancelStop = context.WithCancel(r.fetchCtx)
+	r.cancel = func() { r.cancelStop(); r.cancelFetch() }
+	c.stopWorkers = r.cancelStop
 	for _, n := range nodes {
 		if restored {
 			// Batches in transit at the checkpoint's cut go first.
@@ -483,88 +496,71 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			n.pending.batches = nil
 			continue
 		}
-		if own := seedsOf(seeds, part, n.id); len(own) > 0 {
+		if own := seedsOf(c.plan.seeds, c.plan.part, n.id); len(own) > 0 {
 			n.split.Send(&splitter.Msg{URLs: own})
 		}
 	}
-	if ht != nil {
-		ht.Started()
-	}
+	l.started()
 	for _, n := range nodes {
-		n.startWorkers(stopCtx, fetchCtx)
+		n.startWorkers(stopCtx, r.fetchCtx)
 	}
-	ckpt := newCheckpointer(c, nodes, transport, gen)
-	go ckpt.Run()
-	var mon *monitor.Server
+	r.ckpt = newCheckpointer(c, nodes, transport, gen)
+	go r.ckpt.Run()
 	if monLn != nil {
-		if mon, err = startMonitor(&cfg, c, nodes, ht, monLn, start); err != nil {
+		var err error
+		if r.mon, err = startMonitor(c.cfg, c, nodes, l, monLn, c.plan.start); err != nil {
 			c.fail(err)
 		}
 	}
-	progressDone := make(chan struct{})
-	go c.progress(nodes, start, progressDone)
+	r.progressDone = make(chan struct{})
+	go c.progress(nodes, c.plan.start, r.progressDone)
+	if c.cfg.Duration > 0 {
+		t := time.NewTimer(c.cfg.Duration)
+		r.deadline, r.stopDeadline = t.C, t.Stop
+	}
+	return r
+}
 
-	var deadline <-chan time.Time
-	if cfg.Duration > 0 {
-		t := time.NewTimer(cfg.Duration)
-		defer t.Stop()
-		deadline = t.C
+// wait returns once the crawl stops: canceled, out of time, or over by
+// the link's rule (or by the budget, or a failure: c.stop).
+func (c *crawl) wait(ctx context.Context, l link, r *running) {
+	if r.stopDeadline != nil {
+		defer r.stopDeadline()
 	}
-	var quiet <-chan struct{}
-	if tcp {
-		quiet = ht.WatchTermination(fetchCtx)
-	}
-wait:
+	over := l.over(r.fetchCtx)
 	for {
 		select {
 		case <-ctx.Done():
 			c.stop(StopCanceled)
-		case <-deadline:
+		case <-r.deadline:
 			c.stop(StopDuration)
-			cancelFetch()
-		case <-c.tr.Zero():
-			if !tcp && c.tr.Idle() {
-				c.stop(StopDone)
-			}
-			continue
-		case <-quiet:
-			if c.exhausted.Load() {
-				c.stop(StopMaxPages)
-			} else {
-				c.stop(StopDone)
-			}
+			r.cancelFetch()
+		case why := <-over:
+			c.stop(why)
 		case <-c.stopCh:
-			break wait
+			return
 		}
 	}
+}
 
-	// Shut down: workers finish (or abort) their fetch and hand its URLs to
-	// the splitter; then the transport stops and each splitter drains its
-	// channel and closes its segments.
-	ckpt.Stop()
-	cancelStop()
+// finish shuts the nodes down, takes the final checkpoint and writes the
+// manifest and stats. Workers finish (or abort) their fetch and hand its
+// URLs to the splitter; the link delivers what is left for peers; then the
+// transport stops and each splitter drains its channel and closes its
+// segments.
+func (c *crawl) finish(l link, nodes []*node, r *running) (*Result, error) {
+	cfg := c.cfg
+	r.ckpt.Stop()
+	r.cancelStop()
 	for _, n := range nodes {
 		n.front.Close()
 	}
 	for _, n := range nodes {
 		n.wg.Wait()
 	}
-	outboxLeft := 0
-	if ht != nil {
-		// No URL lost at stop: refuse further batches (their senders keep
-		// them), let the splitter hand what the workers found to the
-		// transport, and deliver the queues to the live peers; what is
-		// still unacknowledged stays in the outbox for --resume.
-		ht.Refuse()
-		sp := nodes[0].split
-		for end := time.Now().Add(10 * time.Second); sp.Inflight() > 0 && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		outboxLeft = ht.Drain(drainWait)
-		c.crawlDone = c.reason == StopDone && ht.Complete() && outboxLeft == 0 && c.failed() == nil
-		ht.ShutdownServer()
-	}
-	transport.Close()
+	left, crawlDone := l.drain(nodes, c.reason)
+	c.crawlDone = crawlDone
+	l.close()
 	for _, n := range nodes {
 		n.split.Stop()
 	}
@@ -576,9 +572,9 @@ wait:
 			}
 		}
 	}()
-	close(progressDone)
+	close(r.progressDone)
 	if c.failed() == nil && !cfg.NoTrace {
-		if err := ckpt.Final(c.reason); err != nil {
+		if err := r.ckpt.Final(c.reason); err != nil {
 			c.fail(err)
 		}
 	}
@@ -588,39 +584,24 @@ wait:
 		}
 	}
 	end := cfg.Now()
-
-	man := manifestOf(meta, nodes, end)
-	stats := c.collect(nodes, end.Sub(start), ht, false)
+	man := manifestOf(c.plan.meta, nodes, end)
+	stats := c.collect(nodes, end.Sub(c.plan.start), l.peerStats, false)
 	stats.StopReason = c.reason
-	stats.Checkpoints, stats.CheckpointSeconds = ckpt.Taken(), ckpt.Last().Seconds()
+	stats.Checkpoints, stats.CheckpointSeconds = r.ckpt.Taken(), r.ckpt.Last().Seconds()
 	stats.PeakRSSBytes = procmem.PeakRSS()
-	if ht != nil {
-		stats.Epoch, stats.OutboxLeft = ht.Epoch(), outboxLeft
-		events.Write(tracefile.Event{Event: tracefile.EventStop, Reason: c.reason, OutboxBatches: outboxLeft})
-		if outboxLeft > 0 {
-			ht.Logf("%d batches for peers not acknowledged; kept in the node's checkpoint for --resume", outboxLeft)
-		}
-	}
+	stats.OutboxLeft = left
+	l.stopped(c.reason, left)
 	var werr error
 	if !cfg.NoTrace {
-		if tcp {
-			werr = outdir.MergeManifest(cfg.OutDir, man)
-			if err := tracefile.WriteJSON(tracefile.NodeDir(cfg.OutDir, cfg.NodeID)+"/stats.json", stats); werr == nil {
-				werr = err
-			}
-		} else {
-			werr = tracefile.WriteManifest(cfg.OutDir, man)
-			if err := tracefile.WriteJSON(cfg.OutDir+"/"+StatsName, stats); werr == nil {
-				werr = err
-			}
-		}
+		werr = l.write(man, stats)
 	}
-	if mon != nil {
+	if r.mon != nil {
 		// The final values, as stats.json has them, for a last scrape.
-		mon.Final(stats)
-		mon.Close(cfg.MetricsLinger)
+		r.mon.Final(stats)
+		r.mon.Close(cfg.MetricsLinger)
 	}
-	if err = c.failed(); err == nil {
+	err := c.failed()
+	if err == nil {
 		err = werr
 	}
 	if err != nil {

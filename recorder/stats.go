@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/quality"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 
@@ -207,7 +206,7 @@ func codeKey(code int) string {
 // collect takes the crawl's stats. A live collect (while the crawl runs,
 // for its metrics) leaves out what costs a pass over every page fetched:
 // the links-per-page summaries and the progress timeline.
-func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTransport, live bool) *Stats {
+func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*Stats), live bool) *Stats {
 	s := &Stats{CrawlID: c.cfg.CrawlID, Seconds: elapsed.Seconds(),
 		ByStatus: map[string]int64{}, BytesByStatus: map[string]int64{}, RobotsByStatus: map[string]int64{}, SplitterCacheSize: c.cfg.SplitterCache, DUE: DUEMemory}
 	var links, unique []uint32
@@ -353,11 +352,8 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, ht *peer.HTTPTrans
 	if elapsed > 0 {
 		s.PagesPerSecond = float64(s.FetchAttempts) / elapsed.Seconds()
 	}
-	if ht != nil {
-		s.BatchesAcked = int64(ht.Sent())
-		s.BatchesResent = int64(ht.Resent())
-		s.BatchesRefused = int64(ht.Refused())
-		s.Epoch = ht.Epoch()
+	if peerStats != nil {
+		peerStats(s)
 	}
 	if !live {
 		s.Progress = quality.SummarizeProgress(timeline, elapsed, c.cfg.Quality != nil, quality.Total(c.cfg.Quality))
