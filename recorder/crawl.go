@@ -487,19 +487,7 @@ func (c *crawl) launch(ctx context.Context, l link, transport peer.Transport, no
 	stopCtx, r.cancelStop = context.WithCancel(r.fetchCtx)
 	r.cancel = func() { r.cancelStop(); r.cancelFetch() }
 	c.stopWorkers = r.cancelStop
-	for _, n := range nodes {
-		if restored {
-			// Batches in transit at the checkpoint's cut go first.
-			for _, b := range n.pending.batches {
-				transport.Send(n.id, b)
-			}
-			n.pending.batches = nil
-			continue
-		}
-		if own := seedsOf(c.plan.seeds, c.plan.part, n.id); len(own) > 0 {
-			n.split.Send(&splitter.Msg{URLs: own})
-		}
-	}
+	c.queueStart(nodes, restored, transport.Send, func(n *node, m *splitter.Msg) { n.split.Send(m) })
 	l.started()
 	for _, n := range nodes {
 		n.startWorkers(stopCtx, r.fetchCtx)
@@ -519,6 +507,24 @@ func (c *crawl) launch(ctx context.Context, l link, transport peer.Transport, no
 		r.deadline, r.stopDeadline = t.C, t.Stop
 	}
 	return r
+}
+
+// queueStart queues each node's first work: on a resume the batches its
+// checkpoint had in transit (given to send: they go first), otherwise the
+// seeds it owns (given to seed).
+func (c *crawl) queueStart(nodes []*node, restored bool, send func(dest int, b *peer.Batch), seed func(n *node, m *splitter.Msg)) {
+	for _, n := range nodes {
+		if restored {
+			for _, b := range n.pending.batches {
+				send(n.id, b)
+			}
+			n.pending.batches = nil
+			continue
+		}
+		if own := seedsOf(c.plan.seeds, c.plan.part, n.id); len(own) > 0 {
+			seed(n, &splitter.Msg{URLs: own})
+		}
+	}
 }
 
 // wait returns once the crawl stops: canceled, out of time, or over by

@@ -458,19 +458,9 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 		s.nodes = append(s.nodes, sn)
 		s.byID[n.id] = sn
 	}
-	// Seeds, or the batches in transit at the checkpoint's cut, as Run.
-	for _, n := range nodes {
-		if restored {
-			for _, b := range n.pending.batches {
-				s.Send(n.id, b)
-			}
-			n.pending.batches = nil
-			continue
-		}
-		if own := seedsOf(p.seeds, p.part, n.id); len(own) > 0 {
-			n.split.Handle(&splitter.Msg{URLs: own})
-		}
-	}
+	// Seeds, or the batches in transit at the checkpoint's cut, as Run,
+	// handled at once on the simulation's one goroutine.
+	c.queueStart(nodes, restored, s.Send, func(n *node, m *splitter.Msg) { n.split.Handle(m) })
 	progressDone := make(chan struct{})
 	go c.progress(nodes, p.start, progressDone)
 	if err := s.loop(ctx, vstart); err != nil {
