@@ -6,26 +6,20 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
-	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/monitor"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
-	"github.com/crawltrace/crawltrace/recorder/robots"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
-	"github.com/crawltrace/crawltrace/recorder/urlfilter"
-	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
 // Stop reasons reported in [Stats].
@@ -202,155 +196,6 @@ func pageShare(max int64, n, id int) int64 {
 // handled every message.
 func (c *crawl) budgetIdle(n *node) bool {
 	return c.exhausted.Load() && n.running.Load() == 0 && n.split.Inflight() == 0
-}
-
-// plan is what a crawl's start decided before any node exists: the
-// nodes this process runs, the partitioner, the topology and the
-// checkpoint to resume from.
-type plan struct {
-	start      time.Time
-	tcp        bool
-	total      int
-	local      []int // the node ids this process runs
-	lock       *outdir.Lock
-	seeds      []string // normalized
-	filter     *urlfilter.Filter
-	part       partition.Partitioner
-	topo       peer.Topology
-	resumeFrom *checkpoint.Set
-	meta       tracefile.Meta
-	epoch      uint64 // TCP mode: this node's incarnation
-	events     *tracefile.EventLog
-}
-
-// prepare checks cfg (filling in defaults), locks the crawl directory,
-// proves the checkpoint a resume starts from, and saves the configuration
-// and topology. A resume of a crawl that has nothing left to do returns
-// its Result instead; on error nothing is left locked.
-func prepare(cfg *Config) (p *plan, done *Result, err error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.ProgressEvery <= 0 {
-		cfg.ProgressEvery = time.Second
-	}
-	if cfg.SplitterBatch <= 0 {
-		cfg.SplitterBatch = 1024
-	}
-	if err := cfg.validate(); err != nil {
-		return nil, nil, err
-	}
-	tlsConfig, err := cfg.clientTLS()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.tlsConfig = tlsConfig
-	start := cfg.Now()
-	tcp := len(cfg.Peers) > 0
-	total := cfg.Nodes
-	local := make([]int, 0, total)
-	if tcp {
-		total = len(cfg.Peers)
-		local = append(local, cfg.NodeID)
-	} else {
-		for i := 0; i < total; i++ {
-			local = append(local, i)
-		}
-	}
-	lock, err := lockCrawl(cfg, local, tcp)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() {
-		if p == nil {
-			lock.Unlock()
-		}
-	}()
-	created := start
-	var resumeFrom *checkpoint.Set
-	var savedCfg *Config
-	if cfg.Resume {
-		sc, err := readSavedConfig(cfg.OutDir, local[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		if cfg.CrawlID != "" && cfg.CrawlID != sc.Config.CrawlID {
-			return nil, nil, fmt.Errorf("%w: crawl id %q differs from %q, the id of the crawl in %s", ErrConfig, cfg.CrawlID, sc.Config.CrawlID, cfg.OutDir)
-		}
-		cfg.CrawlID, created, savedCfg = sc.Config.CrawlID, sc.Created, &sc.Config
-	} else if crawlIn(cfg.OutDir, local, tcp) {
-		return nil, nil, fmt.Errorf("%w: %s already holds a crawl; use --resume to continue it, or another directory", ErrConfig, cfg.OutDir)
-	}
-	if cfg.CrawlID == "" {
-		cfg.CrawlID = start.UTC().Format("20060102T150405Z")
-	}
-	seeds := make([]string, 0, len(cfg.Seeds))
-	for _, s := range cfg.Seeds {
-		n, err := urlnorm.Normalize(s)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: seed %q: %v", ErrConfig, s, err)
-		}
-		seeds = append(seeds, n)
-	}
-	filter, err := urlfilter.New(cfg.Filter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	part, err := partition.New(cfg.Partitioner, total, cfg.Replicas)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	// The epoch files a start bumps are proved before anything is
-	// written (config.json, topology.json): a damaged one is an error
-	// naming it, and the directory is left as it was.
-	if cfg.OutDir != "" {
-		for _, id := range local {
-			if _, err := peer.ReadEpoch(stateDir(cfg.OutDir, id)); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	// The topology is fixed for the crawl's life (topology.go): saved now
-	// on a fresh start, checked on a resume before anything is written.
-	topo := topologyOf(cfg, part)
-	if err := checkTopology(cfg, local, topo, savedCfg); err != nil {
-		return nil, nil, err
-	}
-	if cfg.Resume {
-		// The checkpoints are proved before anything is written, once
-		// the topology is known to be the saved one.
-		if resumeFrom, err = checkpoint.Find(cfg.OutDir, cfg.CrawlID, local); err != nil {
-			return nil, nil, err
-		}
-		if why := finishedCrawl(cfg, resumeFrom, tcp); why != "" {
-			return nil, &Result{Finished: why}, nil
-		}
-		// So are the segments they list.
-		if resumeFrom != nil {
-			if err := checkSegments(cfg, resumeFrom); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	meta := tracefile.Meta{CrawlID: cfg.CrawlID, Nodes: total, Partitioner: part.Name(), Created: created}
-	for _, id := range local {
-		if err := writeSavedConfig(cfg, id, created); err != nil {
-			return nil, nil, err
-		}
-	}
-	var epoch uint64
-	var events *tracefile.EventLog
-	if tcp {
-		sdir := stateDir(cfg.OutDir, cfg.NodeID)
-		if epoch, err = peer.BumpEpoch(sdir); err != nil {
-			return nil, nil, err
-		}
-		if events, err = tracefile.OpenEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
-			return nil, nil, err
-		}
-	}
-	return &plan{start: start, tcp: tcp, total: total, local: local, lock: lock, seeds: seeds, filter: filter,
-		part: part, topo: topo, resumeFrom: resumeFrom, meta: meta, epoch: epoch, events: events}, nil, nil
 }
 
 // Run crawls with cfg until the web reachable from the seeds is exhausted,
@@ -616,41 +461,6 @@ func (c *crawl) finish(l link, nodes []*node, r *running) (*Result, error) {
 	return &Result{Manifest: man, Stats: stats}, nil
 }
 
-// lockCrawl takes the crawl directory's write locks for the crawl's life
-// (package outdir): the process's node directories exclusively, and the
-// crawl directory exclusively for an in-process crawl (with every node
-// directory already there: it writes them all) or shared for a node of a
-// TCP crawl. A second crawl, resume or import into the directory is
-// refused at once.
-// closeWriters closes the logs of nodes a failed start made.
-func closeWriters(nodes []*node) {
-	for _, n := range nodes {
-		n.split.CloseWriters()
-		n.closeWARC()
-	}
-}
-
-func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {
-	if cfg.OutDir == "" {
-		return nil, nil
-	}
-	ids := append([]int(nil), local...)
-	if !tcp {
-		if all, err := tracefile.CrawlNodes(cfg.OutDir); err == nil {
-			for _, id := range all {
-				if !slices.Contains(ids, id) {
-					ids = append(ids, id)
-				}
-			}
-		}
-	}
-	dirs := make([]string, len(ids))
-	for i, id := range ids {
-		dirs[i] = tracefile.NodeDir(cfg.OutDir, id)
-	}
-	return outdir.LockCrawl("crawl", cfg.OutDir, dirs, tcp)
-}
-
 // StatsName is the statistics file written beside the manifest.
 const StatsName = "stats.json"
 
@@ -687,90 +497,3 @@ func manifestOf(meta tracefile.Meta, nodes []*node, end time.Time) *tracefile.Ma
 // acknowledge the batches it still has queued for them; what is left
 // stays in its outbox for --resume.
 const drainWait = 10 * time.Second
-
-func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
-	cfg := c.cfg
-	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robots.Agent(cfg.UserAgent)}
-	n.meta = meta
-	n.meta.Node = id
-	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
-	n.front = frontier.New(n.frontierOptions())
-	if cfg.Memory > 0 && frontier.Spillable(cfg.Order) {
-		store, err := frontier.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
-		if err != nil {
-			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
-		}
-		n.store = store
-		n.front.SpillTo(store, cfg.Memory/2)
-	}
-	s, err := newSplitter(c, n, id, total, part)
-	if err != nil {
-		return nil, err
-	}
-	n.split = s
-	n.pending = &pendingPart{}
-	if c.clock != nil {
-		// A deterministic crawl's clock, loaded before the parts whose
-		// times it dates.
-		n.addCheckpointPart(clockPart{c.clock})
-	}
-	// The segments part comes first (after the clock): loading it
-	// restores the logs and opens their writers.
-	n.addCheckpointPart(segmentsPart{n})
-	n.addCheckpointPart(duePart{n})
-	n.addCheckpointPart(frontierPart{n})
-	n.addCheckpointPart(countersPart{n})
-	n.addCheckpointPart(n.pending)
-	if c.tcp {
-		// Batches processed per sending incarnation: restored with the
-		// state they went into, so resent batches the checkpoint covers
-		// are dropped and the others processed again.
-		n.addCheckpointPart(batchLogPart{s.BatchLog()})
-		// The batches sent to peers and not yet durable at them: saved
-		// at the same cut as the logs whose URLs they carry.
-		n.outbox = peer.NewOutboxPart()
-		n.addCheckpointPart(n.outbox)
-	}
-	n.newWARC()
-	if !cfg.Resume {
-		if err := n.openWriters(); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
-}
-
-// newDiskDUE makes node id's disk DUE under its state directory.
-func newDiskDUE(cfg *Config, id int) (*due.Disk, error) {
-	buf := cfg.DUEBuffer
-	if cfg.Memory > 0 {
-		// The buffer takes at most a sixteenth of the budget.
-		buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
-	}
-	d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
-		CacheSize: cfg.DUECache, BufferSize: buf})
-	if err != nil {
-		return nil, fmt.Errorf("recorder: node %d: %w", id, err)
-	}
-	return d, nil
-}
-
-// openWriters starts the node's URL and page logs (after the segments
-// already in its directory, when resuming).
-func (n *node) openWriters() error {
-	if n.cfg.NoTrace {
-		return nil
-	}
-	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	uw, err := tracefile.CreateURLWriter(dir, n.meta, n.cfg.Writer)
-	if err != nil {
-		return fmt.Errorf("recorder: node %d: %w", n.id, err)
-	}
-	pw, err := tracefile.CreatePageWriter(dir, n.meta, n.cfg.Writer)
-	if err != nil {
-		uw.Close()
-		return fmt.Errorf("recorder: node %d: %w", n.id, err)
-	}
-	n.split.SetWriters(uw, pw)
-	return nil
-}

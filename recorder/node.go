@@ -2,15 +2,20 @@ package recorder
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
+	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
+	"github.com/crawltrace/crawltrace/recorder/robots"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/warcout"
@@ -76,4 +81,105 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 			}
 		}(w)
 	}
+}
+
+// lockCrawl takes the crawl directory's write locks for the crawl's life
+// (package outdir): the process's node directories exclusively, and the
+// crawl directory exclusively for an in-process crawl (with every node
+// directory already there: it writes them all) or shared for a node of a
+// TCP crawl. A second crawl, resume or import into the directory is
+// refused at once.
+// closeWriters closes the logs of nodes a failed start made.
+func closeWriters(nodes []*node) {
+	for _, n := range nodes {
+		n.split.CloseWriters()
+		n.closeWARC()
+	}
+}
+
+func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfilter.Filter, client *http.Client, meta tracefile.Meta, start time.Time) (*node, error) {
+	cfg := c.cfg
+	n := &node{id: id, cfg: cfg, c: c, client: client, filter: filter, agent: robots.Agent(cfg.UserAgent)}
+	n.meta = meta
+	n.meta.Node = id
+	n.discardDir = filepath.Join(stateDir(cfg.OutDir, id), discardedDirName, "run-"+start.UTC().Format("20060102T150405.000000000Z"))
+	n.front = frontier.New(n.frontierOptions())
+	if cfg.Memory > 0 && frontier.Spillable(cfg.Order) {
+		store, err := frontier.Open(filepath.Join(stateDir(cfg.OutDir, id), "frontier"))
+		if err != nil {
+			return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+		}
+		n.store = store
+		n.front.SpillTo(store, cfg.Memory/2)
+	}
+	s, err := newSplitter(c, n, id, total, part)
+	if err != nil {
+		return nil, err
+	}
+	n.split = s
+	n.pending = &pendingPart{}
+	if c.clock != nil {
+		// A deterministic crawl's clock, loaded before the parts whose
+		// times it dates.
+		n.addCheckpointPart(clockPart{c.clock})
+	}
+	// The segments part comes first (after the clock): loading it
+	// restores the logs and opens their writers.
+	n.addCheckpointPart(segmentsPart{n})
+	n.addCheckpointPart(duePart{n})
+	n.addCheckpointPart(frontierPart{n})
+	n.addCheckpointPart(countersPart{n})
+	n.addCheckpointPart(n.pending)
+	if c.tcp {
+		// Batches processed per sending incarnation: restored with the
+		// state they went into, so resent batches the checkpoint covers
+		// are dropped and the others processed again.
+		n.addCheckpointPart(batchLogPart{s.BatchLog()})
+		// The batches sent to peers and not yet durable at them: saved
+		// at the same cut as the logs whose URLs they carry.
+		n.outbox = peer.NewOutboxPart()
+		n.addCheckpointPart(n.outbox)
+	}
+	n.newWARC()
+	if !cfg.Resume {
+		if err := n.openWriters(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// newDiskDUE makes node id's disk DUE under its state directory.
+func newDiskDUE(cfg *Config, id int) (*due.Disk, error) {
+	buf := cfg.DUEBuffer
+	if cfg.Memory > 0 {
+		// The buffer takes at most a sixteenth of the budget.
+		buf = max(1024, min(buf, int(cfg.Memory/16/due.BufferBytesPerFingerprint)))
+	}
+	d, err := due.NewDisk(due.DiskConfig{Dir: filepath.Join(stateDir(cfg.OutDir, id), "due"),
+		CacheSize: cfg.DUECache, BufferSize: buf})
+	if err != nil {
+		return nil, fmt.Errorf("recorder: node %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// openWriters starts the node's URL and page logs (after the segments
+// already in its directory, when resuming).
+func (n *node) openWriters() error {
+	if n.cfg.NoTrace {
+		return nil
+	}
+	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
+	uw, err := tracefile.CreateURLWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	pw, err := tracefile.CreatePageWriter(dir, n.meta, n.cfg.Writer)
+	if err != nil {
+		uw.Close()
+		return fmt.Errorf("recorder: node %d: %w", n.id, err)
+	}
+	n.split.SetWriters(uw, pw)
+	return nil
 }

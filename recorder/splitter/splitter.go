@@ -13,7 +13,6 @@ package splitter
 import (
 	"fmt"
 	"io"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -365,30 +364,6 @@ func (s *Splitter) route(urls []string, popped bool) {
 	}
 }
 
-func (s *Splitter) appendOut(dest int, u, kind string, source uint64) {
-	b := s.out[dest]
-	if b == nil {
-		b = &peer.Batch{From: s.node}
-		s.out[dest] = b
-		if s.batchAge > 0 {
-			s.hold(dest)
-		}
-	}
-	b.URLs = append(b.URLs, u)
-	b.Kinds = append(b.Kinds, kind)
-	b.Source = append(b.Source, source)
-	if s.outBytes == nil {
-		s.outBytes = make([]int, len(s.out))
-	}
-	// A batch is closed at SplitterBatch URLs or peer.BatchSoftBytes of
-	// them, whichever comes first: receivers refuse bodies past
-	// maxBatchBytes.
-	s.outBytes[dest] += len(u) + peer.WireURLOverhead
-	if len(b.URLs) >= s.batchSize || s.outBytes[dest] >= peer.BatchSoftBytes {
-		s.flushPeer(dest)
-	}
-}
-
 // admit passes a URL this node owns through the DUE into the frontier,
 // and reports whether it was new.
 func (s *Splitter) admit(u string) bool {
@@ -424,84 +399,6 @@ func (s *Splitter) dueToDisk() {
 	s.dueSwitched = int64(s.due.Len())
 	s.due.Close()
 	s.due = d
-}
-
-func (s *Splitter) flushPeer(dest int) {
-	b := s.out[dest]
-	if b == nil || len(b.URLs) == 0 {
-		return
-	}
-	held := s.clearOut(dest)
-	if held {
-		defer s.release()
-	}
-	s.seqs[dest]++
-	b.Epoch, b.Seq = s.epoch, s.seqs[dest]
-	s.stats.BatchesSent++
-	s.stats.URLsSent += int64(len(b.URLs))
-	s.transport.Send(dest, b)
-}
-
-func (s *Splitter) flushPeers() {
-	for d := range s.out {
-		s.flushPeer(d)
-	}
-}
-
-// clearOut forgets the batch being filled for dest; held reports whether
-// hold counted it, to be released once its URLs are elsewhere.
-func (s *Splitter) clearOut(dest int) (held bool) {
-	s.out[dest] = nil
-	if s.outBytes != nil {
-		s.outBytes[dest] = 0
-	}
-	if s.outSince != nil && !s.outSince[dest].IsZero() {
-		s.outSince[dest] = time.Time{}
-		return true
-	}
-	return false
-}
-
-// hold counts the batch for dest, begun now, as work until it is handed
-// over (Options.BatchAge), and arms the age timer.
-func (s *Splitter) hold(dest int) {
-	if s.outSince == nil {
-		s.outSince = make([]time.Time, len(s.out))
-	}
-	s.outSince[dest] = time.Now()
-	s.held++
-	s.tr.Add(1)
-	s.inflight.Add(1)
-	if s.ageTimer == nil {
-		s.ageTimer = time.NewTimer(s.batchAge)
-	}
-}
-
-// release ends what hold counted, once the batch is with the transport
-// (which counts it from then on).
-func (s *Splitter) release() {
-	s.held--
-	s.inflight.Add(-1)
-	s.tr.Add(-1)
-}
-
-// flushAged hands over the batches filled for BatchAge or longer, and
-// arms the timer for the oldest of the rest.
-func (s *Splitter) flushAged() {
-	now := time.Now()
-	var next time.Time
-	for d, since := range s.outSince {
-		switch {
-		case since.IsZero():
-		case now.Sub(since) >= s.batchAge:
-			s.flushPeer(d)
-		case next.IsZero() || since.Before(next):
-			next = since
-		}
-	}
-	if !next.IsZero() {
-		s.ageTimer = time.NewTimer(s.batchAge - now.Sub(next))
-	}
 }
 
 func (s *Splitter) flushDue() {
@@ -562,127 +459,6 @@ func (s *Splitter) Durable() []peer.DurableMark {
 }
 
 var _ peer.Receiver = (*Splitter)(nil)
-
-// kindForward marks, on the wire only, a URL a node took from its own
-// frontier and hands to the host's new owner (fail-over): the receiver
-// queues it even if its DUE has seen it.
-const kindForward = "forward"
-
-// seeHost remembers u's host, to report the hosts a fail-over moves.
-func (s *Splitter) seeHost(u string) {
-	h := partition.HostOf(u)
-	if _, ok := s.hosts[h]; !ok {
-		s.hosts[string([]byte(h))] = struct{}{}
-	}
-}
-
-// queueTaker is a transport that can give back the batches it holds for a
-// node declared dead, to be routed to the new owners.
-type queueTaker interface {
-	// Take removes and returns every batch held for dest and how many
-	// of them were unacknowledged.
-	Take(dest int) (batches []*peer.Batch, unacked int)
-}
-
-// changeView applies a new set of live nodes (UbiCrawler fail-over): the
-// ring restricted to the live ids becomes the assignment, so only the
-// hosts of nodes that left move (to the next live point clockwise) and
-// hosts come back to a node that rejoins. URLs buffered or queued for a
-// node now dead are routed to their new owners; the seeds this node now
-// owns are admitted. The change is logged as a reassign event.
-func (s *Splitter) changeView(live []bool) {
-	if s.ring == nil {
-		return
-	}
-	oldLive := s.live
-	var ids []int
-	for i, ok := range live {
-		if ok {
-			ids = append(ids, i)
-		}
-	}
-	if len(ids) == 0 {
-		return
-	}
-	old := s.owner.Load()
-	next := partition.NewConsistent(ids, s.ring.Replicas())
-	s.live = slices.Clone(live)
-	s.owner.Store(next)
-	var left, joined []int
-	for i := range live {
-		if oldLive[i] && !live[i] {
-			left = append(left, i)
-		}
-		if !oldLive[i] && live[i] {
-			joined = append(joined, i)
-		}
-	}
-	ev := tracefile.Event{Event: tracefile.EventReassign, Live: ids, Left: left, Joined: joined}
-	for h := range s.hosts {
-		u := "http://" + h + "/"
-		a, b := old.Node(u), next.Node(u)
-		if a == b {
-			continue
-		}
-		ev.HostsMoved++
-		if !slices.Contains(left, a) && !slices.Contains(joined, b) {
-			ev.HostsMovedOther++
-		}
-		if a == s.node {
-			ev.HostsOut = append(ev.HostsOut, h)
-		}
-		if b == s.node {
-			ev.HostsIn = append(ev.HostsIn, h)
-		}
-	}
-	slices.Sort(ev.HostsOut)
-	slices.Sort(ev.HostsIn)
-	before := s.rerouted
-	// URLs this node logged for a node now dead are admitted by their new
-	// owner's DUE; URLs it forwarded from its own frontier (kindForward)
-	// are in its DUE already and must be queued again whatever the DUE
-	// says, here or at the new owner, or they are lost.
-	var urls, forwarded []string
-	take := func(b *peer.Batch) {
-		for i, u := range b.URLs {
-			if i < len(b.Kinds) && b.Kinds[i] == kindForward {
-				forwarded = append(forwarded, u)
-			} else {
-				urls = append(urls, u)
-			}
-		}
-	}
-	for _, d := range left {
-		if b := s.out[d]; b != nil {
-			take(b)
-			if s.clearOut(d) {
-				defer s.release() // once its URLs are routed again
-			}
-		}
-		if qt, ok := s.transport.(queueTaker); ok {
-			bs, unacked := qt.Take(d)
-			for _, b := range bs {
-				take(b)
-			}
-			ev.BatchesTaken += len(bs)
-			s.tr.Add(-int64(unacked))
-		}
-	}
-	s.route(urls, false)
-	s.route(forwarded, true)
-	// The senders' outboxes no longer hold what d admitted and did not
-	// fetch: route again every URL this node's log routed to it.
-	for _, d := range left {
-		s.startRedo(d)
-	}
-	for _, u := range s.seeds {
-		if old.Node(u) != s.node && next.Node(u) == s.node {
-			s.admit(u)
-		}
-	}
-	ev.URLsRerouted = s.rerouted - before
-	s.events.Write(ev)
-}
 
 // URLOverhead is the memory of one queued URL besides its strings: the
 // URL value (three string headers) and slice slack.
