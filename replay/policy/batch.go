@@ -73,26 +73,27 @@ func (c *Random) AccessBatch(keys []uint64) (hits int) {
 	slots, mask := c.x.slots, c.x.mask
 	var sink uint64
 	for i, k := range keys {
-		if j := i + batchAhead; j < len(keys) {
-			h := slotHash(keys[j])
+		if i < len(keys)-batchAhead {
+			h := slotHash(keys[i+batchAhead])
 			sink ^= slots[(h^h>>32)&mask]
 		}
 		h := slotHash(k)
 		tag := h & tagMask
 		p := (h ^ h>>32) & mask
-		for {
-			e := slots[p]
-			if e == 0 {
-				c.replace(k, p)
-				slots, mask = c.x.slots, c.x.mask
-				break
-			}
+		e := slots[p]
+		for e != 0 {
 			if e&tagMask == tag && ck[int(e&slotMask)-1] == k {
-				hits++
 				break
 			}
 			p = (p + 1) & mask
+			e = slots[p]
 		}
+		if e != 0 {
+			hits++
+			continue
+		}
+		c.replace(k, p)
+		slots, mask = c.x.slots, c.x.mask
 	}
 	c.sink ^= sink
 	return hits
