@@ -10,7 +10,10 @@
 # TRACE is a condensed trace, e.g. the one scripts/bench-libcachesim.sh
 # generates ($BENCH_DIR/gen-20000000-2000000.arrow). Each run is
 # `replay TRACE --policies POLICY --sizes SIZE --jobs 1`.
-# Environment: REPS (5), BENCH_DIR (default /tmp/crawltrace-bench).
+# Environment: REPS (5), BENCH_DIR (default /tmp/crawltrace-bench);
+# BUILD_ONLY=1 builds the two binaries and stops (build before taking a
+# benchmark lock, then run again: a binary already built is reused unless
+# REBUILD=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 5 ] || { echo "usage: $0 REV_A REV_B TRACE POLICY SIZE..." >&2; exit 2; }
@@ -19,12 +22,14 @@ a=$1 b=$2 trace=$3 policy=$4; shift 4
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}/replay-compare
 mkdir -p "$dir"
 for rev in "$a" "$b"; do
+  [ -x "$dir/crawltrace-$rev" ] && [ -z "${REBUILD:-}" ] && continue
   wt="$dir/src-$rev"
   rm -rf "$wt"
   git worktree add --detach -q "$wt" "$rev"
   (cd "$wt" && go build -o "$dir/crawltrace-$rev" ./cmd/crawltrace)
   git worktree remove --force "$wt"
 done
+[ -n "${BUILD_ONLY:-}" ] && exit 0
 reps=${REPS:-5}
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $policy on $(basename "$trace"), $reps interleaved rounds"
 echo "| size | $a wall min / median | CPU min / median | miss ratio | $b wall min / median | CPU min / median | miss ratio |"
