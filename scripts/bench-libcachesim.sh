@@ -16,7 +16,8 @@
 # it as oracleGeneral for cachesim, then runs every cell (one policy, one
 # size) through both programs, crawltrace then cachesim, for ROUNDS rounds,
 # and prints min and median CPU seconds of each, their ratios (cachesim /
-# crawltrace, of the minima and of the medians) and both miss ratios.
+# crawltrace, of the minima and of the medians), both miss ratios, and the
+# same for wall seconds.
 #
 # Each program reads its own format: crawltrace the condensed trace (8 bytes
 # a request), cachesim the oracleGeneral file (24 bytes a request), unless
@@ -104,7 +105,7 @@ fi
 # cachesim writes TRACE.cachesim (and result/ for several caches) in the
 # current directory.
 cd "$work"
-printf 'round\tpolicy\tsize\tprogram\tcpu_s\tmiss_ratio\n' >"$raw"
+printf 'round\tpolicy\tsize\tprogram\tcpu_s\tmiss_ratio\twall_s\n' >"$raw"
 tf=$work/time.out
 out=$work/replay-out
 cttrace=$trace
@@ -113,19 +114,21 @@ start="$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
 	for p in "${pols[@]}"; do
 		for s in "${szs[@]}"; do
-			"$timebin" -f '%U %S' -o "$tf" "$ct" replay "$cttrace" --in-format "$ctformat" --policies "$p" --sizes "$s" \
+			"$timebin" -f '%U %S %e' -o "$tf" "$ct" replay "$cttrace" --in-format "$ctformat" --policies "$p" --sizes "$s" \
 				--jobs 1 -o "$out" --force --progress never >/dev/null
 			cpu=$(awk '{printf "%.2f", $1 + $2}' "$tf")
+			wall=$(awk '{printf "%.2f", $3}' "$tf")
 			mr=$(awk -F, -v p="$p" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$out/results.csv")
-			printf '%d\t%s\t%s\tcrawltrace\t%s\t%s\n' "$r" "$p" "$s" "$cpu" "$mr" >>"$raw"
+			printf '%d\t%s\t%s\tcrawltrace\t%s\t%s\t%s\n' "$r" "$p" "$s" "$cpu" "$mr" "$wall" >>"$raw"
 
 			# cachesim logs progress on stderr and appends its result to
 			# TRACE.cachesim; the miss ratio is read from its stdout line.
-			line=$("$timebin" -f '%U %S' -o "$tf" "$cachesim" "$og" oracleGeneral "$(lcs_name "$p")" "$s" \
+			line=$("$timebin" -f '%U %S %e' -o "$tf" "$cachesim" "$og" oracleGeneral "$(lcs_name "$p")" "$s" \
 				--ignore-obj-size 1 --num-thread 1 2>/dev/null | grep 'miss ratio' | tail -1)
 			cpu=$(awk '{printf "%.2f", $1 + $2}' "$tf")
+			wall=$(awk '{printf "%.2f", $3}' "$tf")
 			mr=$(sed -n 's/.*miss ratio \([0-9.]*\).*/\1/p' <<<"$line")
-			printf '%d\t%s\t%s\tcachesim\t%s\t%s\n' "$r" "$p" "$s" "$cpu" "$mr" >>"$raw"
+			printf '%d\t%s\t%s\tcachesim\t%s\t%s\t%s\n' "$r" "$p" "$s" "$cpu" "$mr" "$wall" >>"$raw"
 			echo "round $r $p $s done" >&2
 		done
 	done
@@ -135,7 +138,7 @@ done
 echo "# from $start to $(date -u '+%H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# crawltrace $(cd "$repo" && git rev-parse --short HEAD)$(cd "$repo" && git diff --quiet HEAD -- . ':!docs' || echo '+uncommitted changes'), libCacheSim $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "$src")"
 echo "# crawltrace reads the $ctformat trace, cachesim the oracleGeneral one"
-echo "# CPU seconds (user+sys), min / median of $rounds interleaved rounds; ratio = cachesim / crawltrace, of the minima / of the medians"
+echo "# CPU seconds (user+sys) and wall seconds of each whole process, min / median of $rounds interleaved rounds; ratio = cachesim / crawltrace, of the minima / of the medians"
 } >"$info"
 fi # TABLE_ONLY
 
@@ -143,8 +146,8 @@ fi # TABLE_ONLY
 # ratios, and the miss ratios (the same in every round).
 cat "$info"
 echo
-echo "| policy | size | crawltrace s | cachesim s | ratio | miss ratio crawltrace | miss ratio cachesim |"
-echo "|---|---|---|---|---|---|---|"
+echo "| policy | size | crawltrace s | cachesim s | ratio | miss ratio crawltrace | miss ratio cachesim | wall crawltrace s | wall cachesim s | wall ratio |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for p in "${pols[@]}"; do
 	for s in "${szs[@]}"; do
 		awk -F'\t' -v p="$p" -v s="$s" '
@@ -153,12 +156,15 @@ for p in "${pols[@]}"; do
 			}
 			function med(a, n) { return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
 			NR > 1 && $2 == p && $3 == s {
-				if ($4 == "crawltrace") { c[++nc] = $5; cm = $6 } else { l[++nl] = $5; lm = $6 }
+				if ($4 == "crawltrace") { c[++nc] = $5; cm = $6; cw[nc] = $7 } else { l[++nl] = $5; lm = $6; lw[nl] = $7 }
 			}
 			END {
-				sort(c, nc); sort(l, nl)
+				sort(c, nc); sort(l, nl); sort(cw, nc); sort(lw, nl)
 				ratio = (c[1] > 0 && med(c, nc) > 0) ? sprintf("%.2fx / %.2fx", l[1] / c[1], med(l, nl) / med(c, nc)) : "-"
-				printf "| %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %s |\n", p, s, c[1], med(c, nc), l[1], med(l, nl), ratio, cm, lm
+				wall = "- | - | -"
+				if (cw[1] != "" && cw[1] > 0 && med(cw, nc) > 0)
+					wall = sprintf("%.2f / %.2f | %.2f / %.2f | %.2fx / %.2fx", cw[1], med(cw, nc), lw[1], med(lw, nl), lw[1] / cw[1], med(lw, nl) / med(cw, nc))
+				printf "| %s | %s | %.2f / %.2f | %.2f / %.2f | %s | %s | %s | %s |\n", p, s, c[1], med(c, nc), l[1], med(l, nl), ratio, cm, lm, wall
 			}' "$raw"
 	done
 done

@@ -49,8 +49,55 @@ func (c *CLOCK) AccessBatch(keys []uint64) int { return accessBatch(&c.t, keys, 
 // AccessBatch implements [Batcher].
 func (c *FIFO) AccessBatch(keys []uint64) int { return accessBatch(&c.t, keys, c.Access) }
 
-// AccessBatch implements [Batcher].
-func (c *Random) AccessBatch(keys []uint64) int { return accessBatch(&c.t, keys, c.Access) }
+// AccessBatch implements [Batcher]. Above randomIndexMax keys it is
+// accessBatch. Below, once the cache is full and its index is larger than
+// prefetchSlots table slots of [table] take, it loads the home table slot
+// of the key batchAhead requests ahead: a plain load into a sink, which
+// the processor runs ahead of while it works on the requests in between,
+// as it would a prefetch (an index of up to randomIndexMax keys, 8 MiB,
+// stays in a last-level cache, so the load is short), and which costs less
+// than a call to [prefetch]; and it looks each key up inline.
+func (c *Random) AccessBatch(keys []uint64) (hits int) {
+	if !c.small {
+		return accessBatch(&c.t, keys, c.Access)
+	}
+	if c.n < c.size || c.x.bytes() < prefetchSlots*16 {
+		for _, k := range keys {
+			if c.Access(k) {
+				hits++
+			}
+		}
+		return hits
+	}
+	ck := c.keys
+	slots, mask := c.x.slots, c.x.mask
+	var sink uint64
+	for i, k := range keys {
+		if i < len(keys)-batchAhead {
+			h := slotHash(keys[i+batchAhead])
+			sink ^= slots[(h^h>>32)&mask]
+		}
+		h := slotHash(k)
+		tag := h & tagMask
+		p := (h ^ h>>32) & mask
+		e := slots[p]
+		for e != 0 {
+			if e&tagMask == tag && ck[int(e&slotMask)-1] == k {
+				break
+			}
+			p = (p + 1) & mask
+			e = slots[p]
+		}
+		if e != 0 {
+			hits++
+			continue
+		}
+		c.replace(k, p)
+		slots, mask = c.x.slots, c.x.mask
+	}
+	c.sink ^= sink
+	return hits
+}
 
 // AccessBatch implements [Batcher].
 func (c *SIEVE) AccessBatch(keys []uint64) int { return accessBatch(&c.t, keys, c.Access) }

@@ -21,7 +21,10 @@ import "strings"
 //	min             T(size) + 16 size (nodes: key, heap index) + 16 size (heap: next use, node)
 //	lru             T(size) + 16 (size+1) (nodes: key, prev, next)
 //	clock           T(size) + 8 size (keys) + 1 size (mark bytes)
-//	random, fifo    T(size) + 8 size (keys)
+//	fifo            T(size) + 8 size (keys)
+//	random          8 size (keys) + X(size) up to 2^18 keys, T(size) + 8 size above,
+//	                X(n) = 8 x (smallest power of two >= 4n, at least 8)
+//	                for its slot index (8-byte entries, live ones <= 1/4)
 //	static          T(size) (plus 1 byte per key with ChargeStaticLoads)
 //	sieve           T(size) + N(1, size)
 //	s3fifo          T(size + g) + N(3, size + g), g = 9 size/10 ghosts
@@ -46,8 +49,14 @@ func MemoryPerEntry(name string, size int) float64 {
 		b = tableBytes(size) + 16*(size+1)
 	case "clock":
 		b = tableBytes(size) + 9*size
-	case "random", "fifo":
+	case "fifo":
 		b = tableBytes(size) + 8*size
+	case "random":
+		if size <= randomIndexMax {
+			b = slotIndexBytes(size) + 8*size
+		} else {
+			b = tableBytes(size) + 8*size
+		}
 	case "static":
 		b = tableBytes(size)
 	case "sieve":

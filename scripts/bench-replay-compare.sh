@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Compares `crawltrace replay` at two commits on one trace, one policy at
+# each size, interleaved (A, B, A, B, ...), REPS runs each, and prints wall
+# and CPU (user + system) seconds, min and median, and the miss ratio each
+# commit gives (which must agree): the before/after tables of
+# docs/benchmarks.md's replay sections.
+#
+#   scripts/bench-replay-compare.sh REV_A REV_B TRACE POLICY SIZE...
+#
+# TRACE is a condensed trace, e.g. the one scripts/bench-libcachesim.sh
+# generates ($BENCH_DIR/gen-20000000-2000000.arrow). Each run is
+# `replay TRACE --policies POLICY --sizes SIZE --jobs 1`.
+# Environment: REPS (5), BENCH_DIR (default /tmp/crawltrace-bench);
+# BUILD_ONLY=1 builds the two binaries and stops (build before taking a
+# benchmark lock, then run again: a binary already built is reused unless
+# REBUILD=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 5 ] || { echo "usage: $0 REV_A REV_B TRACE POLICY SIZE..." >&2; exit 2; }
+a=$1 b=$2 trace=$3 policy=$4; shift 4
+[ -s "$trace" ] || { echo "$0: no trace at $trace" >&2; exit 2; }
+dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}/replay-compare
+mkdir -p "$dir"
+for rev in "$a" "$b"; do
+  [ -x "$dir/crawltrace-$rev" ] && [ -z "${REBUILD:-}" ] && continue
+  wt="$dir/src-$rev"
+  rm -rf "$wt"
+  git worktree add --detach -q "$wt" "$rev"
+  (cd "$wt" && go build -o "$dir/crawltrace-$rev" ./cmd/crawltrace)
+  git worktree remove --force "$wt"
+done
+[ -n "${BUILD_ONLY:-}" ] && exit 0
+reps=${REPS:-5}
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $policy on $(basename "$trace"), $reps interleaved rounds"
+echo "| size | $a wall min / median | CPU min / median | miss ratio | $b wall min / median | CPU min / median | miss ratio |"
+echo "|---|---|---|---|---|---|---|"
+for s in "$@"; do
+  for rev in "$a" "$b"; do : > "$dir/times-$rev"; done
+  for i in $(seq "$reps"); do
+    for rev in "$a" "$b"; do
+      /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$rev" \
+        "$dir/crawltrace-$rev" replay "$trace" --policies "$policy" --sizes "$s" --jobs 1 \
+        -o "$dir/out-$rev" --force --progress never >/dev/null
+    done
+  done
+  row="| $s"
+  for rev in "$a" "$b"; do
+    mr=$(awk -F, -v p="$policy" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$dir/out-$rev/results.csv")
+    row+=$(awk -v n="$reps" '
+      { w[NR] = $1; c[NR] = $2 + $3 }
+      function sort(a, n,   i, j, t) {
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+      }
+      function med(a, n) { return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+      END { sort(w, n); sort(c, n); printf " | %.2f / %.2f | %.2f / %.2f", w[1], med(w, n), c[1], med(c, n) }' "$dir/times-$rev")
+    row+=" | $mr"
+  done
+  echo "$row |"
+done
+echo "# load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
