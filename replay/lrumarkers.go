@@ -3,6 +3,10 @@ package replay
 import (
 	"fmt"
 	"slices"
+	"unsafe"
+
+	"github.com/crawltrace/crawltrace/internal/hugemem"
+	pf "github.com/crawltrace/crawltrace/internal/prefetch"
 
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
@@ -28,12 +32,19 @@ type LRUMarkers struct {
 	tails  []int32 // deepest node of each bucket, -1 when empty
 	hits   []int64 // requests that hit in bucket i (counted ones only)
 	idx    *policy.Index
-	nodes  []lruNode
+	nodes  []lruNode // in mem, up to its capacity
+	mem    *hugemem.Block
 	free   int32
 	head   int32
 	reqs   int64
 	seen   int64
 	warmup int64
+	// deep is the first bucket whose tail is prefetched: the buckets above
+	// it hold few enough keys to stay in the caches.
+	deep int
+	// prefetch forces AccessBatch's prefetches on a small index (tests).
+	prefetch bool
+	ahead    [32]uintptr // scratch: the tails to prefetch
 }
 
 type lruNode struct {
@@ -64,6 +75,23 @@ func NewLRUMarkers(sizes []int, warmup int64) (*LRUMarkers, error) {
 		prev = v
 	}
 	m.idx = policy.NewIndex(s[len(s)-1])
+	// The nodes live in memory reserved for the largest size, on huge
+	// pages where the kernel offers them: the list is walked at random, and
+	// on small pages each step would also miss the TLB. Only the part
+	// written is backed; if less could be reserved, append moves the nodes
+	// to the Go heap when they outgrow it.
+	nb := int(unsafe.Sizeof(lruNode{}))
+	m.mem = hugemem.Reserve((s[len(s)-1]+1)*nb, 64<<20)
+	if b := m.mem.Bytes(); len(b) >= nb {
+		m.nodes = unsafe.Slice((*lruNode)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/nb)[:0]
+	}
+	m.deep = len(s)
+	for i, v := range s {
+		if v >= deepDepth {
+			m.deep = i
+			break
+		}
+	}
 	return m, nil
 }
 
@@ -74,6 +102,57 @@ func (m *LRUMarkers) Access(key uint64) {
 	if counted {
 		m.reqs++
 	}
+	m.access(key, counted)
+}
+
+// AccessBatch processes keys in order. Once the index outgrows the caches
+// it prefetches, as [policy.LRU]'s AccessBatch does, the index slot of the
+// key tableAhead requests ahead and the list node of the key nodeAhead
+// ahead (found in a slot prefetched earlier; a key moved or evicted by
+// then only wastes the prefetch).
+func (m *LRUMarkers) AccessBatch(keys []uint64) {
+	// The warmup requests first, then the counted ones, so the loop below
+	// does not test each request against the warmup.
+	if w := m.warmup - m.seen; w > 0 {
+		w = min(w, int64(len(keys)))
+		m.batch(keys[:w], false)
+		m.seen += w
+		keys = keys[w:]
+	}
+	m.batch(keys, true)
+	m.seen += int64(len(keys))
+	m.reqs += int64(len(keys))
+}
+
+// tableAhead and nodeAhead are how many requests ahead
+// [LRUMarkers.AccessBatch] prefetches index slots and list nodes.
+const (
+	tableAhead = 8
+	nodeAhead  = 4
+)
+
+func (m *LRUMarkers) batch(keys []uint64, counted bool) {
+	if !m.prefetch && !m.idx.Large() {
+		for _, k := range keys {
+			m.access(k, counted)
+		}
+		return
+	}
+	for i, k := range keys {
+		if j := i + tableAhead; j < len(keys) {
+			m.idx.Prefetch(keys[j])
+		}
+		if j := i + nodeAhead; j < len(keys) {
+			if v, ok := m.idx.Get(keys[j]); ok {
+				prefetchAddr(unsafe.Pointer(&m.nodes[v]))
+			}
+		}
+		m.access(k, counted)
+	}
+}
+
+// access processes one request, counted or not.
+func (m *LRUMarkers) access(key uint64, counted bool) {
 	x := int32(-1)
 	if v, ok := m.idx.Get(key); ok {
 		x = int32(v)
@@ -95,9 +174,13 @@ func (m *LRUMarkers) Access(key uint64) {
 		m.idx.Put(key, int(x))
 	}
 	// Put x at the front, in bucket 0, and push one key down through every
-	// full bucket.
+	// full bucket. The new tail of each deep bucket is prefetched: the next
+	// request that pushes through that bucket reads it, and would
+	// otherwise wait on memory for it (one wait per deep bucket crossed).
 	m.pushFront(x)
 	in := x
+	ahead := &m.ahead
+	na := 0
 	for j := range m.caps {
 		m.nodes[in].bucket = int32(j)
 		if m.counts[j] < m.caps[j] {
@@ -105,25 +188,25 @@ func (m *LRUMarkers) Access(key uint64) {
 			if m.tails[j] < 0 {
 				m.tails[j] = in
 			}
+			prefetchAddrs(ahead[:na])
 			return
 		}
 		// Bucket j is full: its deepest key moves to bucket j+1.
 		out := m.tails[j]
-		m.tails[j] = m.nodes[out].prev
+		t := m.nodes[out].prev
+		m.tails[j] = t
+		if j >= m.deep && t >= 0 && na < len(ahead) {
+			ahead[na] = uintptr(unsafe.Pointer(&m.nodes[t]))
+			na++
+		}
 		in = out
 	}
+	prefetchAddrs(ahead[:na])
 	// The deepest key fell out of the largest cache.
 	m.unlink(in)
 	m.idx.Delete(m.nodes[in].key)
 	m.nodes[in].next = m.free
 	m.free = in
-}
-
-// AccessBatch processes keys in order.
-func (m *LRUMarkers) AccessBatch(keys []uint64) {
-	for _, k := range keys {
-		m.Access(k)
-	}
 }
 
 // Curve returns the hit counts so far. Distinct is not tracked (-1).
@@ -168,4 +251,22 @@ func (m *LRUMarkers) pushFront(x int32) {
 		m.nodes[m.head].prev = x
 	}
 	m.head = x
+}
+
+// deepDepth is the list depth from which LRUMarkers prefetches bucket
+// tails: the top 4096 nodes (96 KiB) stay in a core's caches.
+const deepDepth = 1 << 12
+
+// prefetchAddr asks the processor for the cache line at p (see
+// internal/prefetch); p must point into memory the caller keeps alive.
+func prefetchAddr(p unsafe.Pointer) {
+	a := [1]uintptr{uintptr(p)}
+	pf.Addrs(a[:])
+}
+
+// prefetchAddrs asks for the cache lines of addrs in one call.
+func prefetchAddrs(addrs []uintptr) {
+	if len(addrs) > 0 {
+		pf.Addrs(addrs)
+	}
 }

@@ -8,7 +8,15 @@ type Index struct{ t table }
 
 // NewIndex returns an empty index sized to hold up to capacity keys without
 // resizing once full (it starts small and doubles as keys arrive).
-func NewIndex(capacity int) *Index { return &Index{t: newTable(capacity)} }
+// Once it outgrows a huge page (2 MiB, 131,072 slots), its slots are on
+// huge pages where the kernel offers them (see internal/hugemem): a
+// one-pass curve looks keys up at random in a table of up to a gigabyte,
+// and on small pages each lookup would also miss the TLB.
+func NewIndex(capacity int) *Index {
+	x := &Index{t: table{huge: true}}
+	x.t.init(tableSlots(min(capacity, tableStart)))
+	return x
+}
 
 // Get returns the value stored for k.
 func (x *Index) Get(k uint64) (int, bool) { return x.t.get(k) }
@@ -21,3 +29,14 @@ func (x *Index) Delete(k uint64) bool { return x.t.del(k) }
 
 // Len is the number of keys held.
 func (x *Index) Len() int { return x.t.len() }
+
+// Prefetch asks the processor for k's home slot ahead of a lookup of k
+// (see [table.prefetch]): a caller that knows the keys to come can overlap
+// their cache misses with the work on the current one. It changes nothing
+// but timing.
+func (x *Index) Prefetch(k uint64) { x.t.prefetch(k) }
+
+// Large reports whether the index has outgrown a core's caches, the size
+// from which the policies prefetch (a table that fits in the caches only
+// pays for the prefetch instructions).
+func (x *Index) Large() bool { return len(x.t.slots) >= prefetchSlots }
