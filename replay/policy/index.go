@@ -40,3 +40,7 @@ func (x *Index) Prefetch(k uint64) { x.t.prefetch(k) }
 // from which the policies prefetch (a table that fits in the caches only
 // pays for the prefetch instructions).
 func (x *Index) Large() bool { return len(x.t.slots) >= prefetchSlots }
+
+// Swap stores v (>= 0) for k and returns the value it replaced, if any: a
+// Get and a Put in one probe.
+func (x *Index) Swap(k uint64, v int) (old int, ok bool) { return x.t.swap(k, v) }
