@@ -44,3 +44,12 @@ func (x *Index) Large() bool { return len(x.t.slots) >= prefetchSlots }
 // Swap stores v (>= 0) for k and returns the value it replaced, if any: a
 // Get and a Put in one probe.
 func (x *Index) Swap(k uint64, v int) (old int, ok bool) { return x.t.swap(k, v) }
+
+// NewIndexSized returns an empty index with room for capacity keys from
+// the start, for a caller that knows how many it will hold: it never
+// resizes (growing rehashes every key each time the table doubles).
+func NewIndexSized(capacity int) *Index {
+	x := &Index{t: table{huge: true}}
+	x.t.init(tableSlots(capacity))
+	return x
+}
