@@ -6,6 +6,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/crawltrace/crawltrace/internal/hugemem"
 	pf "github.com/crawltrace/crawltrace/internal/prefetch"
 
 	"github.com/crawltrace/crawltrace/replay/policy"
@@ -49,9 +50,11 @@ type LRUMarkers struct {
 	lo     []int   // bucket i is the live slots in [lo[i], lo[i-1]), lo[-1] = now
 	hits   []int64 // requests that hit in bucket i (counted ones only)
 	idx    *policy.Index
-	keys   []uint64 // slot -> key of the request that took it
+	keys   []uint64 // slot -> key of the request that took it, in keyMem
+	keyMem *hugemem.Block
 	live   []uint64 // bitmap of the slots still held by their key
 	now    int      // next slot
+	limit  int      // the time line's length (<= len(keys))
 	reqs   int64
 	seen   int64
 	warmup int64
@@ -60,10 +63,12 @@ type LRUMarkers struct {
 }
 
 // timeFactor is the time line's length over the keys held after a
-// renumbering; minSlots its least length.
+// renumbering; minSlots its least length. markerBytesPerKey is the memory
+// per key held besides the index: the time line's keys and its bitmap.
 const (
-	timeFactor = 4
-	minSlots   = 1 << 12
+	timeFactor        = 4
+	minSlots          = 1 << 12
+	markerBytesPerKey = 8*timeFactor + (timeFactor+7)/8
 )
 
 // NewLRUMarkers returns an LRUMarkers for sizes (any order; duplicates and
@@ -87,7 +92,18 @@ func NewLRUMarkers(sizes []int, warmup int64) (*LRUMarkers, error) {
 		prev = v
 	}
 	m.idx = policy.NewIndex(s[len(s)-1])
-	m.keys = make([]uint64, minSlots)
+	// The keys of the time line live in memory reserved for the longest
+	// time line, backed only as far as it is written, so that it grows
+	// without copying; if less could be reserved, renumber moves it to a
+	// larger array.
+	longest := timeFactor*(s[len(s)-1]+1) + minSlots
+	m.keyMem = hugemem.Reserve(8*longest, 8*minSlots)
+	b := m.keyMem.Bytes()
+	m.keys = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	if len(m.keys) < minSlots {
+		m.keys = make([]uint64, minSlots)
+	}
+	m.limit = minSlots
 	m.live = make([]uint64, minSlots/64)
 	return m, nil
 }
@@ -144,7 +160,7 @@ func (m *LRUMarkers) batch(keys []uint64, counted bool) {
 
 // access processes one request, counted or not.
 func (m *LRUMarkers) access(key uint64, counted bool) {
-	if m.now == len(m.keys) {
+	if m.now == m.limit {
 		m.renumber()
 	}
 	now := m.now
@@ -214,7 +230,7 @@ func (m *LRUMarkers) renumber() {
 				mk--
 			}
 			k := m.keys[t]
-			if ahead && t+renumberAhead < len(m.keys) {
+			if ahead && t+renumberAhead < m.limit {
 				m.idx.Prefetch(m.keys[t+renumberAhead]) // a dead slot's key only wastes it
 			}
 			m.keys[n] = k
@@ -231,6 +247,9 @@ func (m *LRUMarkers) renumber() {
 		keys := make([]uint64, size)
 		copy(keys, m.keys[:n])
 		m.keys = keys
+	}
+	m.limit = size
+	if size/64 > len(m.live) {
 		m.live = make([]uint64, size/64)
 	} else {
 		clear(m.live)
