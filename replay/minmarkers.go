@@ -121,7 +121,7 @@ func minMarkersRun(cancel <-chan struct{}, trace []uint64, next []uint32, s []in
 	off := 0
 	for j := range m {
 		a := off + minArity - 1
-		heaps[j].e = all[a:a:a+heapCap[j]]
+		heaps[j].e = all[a : a : a+heapCap[j]]
 		off += (heapCap[j] + 2*minArity - 2) &^ (minArity - 1)
 	}
 	free := int32(-1)
