@@ -30,9 +30,9 @@ import (
 // by scanning the bitmap forward. A marker only moves forward, so the scans
 // cost at most one bitmap word per 64 requests and marker. A key pushed out
 // of the largest cache is deleted from the index. When the time line is
-// full its live slots are renumbered 0..live-1 in order and it is regrown
-// to timeFactor times the live keys, so that costs one index update per
-// live key every (timeFactor-1) x live requests.
+// full its live slots are renumbered 0..live-1 in order (one sequential
+// pass over the index) and it is regrown to timeFactor times the live
+// keys, every (timeFactor-1) x live requests.
 //
 // The only random memory access per request is the key's index slot (the
 // bitmap is a bit per slot, 4 bits per key held); batches prefetch those
@@ -53,6 +53,7 @@ type LRUMarkers struct {
 	keys   []uint64 // slot -> key of the request that took it, in keyMem
 	keyMem *hugemem.Block
 	live   []uint64 // bitmap of the slots still held by their key
+	rank   []int32  // renumber's scratch
 	now    int      // next slot
 	limit  int      // the time line's length (<= len(keys))
 	reqs   int64
@@ -136,12 +137,8 @@ func (m *LRUMarkers) AccessBatch(keys []uint64) {
 }
 
 // tableAhead is how many requests ahead [LRUMarkers.AccessBatch]
-// prefetches index slots, renumberAhead how many slots ahead the
-// renumbering does (it does little else: it can go further ahead).
-const (
-	tableAhead    = 8
-	renumberAhead = 24
-)
+// prefetches index slots.
+const tableAhead = 8
 
 func (m *LRUMarkers) batch(keys []uint64, counted bool) {
 	if !m.prefetch && !m.idx.Large() {
@@ -216,30 +213,39 @@ func (m *LRUMarkers) nextLive(t int) int {
 
 // renumber moves the live slots to 0..held-1, in order, and regrows the
 // time line to timeFactor times the keys held. Each marker moves to the
-// number of live slots before it, so the buckets keep their keys.
+// number of live slots before it, so the buckets keep their keys. The
+// index is renumbered in one sequential pass over it: a slot's new number
+// is its rank among the live slots, counted from the bitmap.
 func (m *LRUMarkers) renumber() {
+	// rank[w] is the number of live slots in words before w.
+	if cap(m.rank) < len(m.live) {
+		m.rank = make([]int32, len(m.live))
+	}
+	rank := m.rank[:len(m.live)]
 	n := 0
-	mk := len(m.lo) - 1 // markers ascend as the index falls
-	ahead := m.idx.Large()
 	for w, word := range m.live {
-		for word != 0 {
-			t := w<<6 + bits.TrailingZeros64(word)
-			word &= word - 1
-			for mk >= 0 && m.lo[mk] <= t {
-				m.lo[mk] = n
-				mk--
-			}
-			k := m.keys[t]
-			if ahead && t+renumberAhead < m.limit {
-				m.idx.Prefetch(m.keys[t+renumberAhead]) // a dead slot's key only wastes it
-			}
-			m.keys[n] = k
-			m.idx.Put(k, n)
-			n++
+		rank[w] = int32(n)
+		n += bits.OnesCount64(word)
+	}
+	live := m.live
+	rankOf := func(t int) int {
+		return int(rank[t>>6]) + bits.OnesCount64(live[t>>6]&(1<<(t&63)-1))
+	}
+	m.idx.Remap(rankOf)
+	for i, lo := range m.lo {
+		if lo >= m.limit {
+			m.lo[i] = n
+		} else {
+			m.lo[i] = rankOf(lo)
 		}
 	}
-	for ; mk >= 0; mk-- {
-		m.lo[mk] = n
+	j := 0
+	for w, word := range live {
+		for word != 0 {
+			m.keys[j] = m.keys[w<<6+bits.TrailingZeros64(word)]
+			word &= word - 1
+			j++
+		}
 	}
 	size := max(timeFactor*n, minSlots)
 	size = (size + 63) &^ 63

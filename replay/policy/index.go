@@ -53,3 +53,13 @@ func NewIndexSized(capacity int) *Index {
 	x.t.init(tableSlots(capacity))
 	return x
 }
+
+// Remap replaces every value v held with f(v), in one sequential pass over
+// the table (the keys stay where they are).
+func (x *Index) Remap(f func(v int) int) {
+	for i := range x.t.slots {
+		if s := &x.t.slots[i]; s.v != 0 {
+			s.v = uint64(f(int(s.v-1))) + 1
+		}
+	}
+}
