@@ -2,45 +2,75 @@ package replay
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
+	"unsafe"
+
+	"github.com/crawltrace/crawltrace/internal/hugemem"
+	pf "github.com/crawltrace/crawltrace/internal/prefetch"
 
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // LRUMarkers computes exact LRU hit counts at a fixed list of cache sizes in
-// one pass, at close to the cost of a single LRU simulation. It keeps one
-// LRU list as long as the largest size, cut into buckets by markers at the
-// other sizes: bucket i holds the keys at depths (sizes[i-1], sizes[i]]. A
-// request found in bucket b hits in every cache of size >= sizes[b] (LRU is
-// a stack algorithm: the size-k cache holds the top k keys of the list).
-// Moving it to the front pushes the deepest key of each full bucket above
-// b one bucket down; a miss pushes through every full bucket and drops the
-// deepest key of the last. Hits land near the top, so the cascade is short
-// on crawl traces; its cost is bounded by the number of sizes.
+// one pass, at close to the cost of a single LRU simulation. LRU is a stack
+// algorithm: the size-k cache holds the k most recently requested keys, so
+// the sizes cut the recency order into buckets, bucket i holding the keys
+// at depths (sizes[i-1], sizes[i]], and a request found in bucket b hits in
+// every cache of size >= sizes[b].
+//
+// It keeps no list. Each key's latest request owns a slot on a time line
+// (slots are handed out in request order; a bitmap marks the live ones),
+// and since the recency order is the time order, each bucket is the run of
+// live slots between two markers: bucket i is the live slots in
+// [lo[i], lo[i-1]). A request's bucket is found by comparing its key's slot
+// with the markers. Moving the key to the front frees its old slot and
+// takes the next one; then each full bucket above b hands its oldest key to
+// the bucket below by moving its marker past it: the next live slot, found
+// by scanning the bitmap forward. A marker only moves forward, so the scans
+// cost at most one bitmap word per 64 requests and marker. A key pushed out
+// of the largest cache is deleted from the index. When the time line is
+// full its live slots are renumbered 0..live-1 in order (one sequential
+// pass over the index) and it is regrown to timeFactor times the live
+// keys, every (timeFactor-1) x live requests.
+//
+// The only random memory access per request is the key's index slot (the
+// bitmap is a bit per slot, 4 bits per key held); batches prefetch those
+// slots a few requests ahead. Memory: the index, 8 bytes per time-line slot
+// (the key of each, for renumbering and eviction), so about 32 per key held,
+// and the bitmap.
 //
 // Unlike [LRUStack] it gives hit counts only at the chosen sizes (not every
 // stack distance) and its memory is bounded by the largest size rather than
 // by the number of distinct keys. It is not safe for concurrent use.
 type LRUMarkers struct {
 	sizes  []int
-	caps   []int32 // bucket capacities: sizes[i] - sizes[i-1]
-	counts []int32 // keys in each bucket
-	tails  []int32 // deepest node of each bucket, -1 when empty
+	caps   []int64 // bucket capacities: sizes[i] - sizes[i-1]
+	counts []int64 // keys in each bucket
+	lo     []int   // bucket i is the live slots in [lo[i], lo[i-1]), lo[-1] = now
 	hits   []int64 // requests that hit in bucket i (counted ones only)
 	idx    *policy.Index
-	nodes  []lruNode
-	free   int32
-	head   int32
+	keys   []uint64 // slot -> key of the request that took it, in keyMem
+	keyMem *hugemem.Block
+	live   []uint64 // bitmap of the slots still held by their key
+	rank   []int32  // renumber's scratch
+	now    int      // next slot
+	limit  int      // the time line's length (<= len(keys))
 	reqs   int64
 	seen   int64
 	warmup int64
+	// prefetch forces AccessBatch's prefetches on a small index (tests).
+	prefetch bool
 }
 
-type lruNode struct {
-	key        uint64
-	prev, next int32
-	bucket     int32
-}
+// timeFactor is the time line's length over the keys held after a
+// renumbering; minSlots its least length. markerBytesPerKey is the memory
+// per key held besides the index: the time line's keys and its bitmap.
+const (
+	timeFactor        = 4
+	minSlots          = 1 << 12
+	markerBytesPerKey = 8*timeFactor + (timeFactor+7)/8
+)
 
 // NewLRUMarkers returns an LRUMarkers for sizes (any order; duplicates and
 // non-positive sizes are errors). The first warmup requests update the list
@@ -55,15 +85,27 @@ func NewLRUMarkers(sizes []int, warmup int64) (*LRUMarkers, error) {
 	if s[len(s)-1] > policy.MaxSize {
 		return nil, fmt.Errorf("replay: LRU markers: size %d is larger than %d", s[len(s)-1], policy.MaxSize)
 	}
-	m := &LRUMarkers{sizes: s, caps: make([]int32, len(s)), counts: make([]int32, len(s)), tails: make([]int32, len(s)),
-		hits: make([]int64, len(s)), head: -1, free: -1, warmup: warmup}
+	m := &LRUMarkers{sizes: s, caps: make([]int64, len(s)), counts: make([]int64, len(s)), lo: make([]int, len(s)),
+		hits: make([]int64, len(s)), warmup: warmup}
 	prev := 0
 	for i, v := range s {
-		m.caps[i] = int32(v - prev)
-		m.tails[i] = -1
+		m.caps[i] = int64(v - prev)
 		prev = v
 	}
 	m.idx = policy.NewIndex(s[len(s)-1])
+	// The keys of the time line live in memory reserved for the longest
+	// time line, backed only as far as it is written, so that it grows
+	// without copying; if less could be reserved, renumber moves it to a
+	// larger array.
+	longest := timeFactor*(s[len(s)-1]+1) + minSlots
+	m.keyMem = hugemem.Reserve(8*longest, 8*minSlots)
+	b := m.keyMem.Bytes()
+	m.keys = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	if len(m.keys) < minSlots {
+		m.keys = make([]uint64, minSlots)
+	}
+	m.limit = minSlots
+	m.live = make([]uint64, minSlots/64)
 	return m, nil
 }
 
@@ -74,56 +116,157 @@ func (m *LRUMarkers) Access(key uint64) {
 	if counted {
 		m.reqs++
 	}
-	x := int32(-1)
-	if v, ok := m.idx.Get(key); ok {
-		x = int32(v)
-		b := m.nodes[x].bucket
+	m.access(key, counted)
+}
+
+// AccessBatch processes keys in order. Once the index outgrows the caches
+// it prefetches the index slot of the key tableAhead requests ahead, so the
+// cache misses of consecutive requests overlap.
+func (m *LRUMarkers) AccessBatch(keys []uint64) {
+	// The warmup requests first, then the counted ones, so the loop below
+	// does not test each request against the warmup.
+	if w := m.warmup - m.seen; w > 0 {
+		w = min(w, int64(len(keys)))
+		m.batch(keys[:w], false)
+		m.seen += w
+		keys = keys[w:]
+	}
+	m.batch(keys, true)
+	m.seen += int64(len(keys))
+	m.reqs += int64(len(keys))
+}
+
+// tableAhead is how many requests ahead [LRUMarkers.AccessBatch]
+// prefetches index slots.
+const tableAhead = 8
+
+func (m *LRUMarkers) batch(keys []uint64, counted bool) {
+	if !m.prefetch && !m.idx.Large() {
+		for _, k := range keys {
+			m.access(k, counted)
+		}
+		return
+	}
+	for i, k := range keys {
+		if j := i + tableAhead; j < len(keys) {
+			m.idx.Prefetch(keys[j])
+		}
+		m.access(k, counted)
+	}
+}
+
+// access processes one request, counted or not.
+func (m *LRUMarkers) access(key uint64, counted bool) {
+	if m.now == m.limit {
+		m.renumber()
+	}
+	now := m.now
+	m.now++
+	m.keys[now] = key
+	m.live[now>>6] |= 1 << (now & 63)
+	nb := len(m.caps) // key's bucket; len: not held
+	if t, ok := m.idx.Swap(key, now); ok {
+		b := 0
+		for t < m.lo[b] {
+			b++
+		}
 		if counted {
 			m.hits[b]++
 		}
-		if x == m.head {
-			return // depth 1: nothing moves
-		}
-		// Take x out of its bucket and the list.
-		if m.tails[b] == x {
-			m.tails[b] = m.nodes[x].prev // stays in bucket b after the shift below
-		}
+		m.live[t>>6] &^= 1 << (t & 63)
 		m.counts[b]--
-		m.unlink(x)
-	} else {
-		x = m.alloc(key)
-		m.idx.Put(key, int(x))
+		nb = b
 	}
-	// Put x at the front, in bucket 0, and push one key down through every
-	// full bucket.
-	m.pushFront(x)
-	in := x
-	for j := range m.caps {
-		m.nodes[in].bucket = int32(j)
+	// The key joins bucket 0; each full bucket above its old one hands
+	// its oldest key down.
+	for j := 0; j < nb; j++ {
 		if m.counts[j] < m.caps[j] {
 			m.counts[j]++
-			if m.tails[j] < 0 {
-				m.tails[j] = in
-			}
 			return
 		}
-		// Bucket j is full: its deepest key moves to bucket j+1.
-		out := m.tails[j]
-		m.tails[j] = m.nodes[out].prev
-		in = out
+		m.lo[j] = m.nextLive(m.lo[j]) + 1
 	}
-	// The deepest key fell out of the largest cache.
-	m.unlink(in)
-	m.idx.Delete(m.nodes[in].key)
-	m.nodes[in].next = m.free
-	m.free = in
+	if nb < len(m.caps) {
+		m.counts[nb]++
+		return
+	}
+	// The oldest key of the largest cache fell out: lo[last] has just
+	// moved past it.
+	t := m.lo[nb-1] - 1
+	m.live[t>>6] &^= 1 << (t & 63)
+	m.idx.Delete(m.keys[t])
+	// Prefetch the index slot of the next key to go, the oldest held.
+	m.idx.Prefetch(m.keys[m.nextLive(m.lo[nb-1])])
 }
 
-// AccessBatch processes keys in order.
-func (m *LRUMarkers) AccessBatch(keys []uint64) {
-	for _, k := range keys {
-		m.Access(k)
+// nextLive is the first live slot at or after t; there is one: the slot
+// the current request took.
+func (m *LRUMarkers) nextLive(t int) int {
+	w := t >> 6
+	word := m.live[w] &^ (1<<(t&63) - 1)
+	for word == 0 {
+		w++
+		word = m.live[w]
 	}
+	return w<<6 + bits.TrailingZeros64(word)
+}
+
+// renumber moves the live slots to 0..held-1, in order, and regrows the
+// time line to timeFactor times the keys held. Each marker moves to the
+// number of live slots before it, so the buckets keep their keys. The
+// index is renumbered in one sequential pass over it: a slot's new number
+// is its rank among the live slots, counted from the bitmap.
+func (m *LRUMarkers) renumber() {
+	// rank[w] is the number of live slots in words before w.
+	if cap(m.rank) < len(m.live) {
+		m.rank = make([]int32, len(m.live))
+	}
+	rank := m.rank[:len(m.live)]
+	n := 0
+	for w, word := range m.live {
+		rank[w] = int32(n)
+		n += bits.OnesCount64(word)
+	}
+	live := m.live
+	rankOf := func(t int) int {
+		return int(rank[t>>6]) + bits.OnesCount64(live[t>>6]&(1<<(t&63)-1))
+	}
+	m.idx.Remap(rankOf)
+	for i, lo := range m.lo {
+		if lo >= m.limit {
+			m.lo[i] = n
+		} else {
+			m.lo[i] = rankOf(lo)
+		}
+	}
+	j := 0
+	for w, word := range live {
+		for word != 0 {
+			m.keys[j] = m.keys[w<<6+bits.TrailingZeros64(word)]
+			word &= word - 1
+			j++
+		}
+	}
+	size := max(timeFactor*n, minSlots)
+	size = (size + 63) &^ 63
+	if size > len(m.keys) {
+		keys := make([]uint64, size)
+		copy(keys, m.keys[:n])
+		m.keys = keys
+	}
+	m.limit = size
+	if size/64 > len(m.live) {
+		m.live = make([]uint64, size/64)
+	} else {
+		clear(m.live)
+	}
+	for i := 0; i < n>>6; i++ {
+		m.live[i] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 {
+		m.live[n>>6] = 1<<r - 1
+	}
+	m.now = n
 }
 
 // Curve returns the hit counts so far. Distinct is not tracked (-1).
@@ -137,35 +280,9 @@ func (m *LRUMarkers) Curve() Curve {
 	return c
 }
 
-func (m *LRUMarkers) alloc(key uint64) int32 {
-	if m.free >= 0 {
-		x := m.free
-		m.free = m.nodes[x].next
-		m.nodes[x] = lruNode{key: key, prev: -1, next: -1}
-		return x
-	}
-	m.nodes = append(m.nodes, lruNode{key: key, prev: -1, next: -1})
-	return int32(len(m.nodes) - 1)
-}
-
-func (m *LRUMarkers) unlink(x int32) {
-	n := &m.nodes[x]
-	if n.prev >= 0 {
-		m.nodes[n.prev].next = n.next
-	} else {
-		m.head = n.next
-	}
-	if n.next >= 0 {
-		m.nodes[n.next].prev = n.prev
-	}
-	n.prev, n.next = -1, -1
-}
-
-func (m *LRUMarkers) pushFront(x int32) {
-	m.nodes[x].prev = -1
-	m.nodes[x].next = m.head
-	if m.head >= 0 {
-		m.nodes[m.head].prev = x
-	}
-	m.head = x
+// prefetchAddr asks the processor for the cache line at p (see
+// internal/prefetch); p must point into memory the caller keeps alive.
+func prefetchAddr(p unsafe.Pointer) {
+	a := [1]uintptr{uintptr(p)}
+	pf.Addrs(a[:])
 }

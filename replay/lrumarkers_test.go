@@ -52,3 +52,56 @@ func TestLRUMarkersMatchesStackAndPerSize(t *testing.T) {
 		t.Error("size 0 accepted")
 	}
 }
+
+// With its prefetches forced on (they start only once the index outgrows
+// the caches), the trace fed in batches of random lengths (so the warmup
+// ends inside a batch), and traces long enough to renumber the time line
+// several times and to grow it, LRUMarkers still gives the hits of a naive
+// LRU per size.
+func TestLRUMarkersPrefetchAndBatches(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		universe := 2 + rng.IntN(2500)
+		trace := make([]uint64, 20000)
+		for i := range trace {
+			if rng.IntN(2) == 0 && i > 0 {
+				trace[i] = trace[i-1-rng.IntN(min(i, 20))]
+			} else {
+				trace[i] = uint64(rng.IntN(universe))
+			}
+		}
+		sizes := []int{1, 2, 5, 16, 33, 100, 128, 400, 1500}
+		warmup := int64(rng.IntN(6000))
+		m, err := NewLRUMarkers(sizes, warmup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.prefetch = true
+		for rest := trace; len(rest) > 0; {
+			n := min(len(rest), rng.IntN(3000))
+			if rng.IntN(4) == 0 {
+				for _, k := range rest[:n] {
+					m.Access(k)
+				}
+			} else {
+				m.AccessBatch(rest[:n])
+			}
+			rest = rest[n:]
+		}
+		c := m.Curve()
+		if want := int64(len(trace)) - warmup; c.Requests != want {
+			t.Fatalf("seed %d: %d requests counted, want %d", seed, c.Requests, want)
+		}
+		for i, size := range c.Sizes {
+			if want := refLRUHits(trace, size, warmup); c.Hits[i] != want {
+				t.Fatalf("seed %d size %d warmup %d: markers %d hits, naive LRU %d", seed, size, warmup, c.Hits[i], want)
+			}
+		}
+	}
+}
+
+func TestLRUMarkersBadSizes(t *testing.T) {
+	if _, err := NewLRUMarkers([]int{0, 4}, 0); err == nil {
+		t.Error("size 0 accepted")
+	}
+}

@@ -189,7 +189,7 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 			// SHARDS: an LRU stack and the sample's lowest hashes.
 			b = 160 * int64(cfg.SampleMaxKeys)
 		case u.policy == "lru" && cfg.onePass("lru"):
-			b = structBytes("lru", k(maxSize)) + 8*k(maxSize) // nodes carry a bucket
+			b = tableBytes(k(maxSize)) + markerBytesPerKey*k(maxSize) // the time line
 		case u.policy == "min" && cfg.onePass("min"):
 			offline, withNext = true, true
 			b = structBytes("min", k(maxSize))

@@ -54,3 +54,36 @@ func TestMINMarkersMatchesStackAndPerSize(t *testing.T) {
 		t.Errorf("Belady example: %d misses, want 9", c.Misses(0))
 	}
 }
+
+// With its prefetches forced on (they start only once the index outgrows
+// the caches), on traces where the largest size evicts and where it does
+// not, MIN markers give the hits of a naive MIN per size.
+func TestMINMarkersPrefetchMatchesNaive(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		universe := 2 + rng.IntN(1200)
+		trace := make([]uint64, 6000)
+		for i := range trace {
+			if rng.IntN(2) == 0 && i > 0 {
+				trace[i] = trace[i-1-rng.IntN(min(i, 30))]
+			} else {
+				trace[i] = uint64(rng.IntN(universe))
+			}
+		}
+		sizes := []int{1, 2, 3, 8, 40, 41, 256, 700}
+		warmup := int64(rng.IntN(2000))
+		next, err := policy.NextUse32Cancel(trace, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := minMarkersRun(nil, trace, next, sizes, warmup, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, size := range c.Sizes {
+			if want := refMINHits(trace, size, warmup); c.Hits[i] != want {
+				t.Fatalf("seed %d size %d warmup %d: markers %d hits, naive MIN %d", seed, size, warmup, c.Hits[i], want)
+			}
+		}
+	}
+}

@@ -3,6 +3,8 @@ package policy
 import (
 	"math/bits"
 	"unsafe"
+
+	"github.com/crawltrace/crawltrace/internal/hugemem"
 )
 
 // table is an open-addressing hash table from uint64 keys to non-negative
@@ -19,6 +21,10 @@ type table struct {
 	mask  uint64
 	shift uint8
 	n     int
+	// huge puts slot arrays of a huge page or more on huge pages (see
+	// internal/hugemem), in mem; [Index] sets it.
+	huge bool
+	mem  *hugemem.Block
 }
 
 // tslot is one table slot: 16 bytes. v holds value+1; v == 0 marks a free slot.
@@ -63,7 +69,18 @@ func newTable(capacity int) table {
 }
 
 func (t *table) init(nslots int) {
-	t.slots = make([]tslot, nslots)
+	t.mem = nil
+	if t.huge && nslots*16 >= hugemem.PageSize {
+		t.mem = hugemem.Alloc(nslots * 16)
+		if b := t.mem.Bytes(); t.mem.Mapped() {
+			t.slots = unsafe.Slice((*tslot)(unsafe.Pointer(unsafe.SliceData(b))), nslots)
+		} else {
+			t.mem = nil
+		}
+	}
+	if t.mem == nil {
+		t.slots = make([]tslot, nslots)
+	}
 	t.mask = uint64(nslots - 1)
 	t.shift = uint8(64 - bits.TrailingZeros(uint(nslots)))
 	t.n = 0
@@ -180,8 +197,11 @@ func (t *table) del(k uint64) bool {
 }
 
 func (t *table) resize(nslots int) {
-	old := t.slots
+	old, oldMem := t.slots, t.mem
 	t.init(nslots)
+	if oldMem != nil {
+		defer oldMem.Free()
+	}
 	for _, s := range old {
 		if s.v != 0 {
 			i := t.home(s.key)
