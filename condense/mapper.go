@@ -196,6 +196,12 @@ type mapper struct {
 	agg      *aggTable
 	spilling atomic.Bool
 	states   []*workerState
+	// inbox holds each worker's jobs from the others while they count in
+	// agg; active is the workers still reading units, and allDone is
+	// closed when none is (see drain).
+	inbox   []chan *aggJob
+	active  atomic.Int32
+	allDone chan struct{}
 }
 
 // mapNodes runs the map side over units, writing their nodes' traces, and
@@ -239,6 +245,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		}
 		m.agg = newAggTable(workers, r.cfg.Bits, limit, r.expectURLs)
 	}
+	m.startExchange(workers)
 	m.states = make([]*workerState, workers)
 	for w := 0; w < workers; w++ {
 		g.Go(func() error { return m.worker(gctx, w, work) })
@@ -393,6 +400,11 @@ type workerState struct {
 	full    []uint64
 	cross   []uint64
 	addrs   []uintptr // see firstSeen.slotAddrs
+	// out holds a batch's rows whose parts other workers own, by owner,
+	// and jobs the jobs they were handed in (see aggJob).
+	out  [][]int32
+	jobs []*aggJob
+	ctx  context.Context
 }
 
 // filterGate decides, batch by batch, whether a worker's rows go through
@@ -462,7 +474,7 @@ const hashAhead, urlAhead = 2, 1
 
 func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
-	ws := &workerState{node: -1, id: id}
+	ws := &workerState{node: -1, id: id, ctx: ctx}
 	m.states[id] = ws
 	if m.ranges > 0 {
 		var err error
@@ -487,6 +499,9 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		if err := m.do(ctx, ws, u); err != nil {
 			return err
 		}
+	}
+	if err := m.drain(ctx, ws); err != nil {
+		return err
 	}
 	if ws.buckets != nil {
 		r.unfiltered.Add(ws.gate.bypassed)
@@ -842,6 +857,10 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		}
 		return nil
 	}
+	exchange := m.exchanging()
+	if exchange && ws.out == nil {
+		ws.out = make([][]int32, len(m.inbox))
+	}
 	const blk = prefetchBlock
 	nb := (n + blk - 1) / blk
 	// Three stages: a block's misses have their slots prefetched, one
@@ -870,6 +889,12 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 					hits++
 					continue
 				}
+				if exchange && ws.recent != nil {
+					if o := m.owner(full[i]); o != ws.id {
+						ws.out[o] = append(ws.out[o], int32(i))
+						continue
+					}
+				}
 				miss = append(miss, int32(i))
 			}
 		}
@@ -884,6 +909,51 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		ready, slotted, miss = slotted, miss, ready
 	}
 	ws.miss, ws.slotted, ws.pend = miss, slotted, ready[:0]
+	if !exchange {
+		return full, cross, hits, spilled, nil
+	}
+	// The rows of parts other workers own: handed to them (or spilled,
+	// when this worker has switched to spilling meanwhile).
+	jobs := ws.jobs[:0]
+	for o, rows := range ws.out {
+		if len(rows) == 0 {
+			continue
+		}
+		if ws.recent == nil {
+			for _, i := range rows {
+				if err := spill(int(i)); err != nil {
+					return full, cross, hits, spilled, err
+				}
+			}
+			ws.out[o] = rows[:0]
+			continue
+		}
+		j := &aggJob{b: b, fps: full, rows: rows, node: node, locs: make([]uint64, len(rows)), done: make(chan struct{})}
+		m.inbox[o] <- j
+		jobs = append(jobs, j)
+	}
+	ws.jobs = jobs
+	if err := m.await(ws.ctx, ws, jobs); err != nil {
+		return full, cross, hits, spilled, err
+	}
+	for _, j := range jobs {
+		for k, i := range j.rows {
+			switch loc := j.locs[k]; {
+			case loc != 0 && ws.recent != nil:
+				ws.recent.put(full[i], loc)
+			case loc == 0:
+				if ws.recent != nil {
+					m.spillFromNow(ws)
+				}
+				if err := spill(int(i)); err != nil {
+					return full, cross, hits, spilled, err
+				}
+			}
+		}
+	}
+	for o := range ws.out {
+		ws.out[o] = ws.out[o][:0]
+	}
 	return full, cross, hits, spilled, nil
 }
 
