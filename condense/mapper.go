@@ -395,6 +395,7 @@ type workerState struct {
 	// blocks, by block parity (see seenAt)
 	cand    [2][prefetchBlock]uint64
 	gate    filterGate
+	rgate   recentGate
 	node    int
 	buckets *bucketWriter
 	full    []uint64
@@ -828,6 +829,10 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 	hasher := m.r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
+	// look: the recent-URL table is looked at in this batch (see
+	// recentGate).
+	look := ws.rgate.looking()
+	defer func() { ws.rgate.done(int64(n), hits) }()
 	spill := func(i int) error {
 		spilled++
 		return m.spillRow(ws, node, full[i], b.URL(i))
@@ -853,7 +858,9 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 				}
 				return nil
 			}
-			ws.recent.put(fp, loc)
+			if look {
+				ws.recent.put(fp, loc)
+			}
 		}
 		return nil
 	}
@@ -871,12 +878,12 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		if h := j + hashAhead; h < nb {
 			lo, hi := h*blk, min(h*blk+blk, n)
 			full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
-			if ws.recent != nil {
+			if look && ws.recent != nil {
 				ws.addrs = ws.recent.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
 			}
 		}
-		if u := j + urlAhead; ws.recent != nil && u >= 0 && u < nb {
+		if u := j + urlAhead; look && ws.recent != nil && u >= 0 && u < nb {
 			lo, hi := u*blk, min(u*blk+blk, n)
 			ws.addrs = ws.recent.urlAddrs(m.agg, full[lo:hi], ws.cand[u%2][:hi-lo], ws.addrs[:0])
 			prefetch.Addrs(ws.addrs)
@@ -885,7 +892,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		if j >= 0 && j < nb {
 			cand := &ws.cand[j%2]
 			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-				if ws.recent != nil && ws.recent.seenAt(m.agg, cand[i-j*blk], full[i], b.URL(i)) {
+				if look && ws.recent != nil && ws.recent.seenAt(m.agg, cand[i-j*blk], full[i], b.URL(i)) {
 					hits++
 					continue
 				}
@@ -939,7 +946,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 	for _, j := range jobs {
 		for k, i := range j.rows {
 			switch loc := j.locs[k]; {
-			case loc != 0 && ws.recent != nil:
+			case loc != 0 && look && ws.recent != nil:
 				ws.recent.put(full[i], loc)
 			case loc == 0:
 				if ws.recent != nil {
