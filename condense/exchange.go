@@ -48,8 +48,10 @@ func (m *mapper) startExchange(workers int) {
 	}
 	m.inbox = make([]chan *aggJob, workers)
 	for w := range m.inbox {
-		// A worker has at most one job out to each other worker.
-		m.inbox[w] = make(chan *aggJob, workers)
+		// A worker that finds an inbox full serves its own while it
+		// waits (see hand), so no size is too small; this one seldom
+		// fills.
+		m.inbox[w] = make(chan *aggJob, 64)
 	}
 	m.allDone = make(chan struct{})
 	m.active.Store(int32(workers))
@@ -86,6 +88,40 @@ func (m *mapper) serve(w int, j *aggJob, addrs []uintptr) []uintptr {
 	return addrs
 }
 
+// jobRows is the rows a worker gathers for one owner before it hands them
+// over, in the middle of a batch, so that the owner can look them up
+// while the worker reads on; pollBlocks is how many blocks of its own
+// rows a worker looks up between looks at its inbox.
+const jobRows, pollBlocks = 2048, 8
+
+// hand hands ws's rows of batch b for worker o's parts to o, and returns
+// the job. Until the job is done ws keeps b and fps as they are.
+func (m *mapper) hand(ws *workerState, o int, b *tracefile.URLColumns, fps []uint64, node int) *aggJob {
+	rows := ws.out[o]
+	ws.out[o] = make([]int32, 0, jobRows)
+	j := &aggJob{b: b, fps: fps, rows: rows, node: node, locs: make([]uint64, len(rows)), done: make(chan struct{})}
+	for {
+		select {
+		case m.inbox[o] <- j:
+			return j
+		case in := <-m.inbox[ws.id]:
+			ws.saddrs = m.serve(ws.id, in, ws.saddrs)
+		}
+	}
+}
+
+// poll serves the jobs in ws's inbox, if any.
+func (m *mapper) poll(ws *workerState) {
+	for {
+		select {
+		case in := <-m.inbox[ws.id]:
+			ws.saddrs = m.serve(ws.id, in, ws.saddrs)
+		default:
+			return
+		}
+	}
+}
+
 // await serves worker w's inbox until every job in jobs is done.
 func (m *mapper) await(ctx context.Context, ws *workerState, jobs []*aggJob) error {
 	for _, j := range jobs {
@@ -94,7 +130,7 @@ func (m *mapper) await(ctx context.Context, ws *workerState, jobs []*aggJob) err
 			case <-j.done:
 				done = true
 			case in := <-m.inbox[ws.id]:
-				ws.addrs = m.serve(ws.id, in, ws.addrs)
+				ws.saddrs = m.serve(ws.id, in, ws.saddrs)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -115,7 +151,7 @@ func (m *mapper) drain(ctx context.Context, ws *workerState) error {
 	for {
 		select {
 		case in := <-m.inbox[ws.id]:
-			ws.addrs = m.serve(ws.id, in, ws.addrs)
+			ws.saddrs = m.serve(ws.id, in, ws.saddrs)
 		case <-m.allDone:
 			return nil
 		case <-ctx.Done():

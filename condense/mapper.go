@@ -405,6 +405,8 @@ type workerState struct {
 	// and jobs the jobs they were handed in (see aggJob).
 	out  [][]int32
 	jobs []*aggJob
+	// saddrs is serve's addrs.
+	saddrs []uintptr
 	ctx  context.Context
 }
 
@@ -864,10 +866,18 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		}
 		return nil
 	}
-	exchange := m.exchanging()
-	if exchange && ws.out == nil {
+	// Rows are handed to their parts' owners while the recent table is
+	// left aside (as on a uniform trace, where nearly every row is looked
+	// up in the table); otherwise the worker looks them up itself under
+	// the parts' locks, as few rows reach the table and a row handed
+	// over would miss the recent table until its job is done. Either
+	// way the worker serves the jobs handed to it.
+	serving := m.exchanging()
+	exchange := serving && !look
+	if serving && ws.out == nil {
 		ws.out = make([][]int32, len(m.inbox))
 	}
+	jobs := ws.jobs[:0]
 	const blk = prefetchBlock
 	nb := (n + blk - 1) / blk
 	// Three stages: a block's misses have their slots prefetched, one
@@ -899,6 +909,9 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 				if exchange && ws.recent != nil {
 					if o := m.owner(full[i]); o != ws.id {
 						ws.out[o] = append(ws.out[o], int32(i))
+						if len(ws.out[o]) >= jobRows {
+							jobs = append(jobs, m.hand(ws, o, b, full, node))
+						}
 						continue
 					}
 				}
@@ -914,30 +927,19 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 			return full, cross, hits, spilled, err
 		}
 		ready, slotted, miss = slotted, miss, ready
+		if serving && j%pollBlocks == 0 {
+			m.poll(ws)
+		}
 	}
 	ws.miss, ws.slotted, ws.pend = miss, slotted, ready[:0]
-	if !exchange {
+	if !serving {
 		return full, cross, hits, spilled, nil
 	}
-	// The rows of parts other workers own: handed to them (or spilled,
-	// when this worker has switched to spilling meanwhile).
-	jobs := ws.jobs[:0]
+	// The rest of the rows of parts other workers own: handed to them.
 	for o, rows := range ws.out {
-		if len(rows) == 0 {
-			continue
+		if len(rows) > 0 {
+			jobs = append(jobs, m.hand(ws, o, b, full, node))
 		}
-		if ws.recent == nil {
-			for _, i := range rows {
-				if err := spill(int(i)); err != nil {
-					return full, cross, hits, spilled, err
-				}
-			}
-			ws.out[o] = rows[:0]
-			continue
-		}
-		j := &aggJob{b: b, fps: full, rows: rows, node: node, locs: make([]uint64, len(rows)), done: make(chan struct{})}
-		m.inbox[o] <- j
-		jobs = append(jobs, j)
 	}
 	ws.jobs = jobs
 	if err := m.await(ws.ctx, ws, jobs); err != nil {
@@ -958,9 +960,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 			}
 		}
 	}
-	for o := range ws.out {
-		ws.out[o] = ws.out[o][:0]
-	}
+	clear(ws.jobs)
 	return full, cross, hits, spilled, nil
 }
 
