@@ -407,7 +407,7 @@ type workerState struct {
 	jobs []*aggJob
 	// saddrs is serve's addrs.
 	saddrs []uintptr
-	ctx  context.Context
+	ctx    context.Context
 }
 
 // filterGate decides, batch by batch, whether a worker's rows go through
