@@ -2,6 +2,7 @@ package condense
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/crawltrace/crawltrace/internal/prefetch"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -99,6 +100,7 @@ const jobRows, pollBlocks = 2048, 8
 func (m *mapper) hand(ws *workerState, o int, b *tracefile.URLColumns, fps []uint64, node int) *aggJob {
 	rows := ws.out[o]
 	ws.out[o] = make([]int32, 0, jobRows)
+	testHanded.Add(int64(len(rows)))
 	j := &aggJob{b: b, fps: fps, rows: rows, node: node, locs: make([]uint64, len(rows)), done: make(chan struct{})}
 	for {
 		select {
@@ -109,6 +111,9 @@ func (m *mapper) hand(ws *workerState, o int, b *tracefile.URLColumns, fps []uin
 		}
 	}
 }
+
+// testHanded counts the rows handed to other workers, for tests.
+var testHanded atomic.Int64
 
 // poll serves the jobs in ws's inbox, if any.
 func (m *mapper) poll(ws *workerState) {
