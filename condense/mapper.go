@@ -759,6 +759,10 @@ func (m *mapper) spillBatch(ws *workerState, b *tracefile.URLColumns, node int, 
 	hasher := m.r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
+	// A worker that spills while others still count in the table serves
+	// the rows they hand it (see aggJob), or they would wait for it until
+	// it has read all its units.
+	serve := m.exchanging()
 	// One pass in blocks, pipelined so that every row's bytes are
 	// read while in cache: block j+2 is hashed (and its slots
 	// prefetched), block j+1's kept URLs are prefetched, and block j
@@ -775,6 +779,9 @@ func (m *mapper) spillBatch(ws *workerState, b *tracefile.URLColumns, node int, 
 				ws.addrs = ws.seen.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
 			}
+		}
+		if serve && j%pollBlocks == 0 {
+			m.poll(ws)
 		}
 		if verify && !filter && j >= 0 {
 			// The gate is open: spill every row.
@@ -873,7 +880,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 	// over would miss the recent table until its job is done. Either
 	// way the worker serves the jobs handed to it.
 	serving := m.exchanging()
-	exchange := serving && !look
+	exchange := serving && !look && !m.spilling.Load()
 	if serving && ws.out == nil {
 		ws.out = make([][]int32, len(m.inbox))
 	}
