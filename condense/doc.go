@@ -51,7 +51,7 @@
 // the other rows take a lock and a lookup there. Where the recent table
 // drops under a quarter of the rows (a uniform trace), it is left aside,
 // and each row is looked up by the worker that owns its part of the table
-// (part p is worker p mod workers'): the others hand it their rows by
+// (worker p mod n of n owns part p): the others hand it their rows by
 // reference and serve its rows while they wait for theirs (exchange.go),
 // so that a part's lines stay in one core's cache. When every URL fits, the
 // run counts the table part by part and spills nothing (report.json:
