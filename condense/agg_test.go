@@ -322,3 +322,62 @@ func lookupAgg(tab *aggTable, fp uint64, u string) (loc, set uint64) {
 	}
 	return 0, 0
 }
+
+// Rows handed to their parts' owners are counted as the brute force
+// counts them, on 2 and 3 workers, whether the table holds the run or
+// fills in the middle of it (then an owner refuses rows that their
+// worker spills).
+func TestExchangeCountsExactly(t *testing.T) {
+	in := t.TempDir()
+	recs := makeCrawl(t, in, 4, 20000, 30000, 23)
+	h, _ := fingerprint.New(0, 16)
+	oldW, oldB, oldL := recentWindow, recentBypass, testAggLimit
+	t.Cleanup(func() { recentWindow, recentBypass, testAggLimit = oldW, oldB, oldL })
+	// The recent table drops under a quarter of this fixture's rows in
+	// some windows: with short windows the workers hand rows over.
+	recentWindow, recentBypass = 500, 4000
+	for _, w := range []int{2, 3} {
+		for _, full := range []bool{false, true} {
+			testAggLimit = 0
+			if full {
+				testAggLimit = aggEmpty + int64(w)*aggPerWorker + 64<<10
+			}
+			testHanded.Store(0)
+			rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+			if testHanded.Load() == 0 {
+				t.Fatalf("%d workers, table filling %v: no row handed over", w, full)
+			}
+			if full != (rep.SpilledRecords > 0) {
+				t.Fatalf("%d workers, table filling %v: %d records spilled", w, full, rep.SpilledRecords)
+			}
+			checkBrute(t, rep, recs, h)
+		}
+	}
+}
+
+// The recent gate leaves the recent table aside for recentBypass rows
+// after a window in which it dropped under a quarter of them, then
+// watches again.
+func TestRecentGate(t *testing.T) {
+	oldW, oldB := recentWindow, recentBypass
+	t.Cleanup(func() { recentWindow, recentBypass = oldW, oldB })
+	recentWindow, recentBypass = 100, 300
+	var g recentGate
+	steps := []struct {
+		rows, hits int64
+		want       bool // looking after the batch
+	}{
+		{50, 10, true},    // a window half seen
+		{50, 14, false},   // closed: 24 of 100, under a quarter
+		{100, 100, false}, // 100 of 300 rows bypassed
+		{200, 0, true},    // 300: watching again
+		{100, 25, true},   // a quarter: still looking
+		{100, 24, false},  // under a quarter
+	}
+	for i, s := range steps {
+		g.done(s.rows, s.hits)
+		if g.looking() != s.want {
+			t.Fatalf("step %d: looking %v, want %v", i, g.looking(), s.want)
+		}
+	}
+}

@@ -48,7 +48,12 @@
 // second string marked colliding; a small per-worker table of the URLs
 // read last on the current node (recentURLs) drops most repeats after one
 // comparison of the full string with the large table's copy, so that only
-// the other rows take a lock and a lookup there. When every URL fits, the
+// the other rows take a lock and a lookup there. Where the recent table
+// drops under a quarter of the rows (a uniform trace), it is left aside,
+// and each row is looked up by the worker that owns its part of the table
+// (worker p mod n of n owns part p): the others hand it their rows by
+// reference and serve its rows while they wait for theirs (exchange.go),
+// so that a part's lines stay in one core's cache. When every URL fits, the
 // run counts the table part by part and spills nothing (report.json:
 // in_memory). When the table is full, or the recent-URL table drops fewer
 // than half the rows while the table is not on course to hold every URL

@@ -196,6 +196,12 @@ type mapper struct {
 	agg      *aggTable
 	spilling atomic.Bool
 	states   []*workerState
+	// inbox holds each worker's jobs from the others while they count in
+	// agg; active is the workers still reading units, and allDone is
+	// closed when none is (see drain).
+	inbox   []chan *aggJob
+	active  atomic.Int32
+	allDone chan struct{}
 }
 
 // mapNodes runs the map side over units, writing their nodes' traces, and
@@ -239,6 +245,7 @@ func (r *run) mapNodes(ctx context.Context, units []unit, ranges int, dir string
 		}
 		m.agg = newAggTable(workers, r.cfg.Bits, limit, r.expectURLs)
 	}
+	m.startExchange(workers)
 	m.states = make([]*workerState, workers)
 	for w := 0; w < workers; w++ {
 		g.Go(func() error { return m.worker(gctx, w, work) })
@@ -388,11 +395,19 @@ type workerState struct {
 	// blocks, by block parity (see seenAt)
 	cand    [2][prefetchBlock]uint64
 	gate    filterGate
+	rgate   recentGate
 	node    int
 	buckets *bucketWriter
 	full    []uint64
 	cross   []uint64
 	addrs   []uintptr // see firstSeen.slotAddrs
+	// out holds a batch's rows whose parts other workers own, by owner,
+	// and jobs the jobs they were handed in (see aggJob).
+	out  [][]int32
+	jobs []*aggJob
+	// saddrs is serve's addrs.
+	saddrs []uintptr
+	ctx    context.Context
 }
 
 // filterGate decides, batch by batch, whether a worker's rows go through
@@ -462,7 +477,7 @@ const hashAhead, urlAhead = 2, 1
 
 func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 	r := m.r
-	ws := &workerState{node: -1, id: id}
+	ws := &workerState{node: -1, id: id, ctx: ctx}
 	m.states[id] = ws
 	if m.ranges > 0 {
 		var err error
@@ -487,6 +502,9 @@ func (m *mapper) worker(ctx context.Context, id int, work <-chan unit) error {
 		if err := m.do(ctx, ws, u); err != nil {
 			return err
 		}
+	}
+	if err := m.drain(ctx, ws); err != nil {
+		return err
 	}
 	if ws.buckets != nil {
 		r.unfiltered.Add(ws.gate.bypassed)
@@ -741,6 +759,10 @@ func (m *mapper) spillBatch(ws *workerState, b *tracefile.URLColumns, node int, 
 	hasher := m.r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
+	// A worker that spills while others still count in the table serves
+	// the rows they hand it (see aggJob), or they would wait for it until
+	// it has read all its units.
+	serve := m.exchanging()
 	// One pass in blocks, pipelined so that every row's bytes are
 	// read while in cache: block j+2 is hashed (and its slots
 	// prefetched), block j+1's kept URLs are prefetched, and block j
@@ -757,6 +779,9 @@ func (m *mapper) spillBatch(ws *workerState, b *tracefile.URLColumns, node int, 
 				ws.addrs = ws.seen.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
 			}
+		}
+		if serve && j%pollBlocks == 0 {
+			m.poll(ws)
 		}
 		if verify && !filter && j >= 0 {
 			// The gate is open: spill every row.
@@ -813,6 +838,10 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 	hasher := m.r.hasher
 	n := b.Len()
 	full, cross = ws.full[:0], ws.cross[:0]
+	// look: the recent-URL table is looked at in this batch (see
+	// recentGate).
+	look := ws.rgate.looking()
+	defer func() { ws.rgate.done(int64(n), hits) }()
 	spill := func(i int) error {
 		spilled++
 		return m.spillRow(ws, node, full[i], b.URL(i))
@@ -838,10 +867,24 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 				}
 				return nil
 			}
-			ws.recent.put(fp, loc)
+			if look {
+				ws.recent.put(fp, loc)
+			}
 		}
 		return nil
 	}
+	// Rows are handed to their parts' owners while the recent table is
+	// left aside (as on a uniform trace, where nearly every row is looked
+	// up in the table); otherwise the worker looks them up itself under
+	// the parts' locks, as few rows reach the table and a row handed
+	// over would miss the recent table until its job is done. Either
+	// way the worker serves the jobs handed to it.
+	serving := m.exchanging()
+	exchange := serving && !look && !m.spilling.Load()
+	if serving && ws.out == nil {
+		ws.out = make([][]int32, len(m.inbox))
+	}
+	jobs := ws.jobs[:0]
 	const blk = prefetchBlock
 	nb := (n + blk - 1) / blk
 	// Three stages: a block's misses have their slots prefetched, one
@@ -852,12 +895,12 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		if h := j + hashAhead; h < nb {
 			lo, hi := h*blk, min(h*blk+blk, n)
 			full, cross = hashRows(hasher, b, lo, hi, node, full, cross)
-			if ws.recent != nil {
+			if look && ws.recent != nil {
 				ws.addrs = ws.recent.slotAddrs(full[lo:hi], ws.addrs[:0])
 				prefetch.Addrs(ws.addrs)
 			}
 		}
-		if u := j + urlAhead; ws.recent != nil && u >= 0 && u < nb {
+		if u := j + urlAhead; look && ws.recent != nil && u >= 0 && u < nb {
 			lo, hi := u*blk, min(u*blk+blk, n)
 			ws.addrs = ws.recent.urlAddrs(m.agg, full[lo:hi], ws.cand[u%2][:hi-lo], ws.addrs[:0])
 			prefetch.Addrs(ws.addrs)
@@ -866,9 +909,18 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		if j >= 0 && j < nb {
 			cand := &ws.cand[j%2]
 			for i, hi := j*blk, min(j*blk+blk, n); i < hi; i++ {
-				if ws.recent != nil && ws.recent.seenAt(m.agg, cand[i-j*blk], full[i], b.URL(i)) {
+				if look && ws.recent != nil && ws.recent.seenAt(m.agg, cand[i-j*blk], full[i], b.URL(i)) {
 					hits++
 					continue
+				}
+				if exchange && ws.recent != nil {
+					if o := m.owner(full[i]); o != ws.id {
+						ws.out[o] = append(ws.out[o], int32(i))
+						if len(ws.out[o]) >= jobRows {
+							jobs = append(jobs, m.hand(ws, o, b, full, node))
+						}
+						continue
+					}
 				}
 				miss = append(miss, int32(i))
 			}
@@ -882,8 +934,40 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 			return full, cross, hits, spilled, err
 		}
 		ready, slotted, miss = slotted, miss, ready
+		if serving && j%pollBlocks == 0 {
+			m.poll(ws)
+		}
 	}
 	ws.miss, ws.slotted, ws.pend = miss, slotted, ready[:0]
+	if !serving {
+		return full, cross, hits, spilled, nil
+	}
+	// The rest of the rows of parts other workers own: handed to them.
+	for o, rows := range ws.out {
+		if len(rows) > 0 {
+			jobs = append(jobs, m.hand(ws, o, b, full, node))
+		}
+	}
+	ws.jobs = jobs
+	if err := m.await(ws.ctx, ws, jobs); err != nil {
+		return full, cross, hits, spilled, err
+	}
+	for _, j := range jobs {
+		for k, i := range j.rows {
+			switch loc := j.locs[k]; {
+			case loc != 0 && look && ws.recent != nil:
+				ws.recent.put(full[i], loc)
+			case loc == 0:
+				if ws.recent != nil {
+					m.spillFromNow(ws)
+				}
+				if err := spill(int(i)); err != nil {
+					return full, cross, hits, spilled, err
+				}
+			}
+		}
+	}
+	clear(ws.jobs)
 	return full, cross, hits, spilled, nil
 }
 

@@ -23,7 +23,8 @@
 # Environment: BENCH_DIR (as bench-condense.sh), REPS (3), MEMORY (condense
 # --memory; 1GiB, its default), CONDENSE_BIN (a crawltrace binary to time
 # instead of the one built from this checkout, e.g. an earlier commit's),
-# DUCKDB_THREADS (2), CRAWLTRACE_DUCKDB (the npm prefix of
+# DUCKDB_THREADS (2), SHAPES (as bench-condense.sh: "crawl uniform40", or
+# any of crawl, uniform40, crawlpad, uniform40pad), CRAWLTRACE_DUCKDB (the npm prefix of
 # @duckdb/node-api, as for internal/duckdbtest; .ci/duckdb installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,9 @@ bin=${CONDENSE_BIN:-$dir/bin/crawltrace}
 traces=()
 for n in $sizes; do
   m=$((n / 1000000))M
-  traces+=("crawl-$m" "uniform40-$m")
+  for shape in ${SHAPES:-crawl uniform40}; do
+    traces+=("$shape-$m")
+  done
 done
 
 # The DuckDB side: one node process, the whole of it timed (start-up,

@@ -10,7 +10,9 @@
 # Environment: BENCH_DIR (default ${TMPDIR:-/tmp}/crawltrace-bench; the
 # traces are kept there and reused: ~1.6 GB per 10M URLs), REPS (3),
 # MEMORY (64MiB), SHARDS (4; 0 skips the read-volume run), GEN_ONLY (1:
-# only build and make the traces, as scripts/bench-condense-duckdb.sh does).
+# only build and make the traces, as scripts/bench-condense-duckdb.sh does),
+# SHAPES (the traces of each size: "crawl uniform40", the default, and any
+# of crawlpad, uniform40pad).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${*:-10000000 50000000}
@@ -23,7 +25,16 @@ for n in $sizes; do
   m=$((n / 1000000))M
   # crawl-like: 6% distinct, 90% of repeats from the last 100,000 rows.
   # uniform: 40% distinct, every repeat any earlier URL.
-  for spec in "crawl-$m -distinct 0.06 -locality 0.9" "uniform40-$m -distinct 0.4 -locality 0"; do
+  # crawlpad and uniform40pad (SHAPES only): the same shapes with other
+  # URLs, 200 and 50,000 hosts, and query strings of 0-80 and 0-40 bytes.
+  for shape in ${SHAPES:-crawl uniform40}; do
+    case $shape in
+      crawl) spec="crawl-$m -distinct 0.06 -locality 0.9" ;;
+      uniform40) spec="uniform40-$m -distinct 0.4 -locality 0" ;;
+      crawlpad) spec="crawlpad-$m -distinct 0.06 -locality 0.9 -hosts 200 -pad 80" ;;
+      uniform40pad) spec="uniform40pad-$m -distinct 0.4 -locality 0 -hosts 50000 -pad 40" ;;
+      *) echo "unknown shape $shape" >&2; exit 2 ;;
+    esac
     set -- $spec
     name=$1; shift
     if [ ! -f "$dir/$name/urls.txt" ]; then

@@ -22,6 +22,11 @@ type genConfig struct {
 	Seed     uint64
 	// BatchRows is the rows per record batch (0: the writer's default).
 	BatchRows int
+	// Hosts is the number of hosts the URLs are spread over (0: 5000),
+	// and Pad the most bytes of query string a URL gets on top of its
+	// path (0: none; each URL gets a length of its own in 0..Pad, so
+	// that URL lengths vary).
+	Hosts, Pad int
 }
 
 // gen writes dir/crawl (a raw trace of cfg.Nodes nodes) and dir/urls.txt
@@ -49,7 +54,11 @@ func gen(dir string, cfg genConfig) (int, error) {
 	}
 	window := make([]int, max(cfg.Window, 1))
 	next := 0 // new URLs are introduced in order, so exactly `distinct` appear
-	buf := make([]byte, 0, 128)
+	hosts := cfg.Hosts
+	if hosts <= 0 {
+		hosts = 5000
+	}
+	buf := make([]byte, 0, 128+cfg.Pad)
 	for i := 0; i < cfg.URLs; i++ {
 		var k int
 		switch {
@@ -62,7 +71,7 @@ func gen(dir string, cfg genConfig) (int, error) {
 			k = rng.IntN(next)
 		}
 		window[i%len(window)] = k
-		host := k % 5000
+		host := k % hosts
 		buf = append(buf[:0], "http://www.host"...)
 		buf = strconv.AppendInt(buf, int64(host), 10)
 		buf = append(buf, ".example.com/section/"...)
@@ -70,6 +79,9 @@ func gen(dir string, cfg genConfig) (int, error) {
 		buf = append(buf, "/page-"...)
 		buf = strconv.AppendInt(buf, int64(k), 10)
 		buf = append(buf, ".html"...)
+		if cfg.Pad > 0 {
+			buf = appendPad(buf, uint64(k), cfg.Pad)
+		}
 		u := string(buf)
 		tw.WriteString(u)
 		tw.WriteByte('\n')
@@ -88,6 +100,24 @@ func gen(dir string, cfg genConfig) (int, error) {
 	return next, nil
 }
 
+// appendPad appends URL k's query string: "?q=" and 0..pad letters and
+// digits, a function of k alone.
+func appendPad(buf []byte, k uint64, pad int) []byte {
+	x := k*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	n := int(x>>33) % (pad + 1)
+	if n == 0 {
+		return buf
+	}
+	buf = append(buf, "?q="...)
+	for i := 0; i < n; i++ {
+		x ^= x >> 29
+		x *= 0xBF58476D1CE4E5B9
+		x ^= x >> 32
+		buf = append(buf, "abcdefghijklmnopqrstuvwxyz0123456789"[x%36])
+	}
+	return buf
+}
+
 func genMain(args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ExitOnError)
 	var cfg genConfig
@@ -98,6 +128,8 @@ func genMain(args []string) error {
 	fs.IntVar(&cfg.Window, "window", 100_000, "rows of locality")
 	fs.IntVar(&cfg.Nodes, "nodes", 4, "crawler nodes")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	fs.IntVar(&cfg.Hosts, "hosts", 5000, "hosts the URLs are spread over")
+	fs.IntVar(&cfg.Pad, "pad", 0, "most bytes of query string added to a URL (each URL's own length in 0..pad)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", 0, "rows per record batch (0: the writer's default, 65536)")
 	fs.Parse(args)
 	if *out == "" {

@@ -4,7 +4,7 @@
 // agree, and that a crawl launched by Slurm fetched a one-node crawl's
 // pages (.ci/slurm).
 //
-//	tracetool gen -o DIR [-urls N -distinct F -locality F -window W]
+//	tracetool gen -o DIR [-urls N -distinct F -locality F -window W -hosts H -pad P]
 //	tracetool bench [flags] DIR...
 //	tracetool same-condense DIR_A DIR_B
 //	tracetool same-replay RESULTS_A.csv RESULTS_B.csv
