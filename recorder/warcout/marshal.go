@@ -14,8 +14,8 @@ import (
 // builder and marshaler, which copy each block into a buffer of their own,
 // hash it again while marshaling it (the digests given are not trusted),
 // copy it out through a 32 KiB buffer allocated per record and write each
-// field in four small writes: on the demo's web that was a third of the
-// writer's CPU time. A record is
+// field in four small writes: in a profile of the demo's crawl they took
+// 1.6 s of the writer's 3.4 s of CPU time. A record is
 //
 //	WARC/1.1 CRLF
 //	Name: value CRLF     (the fields, in the order added)
