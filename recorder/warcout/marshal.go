@@ -48,7 +48,7 @@ func (h *head) reset(typ string) {
 // add appends the field name: value. A value holding a line break would
 // end the field early and is refused (the record's write fails).
 func (h *head) add(name, value string) {
-	if strings.ContainsAny(value, "\r\n") && h.err == nil {
+	if (strings.IndexByte(value, '\n') >= 0 || strings.IndexByte(value, '\r') >= 0) && h.err == nil {
 		h.err = fmt.Errorf("warcout: record field %s: value %q holds a line break", name, value)
 	}
 	h.b = append(h.b, name...)
