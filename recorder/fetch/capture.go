@@ -1,11 +1,14 @@
 package fetch
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
+	"slices"
+	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Capture is what an archive keeps of one request and its response, as
@@ -42,30 +45,80 @@ func (c *Capture) Size() int64 { return int64(len(c.Request) + len(c.Response) +
 // requestHead renders req's head as an HTTP/1.1 client writes it (field
 // order aside: fields are sorted, as [http.Header.Write] writes them).
 func requestHead(req *http.Request) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.Host)
-	if req.Host == "" {
-		b.Reset()
-		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", req.Method, req.URL.RequestURI(), req.URL.Host)
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
 	}
-	req.Header.Write(&b)
-	b.WriteString("\r\n")
-	return b.Bytes()
+	uri := req.URL.RequestURI()
+	b := make([]byte, 0, len(req.Method)+len(uri)+len(host)+headerSize(req.Header)+32)
+	b = append(b, req.Method...)
+	b = append(b, ' ')
+	b = append(b, uri...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	b = appendHeader(b, req.Header)
+	return append(b, "\r\n"...)
 }
 
 // responseHead renders resp's status line and header fields. A status
 // line of HTTP/2 or HTTP/3 is written as net/http gives its protocol
 // ("HTTP/2.0 200 OK").
 func responseHead(resp *http.Response) []byte {
-	var b bytes.Buffer
 	status := resp.Status
 	if status == "" {
-		status = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
 	}
-	fmt.Fprintf(&b, "%s %s\r\n", resp.Proto, status)
-	resp.Header.Write(&b)
-	b.WriteString("\r\n")
-	return b.Bytes()
+	b := make([]byte, 0, len(resp.Proto)+len(status)+headerSize(resp.Header)+8)
+	b = append(b, resp.Proto...)
+	b = append(b, ' ')
+	b = append(b, status...)
+	b = append(b, "\r\n"...)
+	b = appendHeader(b, resp.Header)
+	return append(b, "\r\n"...)
+}
+
+// headerSize is about the bytes appendHeader appends for h.
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// appendHeader appends h's fields as [http.Header.Write] writes them:
+// keys sorted, fields with an invalid name left out, each value's line
+// breaks made spaces and its surrounding blanks trimmed. It builds the
+// head in one buffer where Header.Write goes through a bytes.Buffer, a
+// pooled sorter and a string replacer per value.
+func appendHeader(b []byte, h http.Header) []byte {
+	var arr [32]string
+	keys := arr[:0]
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !httpguts.ValidHeaderFieldName(k) {
+			continue
+		}
+		for _, v := range h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			start := len(b)
+			b = append(b, textproto.TrimString(v)...)
+			for i := start; i < len(b); i++ {
+				if b[i] == '\n' || b[i] == '\r' {
+					b[i] = ' '
+				}
+			}
+			b = append(b, "\r\n"...)
+		}
+	}
+	return b
 }
 
 // captureBody copies what is read of a response body into c, up to max

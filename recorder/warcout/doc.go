@@ -1,8 +1,8 @@
 // Package warcout writes a crawl node's fetches as WARC (ISO 28500,
-// WARC/1.1), the web archive's own format, through
-// github.com/nlnwa/gowarc/v3, and keeps the files part of the crawl's
-// state: a checkpoint records them ([State]) and a resume cuts them back
-// to it ([Writer.Restore]).
+// WARC/1.1), the web archive's own format, and keeps the files part of
+// the crawl's state: a checkpoint records them ([State]) and a resume cuts
+// them back to it ([Writer.Restore]). It serializes the records itself
+// (marshal.go says why); github.com/nlnwa/gowarc/v3 reads them back.
 //
 // # Files
 //
@@ -57,7 +57,8 @@
 //
 // Records are written by one goroutine per node in the order pages were
 // logged ([Writer.Add] is called by the host splitter as it logs each
-// page). A checkpoint ([Writer.Checkpoint]) waits until every page logged
+// page), and go to the file (not synced) once the exchanges queued when
+// it took them are written. A checkpoint ([Writer.Checkpoint]) waits until every page logged
 // so far is written, syncs the open file and records each file's name and
 // size. A resume ([Writer.Restore]) cuts the open file back to its
 // recorded size and moves files made after the checkpoint aside (both

@@ -2,44 +2,18 @@ package warcout
 
 import (
 	"bufio"
-	"crypto/sha1"
-	"encoding/base32"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v3"
 )
 
-// recordOptions build every record: its fields are given whole (ids,
-// lengths, digests), so the library's validation of each field and its
-// parse of the block, which took a fifth of a crawl's CPU time on the
-// demo's web, are left out; the tests read every record back with the
-// library's strictest validation and with warcio. The block is kept in
-// memory.
-var recordOptions = []gowarc.WarcRecordOption{
-	gowarc.WithNoValidation(),
-	gowarc.WithBufferMaxMemBytes(1 << 30),
-}
-
-// digest is "sha1:" and the base32 of the sha1 of parts, the form CDX
-// indexes and deduplication by digest expect.
-func digest(parts ...[]byte) string {
-	h := sha1.New()
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(nil))
-}
-
 // PageIDField is the response record's field naming the page log row.
 const PageIDField = "Crawltrace-Page-Id"
-
-var marshaler = gowarc.NewMarshaler()
 
 // countingWriter counts the bytes written through it.
 type countingWriter struct {
@@ -90,25 +64,26 @@ func (w *Writer) openFile() error {
 	w.bw = bufio.NewWriterSize(&w.count, 256<<10)
 	w.files = append(w.files, File{Name: name})
 	w.nfiles.Add(1)
-	rb := gowarc.NewRecordBuilder(gowarc.Warcinfo, recordOptions...)
-	rb.AddWarcHeaderTime(gowarc.WarcDate, time.Now())
-	rb.AddWarcHeader(gowarc.WarcFilename, name)
-	rb.AddWarcHeader(gowarc.ContentType, gowarc.ApplicationWarcFields)
 	fields := append([][2]string{{"software", w.o.Software}, {"format", "WARC File Format 1.1"},
 		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"}}, w.o.Info...)
 	var block []byte
 	for _, kv := range fields {
 		block = append(block, kv[0]+": "+kv[1]+"\r\n"...)
 	}
-	rb.AddWarcHeader(gowarc.WarcBlockDigest, digest(block))
-	rb.AddWarcHeaderInt64(gowarc.ContentLength, int64(len(block)))
-	rb.Write(block)
-	rec, _, err := rb.Build()
+	id, err := w.ids.next()
 	if err != nil {
-		return fmt.Errorf("warcout: warcinfo: %w", err)
+		return err
 	}
-	w.info = "<" + rec.RecordId() + ">"
-	return w.put(rec, len(block), false)
+	h := &w.head
+	h.reset("warcinfo")
+	h.addTime("WARC-Date", time.Now())
+	h.add("WARC-Filename", name)
+	h.add("Content-Type", "application/warc-fields")
+	h.addDigest("WARC-Block-Digest", w.dig.of(block))
+	h.addUint("Content-Length", uint64(len(block)))
+	h.add("WARC-Record-ID", id)
+	w.info = id
+	return w.put(h, false, block)
 }
 
 // readWarcinfoID reads the WARC-Record-ID of the first record of a file
@@ -137,10 +112,17 @@ func readWarcinfoID(path string) (string, error) {
 // that small costing more than the rest of its write.
 const storeBelow = 512
 
-// put writes rec as one gzip member and closes it: stored when store is
-// set or its block is under storeBelow bytes, else compressed at level 1.
-func (w *Writer) put(rec gowarc.WarcRecord, blockSize int, store bool) error {
-	defer rec.Close()
+// put writes the record of h and the block made of parts as one gzip
+// member and closes it: stored when store is set or the block is under
+// storeBelow bytes, else compressed at level 1.
+func (w *Writer) put(h *head, store bool, parts ...[]byte) error {
+	if h.err != nil {
+		return h.err
+	}
+	blockSize := 0
+	for _, p := range parts {
+		blockSize += len(p)
+	}
 	before := w.size()
 	level, gz := gzip.BestSpeed, &w.gz
 	if store || blockSize < storeBelow {
@@ -155,10 +137,19 @@ func (w *Writer) put(rec gowarc.WarcRecord, blockSize int, store bool) error {
 	} else {
 		(*gz).Reset(w.bw)
 	}
-	if _, _, err := marshaler.Marshal(*gz, rec, 0); err != nil {
+	z := *gz
+	if _, err := z.Write(h.end()); err != nil {
 		return fmt.Errorf("warcout: %w", err)
 	}
-	if err := (*gz).Close(); err != nil {
+	for _, p := range parts {
+		if _, err := z.Write(p); err != nil {
+			return fmt.Errorf("warcout: %w", err)
+		}
+	}
+	if _, err := z.Write(trailer); err != nil {
+		return fmt.Errorf("warcout: %w", err)
+	}
+	if err := z.Close(); err != nil {
 		return fmt.Errorf("warcout: %w", err)
 	}
 	w.records.Add(1)
@@ -182,62 +173,57 @@ func (w *Writer) write(ex *Exchange) error {
 			return err
 		}
 	}
-	reqID, respID := newID(), newID()
-
-	resp := gowarc.NewRecordBuilder(gowarc.Response, recordOptions...)
-	resp.AddWarcHeader(gowarc.WarcRecordID, respID)
-	resp.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	resp.AddWarcHeaderTime(gowarc.WarcDate, ex.Time)
-	if ex.IP != "" {
-		resp.AddWarcHeader(gowarc.WarcIPAddress, ex.IP)
+	reqID, err := w.ids.next()
+	if err != nil {
+		return err
 	}
-	resp.AddWarcHeader(gowarc.WarcWarcinfoID, w.info)
-	resp.AddWarcHeader(gowarc.WarcConcurrentTo, reqID)
-	resp.AddWarcHeader(gowarc.ContentType, gowarc.ApplicationHttp+";msgtype=response")
+	respID, err := w.ids.next()
+	if err != nil {
+		return err
+	}
+
+	h := &w.head
+	h.reset("response")
+	h.add("WARC-Record-ID", respID)
+	h.add("WARC-Target-URI", ex.URL)
+	h.addTime("WARC-Date", ex.Time)
+	if ex.IP != "" {
+		h.add("WARC-IP-Address", ex.IP)
+	}
+	h.add("WARC-Warcinfo-ID", w.info)
+	h.add("WARC-Concurrent-To", reqID)
+	h.add("Content-Type", "application/http;msgtype=response")
 	if ex.Truncated != "" {
-		resp.AddWarcHeader(gowarc.WarcTruncated, ex.Truncated)
+		h.add("WARC-Truncated", ex.Truncated)
 	}
 	if ex.PageID != 0 {
-		resp.AddWarcHeader(PageIDField, strconv.FormatUint(ex.PageID, 10))
+		h.addUint(PageIDField, ex.PageID)
 	}
-	resp.AddWarcHeader(gowarc.WarcBlockDigest, digest(ex.Response, ex.Body))
-	resp.AddWarcHeader(gowarc.WarcPayloadDigest, digest(ex.Body))
-	resp.AddWarcHeaderInt64(gowarc.ContentLength, int64(len(ex.Response)+len(ex.Body)))
-	resp.Write(ex.Response)
-	resp.Write(ex.Body)
-	rec, _, err := resp.Build()
-	if err != nil {
-		return fmt.Errorf("warcout: response record of %s: %w", ex.URL, err)
-	}
-	if err := w.put(rec, len(ex.Response)+len(ex.Body), ex.Compressed); err != nil {
+	h.addDigest("WARC-Block-Digest", w.dig.of(ex.Response, ex.Body))
+	h.addDigest("WARC-Payload-Digest", w.dig.of(ex.Body))
+	h.addUint("Content-Length", uint64(len(ex.Response)+len(ex.Body)))
+	if err := w.put(h, ex.Compressed, ex.Response, ex.Body); err != nil {
 		return err
 	}
 	w.responses.Add(1)
 
-	req := gowarc.NewRecordBuilder(gowarc.Request, recordOptions...)
-	req.AddWarcHeader(gowarc.WarcRecordID, reqID)
-	req.AddWarcHeader(gowarc.WarcTargetURI, ex.URL)
-	req.AddWarcHeaderTime(gowarc.WarcDate, ex.Time)
-	req.AddWarcHeader(gowarc.WarcWarcinfoID, w.info)
-	req.AddWarcHeader(gowarc.WarcConcurrentTo, respID)
-	req.AddWarcHeader(gowarc.ContentType, gowarc.ApplicationHttp+";msgtype=request")
-	req.AddWarcHeader(gowarc.WarcBlockDigest, digest(ex.Request))
-	req.AddWarcHeader(gowarc.WarcPayloadDigest, digest())
-	req.AddWarcHeaderInt64(gowarc.ContentLength, int64(len(ex.Request)))
-	req.Write(ex.Request)
-	rec, _, err = req.Build()
-	if err != nil {
-		return fmt.Errorf("warcout: request record of %s: %w", ex.URL, err)
-	}
-	if err := w.put(rec, len(ex.Request), false); err != nil {
+	h.reset("request")
+	h.add("WARC-Record-ID", reqID)
+	h.add("WARC-Target-URI", ex.URL)
+	h.addTime("WARC-Date", ex.Time)
+	h.add("WARC-Warcinfo-ID", w.info)
+	h.add("WARC-Concurrent-To", respID)
+	h.add("Content-Type", "application/http;msgtype=request")
+	h.addDigest("WARC-Block-Digest", w.dig.of(ex.Request))
+	h.addDigest("WARC-Payload-Digest", emptySum[:])
+	h.addUint("Content-Length", uint64(len(ex.Request)))
+	if err := w.put(h, false, ex.Request); err != nil {
 		return err
 	}
-	// Each exchange goes to the file as it is written (not synced): a
-	// crash leaves what a process kill would, whole records and perhaps a
-	// torn one after the last checkpoint, which a resume cuts.
-	if err := w.bw.Flush(); err != nil {
-		return fmt.Errorf("warcout: %w", err)
-	}
+	// The buffer goes to the file once the batch of exchanges the
+	// goroutine took is written (run), not synced: a crash leaves what a
+	// process kill would, whole records and perhaps a torn one after the
+	// last checkpoint, which a resume cuts.
 	return nil
 }
 

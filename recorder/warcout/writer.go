@@ -118,6 +118,9 @@ type Writer struct {
 	gzStore *gzip.Writer
 	count   countingWriter
 	info    string // the open file's warcinfo record id
+	head    head   // the record being written
+	dig     digester
+	ids     ids
 	seq     int
 	done    chan struct{}
 
@@ -353,6 +356,14 @@ func (w *Writer) run() {
 				err = w.write(ex)
 			}
 			w.budget.Release(ex.Size())
+		}
+		if !failed && err == nil && w.bw != nil {
+			// What the batch wrote goes to the file (not synced) before
+			// the goroutine waits for more: one write for the batch where
+			// one per exchange cost 2.5% of a crawl's CPU time.
+			if ferr := w.bw.Flush(); ferr != nil {
+				err = fmt.Errorf("warcout: %w", ferr)
+			}
 		}
 		w.mu.Lock()
 		w.busy = false
