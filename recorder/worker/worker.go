@@ -362,7 +362,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	st.mu.Lock()
 	st.d.Timeline = append(st.d.Timeline, Point{At: end.Sub(wk.o.Start), Q: q})
 	st.mu.Unlock()
-	st.Attempts.Add(1)
+	st.FetchAttempts.Add(1)
 	st.Bytes.Add(int64(buf.Len()))
 	if r.Truncated {
 		st.Truncated.Add(1)
@@ -374,7 +374,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		}
 	}
 	if r.Skipped {
-		st.NotHTML.Add(1)
+		st.NotHTMLSkipped.Add(1)
 	}
 	st.page(r.Status, int64(buf.Len()))
 	var urls []URL
@@ -397,7 +397,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		}
 	}
 	if r.Status == http.StatusOK && extract.IsHTML(r.ContentType, buf.Bytes()) {
-		st.HTML.Add(1)
+		st.HTMLPages.Add(1)
 		taken := 0
 		es, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.ContentType, func(l extract.Link) {
 			if ok, reason := wk.o.Filter.Allow(l.URL); ok {
@@ -420,10 +420,10 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		p.Links, p.UniqueLinks = uint32(es.Links), uint32(es.Unique)
 		st.BadLinks.Add(int64(es.Skipped))
 		if es.Transcoded {
-			st.NonUTF8.Add(1)
+			st.NonUTF8Pages.Add(1)
 		}
 		if es.UnknownCharset {
-			st.CharsetUnknown.Add(1)
+			st.CharsetUnknownPages.Add(1)
 		}
 		st.mu.Lock()
 		st.d.Links = append(st.d.Links, p.Links)

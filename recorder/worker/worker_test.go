@@ -149,11 +149,10 @@ func TestPageLinksReachSink(t *testing.T) {
 	if r := pages[base+"/robots.txt"].Page; r.Status != 200 || r.ID>>40 != 3 || r.ID == p.ID {
 		t.Errorf("robots.txt row %+v", r)
 	}
-	if got := [...]int64{st.Attempts.Load(), st.RobotsFetches.Load(), st.RobotsExcluded.Load(), st.HTML.Load(), st.Filtered.Load()}; got != [...]int64{1, 1, 1, 1, 1} {
+	if got := [...]int64{st.FetchAttempts.Load(), st.RobotsFetches.Load(), st.RobotsExcluded.Load(), st.HTMLPages.Load(), st.Filtered.Load()}; got != [...]int64{1, 1, 1, 1, 1} {
 		t.Errorf("attempts, robots fetches, excluded, html, filtered = %v, want 1 each", got)
 	}
-	d := st.Lock()
-	defer st.Unlock()
+	d := st.Snapshot()
 	if len(d.FilterReasons) != 1 || d.ByStatus[200] != 1 || d.RobotsByStatus[200] != 1 || !slices.Equal(d.Links, []uint32{5}) ||
 		!slices.Equal(d.Unique, []uint32{4}) || len(d.Timeline) != 1 {
 		t.Errorf("detail %+v", d)
@@ -225,9 +224,9 @@ func TestRobotsRedirectHop(t *testing.T) {
 	if r := pages[base+"/robots.txt"]; r == nil || r.Page.Redirect != base+"/rules.txt" || pages[base+"/rules.txt"] == nil || pages[base+"/secret"] != nil || pages[base+"/open"] == nil {
 		t.Fatalf("page rows %v", keys(pages))
 	}
-	if st.RobotsFetches.Load() != 2 || st.RobotsRedirects.Load() != 1 || st.RobotsExcluded.Load() != 1 || st.Attempts.Load() != 1 {
+	if st.RobotsFetches.Load() != 2 || st.RobotsRedirects.Load() != 1 || st.RobotsExcluded.Load() != 1 || st.FetchAttempts.Load() != 1 {
 		t.Fatalf("robots fetches %d, redirects %d, excluded %d, attempts %d: want 2, 1, 1, 1",
-			st.RobotsFetches.Load(), st.RobotsRedirects.Load(), st.RobotsExcluded.Load(), st.Attempts.Load())
+			st.RobotsFetches.Load(), st.RobotsRedirects.Load(), st.RobotsExcluded.Load(), st.FetchAttempts.Load())
 	}
 }
 
@@ -244,13 +243,13 @@ func TestBudgetAndOwner(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	s, st := crawl(t, Options{}, 0, 1, srv.URL+"/x")
-	if len(s.pages()) != 1 || st.Attempts.Load() != 0 || hits.Load() != 1 {
-		t.Fatalf("over budget: %d rows, %d attempts, %d requests: want robots.txt only", len(s.pages()), st.Attempts.Load(), hits.Load())
+	if len(s.pages()) != 1 || st.FetchAttempts.Load() != 0 || hits.Load() != 1 {
+		t.Fatalf("over budget: %d rows, %d attempts, %d requests: want robots.txt only", len(s.pages()), st.FetchAttempts.Load(), hits.Load())
 	}
 	owner := func(u string) (int, bool) { return 1, strings.HasPrefix(u, base) }
 	s, st = crawl(t, Options{Node: 0, Owner: owner}, 10, 2, base+"/", srv.URL+"/y")
-	if !slices.Equal(s.forwards, []string{base + "/"}) || st.Attempts.Load() != 1 || s.pages()[srv.URL+"/y"] == nil {
-		t.Fatalf("forwarded %v, %d attempts: want %s/ forwarded and the other fetched", s.forwards, st.Attempts.Load(), base)
+	if !slices.Equal(s.forwards, []string{base + "/"}) || st.FetchAttempts.Load() != 1 || s.pages()[srv.URL+"/y"] == nil {
+		t.Fatalf("forwarded %v, %d attempts: want %s/ forwarded and the other fetched", s.forwards, st.FetchAttempts.Load(), base)
 	}
 }
 
