@@ -16,17 +16,18 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/robots"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 )
 
 // sink records what the workers submit and forward.
 type sink struct {
 	mu       sync.Mutex
-	msgs     []*Message
+	msgs     []*splitter.Msg
 	forwards []string
 }
 
-func (s *sink) Submit(m *Message) {
+func (s *sink) Submit(m *splitter.Msg) {
 	s.mu.Lock()
 	s.msgs = append(s.msgs, m)
 	s.mu.Unlock()
@@ -39,10 +40,10 @@ func (s *sink) Forward(u string, task uint64) {
 }
 
 // pages is the page rows submitted, by URL.
-func (s *sink) pages() map[string]*Message {
+func (s *sink) pages() map[string]*splitter.Msg {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := map[string]*Message{}
+	m := map[string]*splitter.Msg{}
 	for _, x := range s.msgs {
 		if x.Page != nil {
 			m[x.Page.URL] = x
@@ -137,7 +138,7 @@ func TestPageLinksReachSink(t *testing.T) {
 		t.Fatalf("page rows %v: want robots.txt and / only", keys(pages))
 	}
 	m := pages[base+"/"]
-	want := []URL{{URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/i.png", Tag: "img", Kind: tracefile.URLLink},
+	want := []splitter.URL{{URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/i.png", Tag: "img", Kind: tracefile.URLLink},
 		{URL: base + "/secret/x", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}}
 	if !slices.Equal(m.URLs, want) {
 		t.Errorf("links %v, want %v", m.URLs, want)
@@ -170,7 +171,7 @@ func TestManyLinksInParts(t *testing.T) {
 	}
 	base := site(t, disallowSecret, map[string]string{"/": "<html><body>" + b.String() + "</body></html>"})
 	s, st := crawl(t, Options{}, 10, 1, base+"/")
-	var parts []*Message
+	var parts []*splitter.Msg
 	for _, m := range s.msgs {
 		if m.Page == nil || m.Page.URL == base+"/" {
 			parts = append(parts, m)
@@ -199,7 +200,7 @@ func TestRedirect(t *testing.T) {
 	var chains fetch.Redirects
 	s, st := crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
 	m := s.pages()[srv.URL+"/r"]
-	want := []URL{{URL: srv.URL + "/target", Kind: tracefile.URLRedirect}}
+	want := []splitter.URL{{URL: srv.URL + "/target", Kind: tracefile.URLRedirect}}
 	if m == nil || !slices.Equal(m.URLs, want) || m.Page.Redirect != srv.URL+"/target" || chains.Take(srv.URL+"/target") != 1 {
 		t.Fatalf("redirect not submitted or not remembered: %+v", m)
 	}
@@ -253,7 +254,7 @@ func TestBudgetAndOwner(t *testing.T) {
 	}
 }
 
-func keys(m map[string]*Message) []string {
+func keys(m map[string]*splitter.Msg) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)
