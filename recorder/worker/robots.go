@@ -52,6 +52,7 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 	r := wk.get(ctx, wk.sessionClient(h), u, robotsLimit, buf, false, capt)
 	end := observe(h, &r)
 	wk.st.RobotsFetches.Add(1)
+	wk.st.RobotsBytes.Add(int64(buf.Len()))
 	wk.st.status(&wk.st.d.RobotsByStatus, r.Status)
 	p := wk.pageRecord(u, q, w, start, r, buf.Len())
 	loc := ""

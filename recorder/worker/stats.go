@@ -28,6 +28,9 @@ type Counters[T Count] struct {
 	FetchAttempts  T `json:"fetch_attempts"`
 	RobotsFetches  T `json:"robots_fetches"`
 	RobotsExcluded T `json:"robots_excluded"`
+	// RobotsBytes counts the body bytes of robots.txt read (hops
+	// included, at most 512 KiB a file), as Bytes counts pages'.
+	RobotsBytes T `json:"robots_bytes"`
 	// FetchErrors counts fetches with no response.
 	FetchErrors T `json:"fetch_errors"`
 	// HTMLPages counts HTML pages read for links; Bytes the body bytes

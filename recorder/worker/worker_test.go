@@ -153,6 +153,9 @@ func TestPageLinksReachSink(t *testing.T) {
 	if got := [...]int64{st.FetchAttempts.Load(), st.RobotsFetches.Load(), st.RobotsExcluded.Load(), st.HTMLPages.Load(), st.Filtered.Load()}; got != [...]int64{1, 1, 1, 1, 1} {
 		t.Errorf("attempts, robots fetches, excluded, html, filtered = %v, want 1 each", got)
 	}
+	if got, want := st.RobotsBytes.Load(), int64(len("User-agent: *\nDisallow: /secret\n")); got != want {
+		t.Errorf("robots.txt bytes %d, want %d", got, want)
+	}
 	d := st.Snapshot()
 	if len(d.FilterReasons) != 1 || d.ByStatus[200] != 1 || d.RobotsByStatus[200] != 1 || !slices.Equal(d.Links, []uint32{5}) ||
 		!slices.Equal(d.Unique, []uint32{4}) || len(d.Timeline) != 1 {
