@@ -47,7 +47,7 @@ func (x checkpointNode) Committed()               { x.n.split.Checkpointed() }
 // Stopped records the node's fetches and whether the whole crawl was
 // over (a TCP node's complete termination decision).
 func (x checkpointNode) Stopped(m *checkpoint.Meta) {
-	m.Attempts = x.n.st.Attempts.Load()
+	m.Attempts = x.n.st.Counts().FetchAttempts
 	m.CrawlDone = x.n.c.crawlDone
 }
 

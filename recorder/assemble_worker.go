@@ -61,13 +61,12 @@ var _ worker.Sink = workerSink{}
 
 // Submit sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
-func (s workerSink) Submit(m *worker.Message) {
-	sm := &splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, URLs: m.URLs, Task: m.Task, Logged: m.Logged}
+func (s workerSink) Submit(m *splitter.Msg) {
 	sp := s.n.split
-	sm.Bytes = splitter.URLBytes(sm.URLs)
-	sp.Budget().Acquire(sm.Bytes)
-	if !sp.Send(sm) {
-		sp.Budget().Release(sm.Bytes)
+	m.Bytes = splitter.URLBytes(m.URLs)
+	sp.Budget().Acquire(m.Bytes)
+	if !sp.Send(m) {
+		sp.Budget().Release(m.Bytes)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"io"
 	"maps"
 
+	"github.com/crawltrace/crawltrace/internal/counters"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
 // The recorder's own checkpoint parts; the format of each is in
@@ -108,31 +110,54 @@ func (p frontierPart) Load(r io.Reader) error {
 // crawl across restarts.
 type countersPart struct{ n *node }
 
+// savedCounters is the counters part. Counters holds every declared
+// counter of the workers (worker.Counters) and the splitter
+// (splitter.Stats) by its stats.json name. gob matches fields by name:
+// renaming one of these fields changes the format.
 type savedCounters struct {
-	Counters                 map[string]int64 // worker.Stats.Counters
+	Counters                 map[string]int64
 	ByStatus, RobotsByStatus map[int]int64
 	BytesByStatus            map[int]int64
 	FilterReasons            map[string]int64
-	Split                    splitter.Stats
-	PageID                   uint64
-	Resume                   resumeCounters
+	// Split is the splitter's counters as checkpoints written before
+	// Counters held them saved them; read, never written.
+	Split  legacySplitStats
+	PageID uint64
+	Resume resumeCounters
+}
+
+// legacySplitStats are splitter.Stats as they were declared before the
+// splitter's counters were saved by name (gob matches fields by name).
+type legacySplitStats struct {
+	Logged, Local, Cross       int64
+	CacheSuppressed, CacheSent int64
+	BatchesSent, URLsSent      int64
+	Received, ReceivedBatches  int64
+	Admitted                   int64
+}
+
+// legacyCounterNames are the names under which checkpoints written before
+// the workers' counters were saved by their stats.json names saved the
+// three whose names differed.
+var legacyCounterNames = map[string]string{"attempts": "fetch_attempts", "html": "html_pages", "not_html": "not_html_skipped"}
+
+// byName is every counter of l by its stats.json name.
+func (l legacySplitStats) byName() map[string]int64 {
+	return map[string]int64{"urls_logged": l.Logged, "local": l.Local, "cross": l.Cross,
+		"splitter_cache_suppressed": l.CacheSuppressed, "splitter_cache_sent": l.CacheSent,
+		"batches_sent": l.BatchesSent, "urls_sent": l.URLsSent,
+		"urls_received": l.Received, "batches_received": l.ReceivedBatches, "urls_admitted": l.Admitted}
 }
 
 func (countersPart) Name() string { return "counters" }
 
 func (p countersPart) Save(w io.Writer) error {
 	n := p.n
-	st := &n.st
-	v := savedCounters{Counters: map[string]int64{}, Split: n.split.Stats(), PageID: n.st.PageSeq.Load(), Resume: n.resume}
-	for name, c := range st.Counters() {
-		v.Counters[name] = c.Load()
-	}
-	d := st.Lock()
-	v.ByStatus = maps.Clone(d.ByStatus)
-	v.RobotsByStatus = maps.Clone(d.RobotsByStatus)
-	v.BytesByStatus = maps.Clone(d.BytesByStatus)
-	v.FilterReasons = maps.Clone(d.FilterReasons)
-	st.Unlock()
+	st := n.st.Snapshot()
+	v := savedCounters{Counters: map[string]int64{}, PageID: n.st.PageSeq.Load(), Resume: n.resume,
+		ByStatus: st.ByStatus, RobotsByStatus: st.RobotsByStatus, BytesByStatus: st.BytesByStatus, FilterReasons: st.FilterReasons}
+	counters.Put(v.Counters, st.Counters)
+	counters.Put(v.Counters, n.split.Stats())
 	return gob.NewEncoder(w).Encode(&v)
 }
 
@@ -141,15 +166,21 @@ func (p countersPart) Load(r io.Reader) error {
 	if err := gob.NewDecoder(r).Decode(&v); err != nil {
 		return err
 	}
-	n := p.n
-	st := &n.st
-	for name, c := range st.Counters() {
-		c.Store(v.Counters[name])
+	if v.Counters == nil {
+		v.Counters = map[string]int64{}
 	}
-	d := st.Lock()
-	d.ByStatus, d.RobotsByStatus, d.BytesByStatus, d.FilterReasons = v.ByStatus, v.RobotsByStatus, v.BytesByStatus, v.FilterReasons
-	st.Unlock()
-	n.split.SetStats(v.Split)
+	for old, name := range legacyCounterNames {
+		if x, ok := v.Counters[old]; ok {
+			v.Counters[name] = x
+		}
+	}
+	if v.Split != (legacySplitStats{}) {
+		maps.Copy(v.Counters, v.Split.byName())
+	}
+	n := p.n
+	n.st.Restore(worker.Snapshot{Counters: counters.Get[worker.Counters[int64]](v.Counters),
+		Detail: worker.Detail{ByStatus: v.ByStatus, RobotsByStatus: v.RobotsByStatus, BytesByStatus: v.BytesByStatus, FilterReasons: v.FilterReasons}})
+	n.split.SetStats(counters.Get[splitter.Stats](v.Counters))
 	n.st.PageSeq.Store(v.PageID)
 	// What this load discarded (segmentsPart ran first) adds to what
 	// earlier resumes did.

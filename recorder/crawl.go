@@ -300,7 +300,7 @@ func (c *crawl) restore(p *plan, l link, nodes []*node) (restored bool, gen uint
 	// MaxPages is the crawl's budget, not the run's: a resumed crawl
 	// starts from the fetches its checkpoint counted.
 	for _, n := range nodes {
-		c.pages.Add(n.st.Attempts.Load())
+		c.pages.Add(n.st.FetchAttempts.Load())
 	}
 	return restored, gen, nil
 }

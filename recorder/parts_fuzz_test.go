@@ -5,9 +5,11 @@ import (
 	"io"
 	"testing"
 
+	"github.com/crawltrace/crawltrace/internal/counters"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
 // The checkpoint part loaders, by the first byte of the fuzz input: each
@@ -63,9 +65,11 @@ func savedParts(t testing.TB) map[byte][]byte {
 	}
 	out[2] = bytes.Clone(b.Bytes())
 	c := &node{split: splitter.New(splitter.Options{})}
-	for i, ct := range c.st.Counters() {
-		ct.Store(int64(len(i)))
+	lens := map[string]int64{}
+	for _, name := range counters.Names[worker.Counters[int64]]() {
+		lens[name] = int64(len(name))
 	}
+	c.st.Restore(worker.Snapshot{Counters: counters.Get[worker.Counters[int64]](lens)})
 	b.Reset()
 	if err := (countersPart{c}).Save(&b); err != nil {
 		t.Fatal(err)

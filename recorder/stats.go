@@ -2,17 +2,17 @@ package recorder
 
 import (
 	"fmt"
-
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/crawltrace/crawltrace/recorder/quality"
-	"github.com/crawltrace/crawltrace/recorder/worker"
-
+	"github.com/crawltrace/crawltrace/internal/counters"
 	"github.com/crawltrace/crawltrace/internal/progress"
+	"github.com/crawltrace/crawltrace/recorder/quality"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
+	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
 // Stats summarizes a crawl; it is written to OutDir/stats.json and returned
@@ -20,8 +20,12 @@ import (
 // (recorder/monitor): every number here is a metric named crawltrace_ and
 // its JSON name, a counter (with _total) for int64 fields and a gauge for
 // the others unless its metric tag says otherwise; a map is one metric
-// with the tag's label. Fractions are of all URLs logged by the host splitters. It is a
-// plain value, not safe for concurrent mutation.
+// with the tag's label. The stages' counters are embedded, each declared
+// once where it is counted (worker.Counters, splitter.Stats): a counter
+// added there is in stats.json and the metrics, summed over nodes and
+// saved in checkpoints with no edit here. Fractions are of all URLs
+// logged by the host splitters. It is a plain value, not safe for
+// concurrent mutation.
 type Stats struct {
 	CrawlID    string  `json:"crawl_id"`
 	Nodes      []int   `json:"nodes"` // the nodes run by this process
@@ -34,60 +38,29 @@ type Stats struct {
 	Deterministic  bool    `json:"deterministic,omitempty"`
 	VirtualSeconds float64 `json:"virtual_seconds,omitempty"`
 
-	FetchAttempts  int64            `json:"fetch_attempts"`                          // page fetches, robots.txt excluded
+	// The workers' counters (fetches, pages, bytes, robots.txt,
+	// politeness and caps, charsets), declared and documented once in
+	// worker.Counters, summed over nodes.
+	worker.Counters[int64]
 	ByStatus       map[string]int64 `json:"by_status" metric:"counter,status"`       // HTTP status, "error" when no response
 	BytesByStatus  map[string]int64 `json:"bytes_by_status" metric:"counter,status"` // body bytes read, by status as ByStatus
-	FetchErrors    int64            `json:"fetch_errors"`
-	HTMLPages      int64            `json:"html_pages"`
-	Bytes          int64            `json:"bytes"`
-	Truncated      int64            `json:"truncated"`
-	Redirects      int64            `json:"redirects"`
-	RobotsFetches  int64            `json:"robots_fetches"`
 	RobotsByStatus map[string]int64 `json:"robots_by_status" metric:"counter,status"`
-	RobotsExcluded int64            `json:"robots_excluded"`
 	PagesPerSecond float64          `json:"pages_per_second"`
-
-	// Politeness and caps: robots.txt redirects followed, robots.txt
-	// fetched again after RobotsTTL, robots.txt retries scheduled after a
-	// 5xx or network error, redirects not followed past MaxRedirects,
-	// non-HTML bodies not read, bodies whose Content-Encoding could not
-	// be decoded.
-	RobotsRedirects int64 `json:"robots_redirects"`
-	RobotsRefetches int64 `json:"robots_refetches"`
-	RobotsRetries   int64 `json:"robots_retries"`
-	RedirectsCut    int64 `json:"redirects_cut"`
-	NotHTMLSkipped  int64 `json:"not_html_skipped"`
-	EncodingErrors  int64 `json:"encoding_errors"`
-	// Servers that asked to come back later: 429 and 503 responses whose
-	// Retry-After made their server wait (robots.txt included), and the
-	// URLs so answered that were queued to be tried again.
-	RetryAfterWaits   int64 `json:"retry_after_waits"`
-	RetryAfterRetries int64 `json:"retry_after_retries"`
-	// Page charsets: HTML pages decoded from an encoding other than
-	// UTF-8 (declared or sniffed, see recorder/extract; a pure-ASCII page
-	// is not, whatever it declares), and pages that declared only
-	// charsets that are not encodings (read as windows-1252).
-	NonUTF8Pages        int64 `json:"non_utf8_pages"`
-	CharsetUnknownPages int64 `json:"charset_unknown_pages"`
 
 	LinksPerPage         worker.Summary   `json:"links_per_page"`        // over HTML pages, duplicates included
 	UniqueLinksPerPage   worker.Summary   `json:"unique_links_per_page"` // distinct links on a page
 	OnPageDuplicateShare float64          `json:"on_page_duplicate_fraction"`
-	Filtered             int64            `json:"filtered"`
 	FilterReasons        map[string]int64 `json:"filter_reasons,omitempty" metric:"counter,reason"`
-	BadLinks             int64            `json:"bad_links"` // links that did not normalize
-	// LinksDropped counts links beyond Config.MaxLinksPerPage, neither
-	// logged nor followed.
-	LinksDropped int64 `json:"links_dropped"`
 	// QueuePeakBytes is the most bytes of URLs that waited for a host
 	// splitter at once; QueueWaits counts the sends that waited for room
 	// (back-pressure on fetching).
 	QueuePeakBytes int64 `json:"queue_peak_bytes" metric:"gauge"`
 	QueueWaits     int64 `json:"queue_waits"`
 
-	URLsLogged    int64   `json:"urls_logged"`
-	Local         int64   `json:"local"`
-	Cross         int64   `json:"cross"`
+	// The host splitters' counters (URLs logged, local and cross, the
+	// splitter cache, peer batches), declared and documented once in
+	// splitter.Stats, summed over nodes.
+	splitter.Stats
 	LocalFraction float64 `json:"local_fraction"`
 	CrossFraction float64 `json:"cross_fraction"`
 
@@ -111,13 +84,7 @@ type Stats struct {
 	// (Config.DUE auto; summed over nodes), 0 when it did not.
 	DUESwitchedAt int64 `json:"due_switched_at,omitempty" metric:"gauge"`
 
-	SplitterCacheSize       int   `json:"splitter_cache_size"`
-	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
-	SplitterCacheSuppressed int64 `json:"splitter_cache_suppressed"`
-	BatchesSent             int64 `json:"batches_sent"`
-	URLsSent                int64 `json:"urls_sent"`
-	BatchesReceived         int64 `json:"batches_received"`
-	URLsReceived            int64 `json:"urls_received"`
+	SplitterCacheSize int `json:"splitter_cache_size"`
 	// TCP mode: this node's incarnation; batches acknowledged by peers;
 	// batches sent again (loaded from the checkpoint's outbox at a
 	// restart, or queued again for a restarted peer); batches left
@@ -226,29 +193,9 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		}
 	}
 	for _, n := range nodes {
-		st := &n.st
 		s.Nodes = append(s.Nodes, n.id)
-		s.FetchAttempts += st.Attempts.Load()
-		s.FetchErrors += st.FetchErrors.Load()
-		s.HTMLPages += st.HTML.Load()
-		s.Bytes += st.Bytes.Load()
-		s.Truncated += st.Truncated.Load()
-		s.Redirects += st.Redirects.Load()
-		s.RobotsFetches += st.RobotsFetches.Load()
-		s.RobotsExcluded += st.RobotsExcluded.Load()
-		s.Filtered += st.Filtered.Load()
-		s.BadLinks += st.BadLinks.Load()
-		s.RobotsRedirects += st.RobotsRedirects.Load()
-		s.RobotsRefetches += st.RobotsRefetches.Load()
-		s.RobotsRetries += st.RobotsRetries.Load()
-		s.RedirectsCut += st.RedirectsCut.Load()
-		s.NotHTMLSkipped += st.NotHTML.Load()
-		s.EncodingErrors += st.EncodingErrors.Load()
-		s.RetryAfterWaits += st.RetryAfterWaits.Load()
-		s.RetryAfterRetries += st.RetryAfterRetries.Load()
-		s.NonUTF8Pages += st.NonUTF8.Load()
-		s.CharsetUnknownPages += st.CharsetUnknown.Load()
-		s.LinksDropped += st.LinksDropped.Load()
+		d := n.st.Snapshot()
+		counters.Add(&s.Counters, d.Counters)
 		fs, mem := n.front.SpillStats()
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
@@ -256,7 +203,6 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		pk, wt := n.split.Budget().Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
-		d := st.Lock()
 		for k, v := range d.ByStatus {
 			s.ByStatus[codeKey(k)] += v
 		}
@@ -279,7 +225,6 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 				timeline = append(timeline, quality.Fetch{End: p.At + n.started.Sub(t0), Quality: p.Q})
 			}
 		}
-		st.Unlock()
 		s.Resumes = max(s.Resumes, n.resume.Resumes)
 		s.DiscardedPages += n.resume.DiscardedPages
 		s.DiscardedURLs += n.resume.DiscardedURLs
@@ -296,15 +241,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		// The splitter's state, as its goroutine published it (final once
 		// it has stopped).
 		sp := n.split.Published()
-		s.URLsLogged += sp.Logged
-		s.Local += sp.Local
-		s.Cross += sp.Cross
-		s.SplitterCacheSent += sp.CacheSent
-		s.SplitterCacheSuppressed += sp.CacheSuppressed
-		s.BatchesSent += sp.BatchesSent
-		s.URLsSent += sp.URLsSent
-		s.BatchesReceived += sp.ReceivedBatches
-		s.URLsReceived += sp.Received
+		counters.Add(&s.Stats, sp.Stats)
 		s.DUEUnique += sp.DUELen
 		s.Sessions += n.front.SessionsOpened()
 		q, h := n.front.Sizes()
@@ -445,8 +382,9 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 		var queued, hosts, retrying int
 		warc := false
 		for _, n := range nodes {
-			pages += n.st.Attempts.Load()
-			excl += n.st.RobotsExcluded.Load()
+			st := n.st.Counts()
+			pages += st.FetchAttempts
+			excl += st.RobotsExcluded
 			if n.warc != nil {
 				warc = true
 				warcBytes += n.warc.Stats().Bytes

@@ -412,8 +412,8 @@ func (s *sim) loop(ctx context.Context, start time.Time) error {
 // simSink hands a worker's pages to its node's splitter at once.
 type simSink struct{ n *node }
 
-func (k simSink) Submit(m *worker.Message) {
-	k.n.split.Handle(&splitter.Msg{Page: m.Page, Source: m.Source, Worker: m.Worker, URLs: m.URLs, Task: m.Task})
+func (k simSink) Submit(m *splitter.Msg) {
+	k.n.split.Handle(m)
 }
 
 func (k simSink) Forward(u string, task uint64) {

@@ -38,11 +38,21 @@ func needTool(t *testing.T, name, pkg string) string {
 func statsMetrics(t *testing.T, s recorder.Stats) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
-	v := reflect.ValueOf(s)
+	structMetrics(reflect.ValueOf(s), out)
+	return out
+}
+
+// structMetrics adds v's fields to out; an embedded struct's fields are
+// v's own, as in stats.json.
+func structMetrics(v reflect.Value, out map[string]float64) {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		kind, label, _ := strings.Cut(f.Tag.Get("metric"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			structMetrics(v.Field(i), out)
+			continue
+		}
 		if name == "" || name == "-" || kind == "-" {
 			continue
 		}
@@ -73,7 +83,6 @@ func statsMetrics(t *testing.T, s recorder.Stats) map[string]float64 {
 			}
 		}
 	}
-	return out
 }
 
 // promQuery runs an instant query on the Prometheus at addr.

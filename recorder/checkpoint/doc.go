@@ -72,8 +72,12 @@
 //	frontier      gob: a count, then per server its key, next allowed
 //	              request time, robots.txt state and queued URLs with their
 //	              quality, in groups; URLs workers held at the cut come first
-//	counters      gob: the node's and its splitter's counters, page id and
-//	              batch sequence counters, and the counts of earlier resumes
+//	counters      gob: the node's and its splitter's counters by their
+//	              stats.json names (worker.Counters, splitter.Stats; older
+//	              checkpoints named three of the workers' differently and
+//	              kept the splitter's in a struct: both still load), counts
+//	              by status and filter reason, page id, and the counts of
+//	              earlier resumes
 //	pending       gob: a count, then the batches sent to this node in this
 //	              process and not yet processed at the cut (in-process
 //	              crawls of several nodes)

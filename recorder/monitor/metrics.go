@@ -28,6 +28,19 @@ func fields(t reflect.Type, constLabels prometheus.Labels) ([]field, error) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's fields are the stats' own, as in
+			// encoding/json (a stage's counters, declared where counted).
+			sub, err := fields(f.Type, constLabels)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range sub {
+				g.index = append([]int{i}, g.index...)
+				out = append(out, g)
+			}
+			continue
+		}
 		if !f.IsExported() || name == "" || name == "-" {
 			continue
 		}

@@ -6,9 +6,10 @@
 //
 // The metrics are a view of one declaration, the crawl's stats struct
 // (recorder.Stats), the one stats.json is written from: every exported
-// number with a JSON name is a metric named crawltrace_ and that name, a
-// counter (with _total) for an int64 and a gauge for the other kinds; a
-// map of counts is one metric with a label. A struct tag overrides
+// number with a JSON name (an embedded struct's included, as stats.json
+// has them) is a metric named crawltrace_ and that name, a counter (with
+// _total) for an int64 and a gauge for the other kinds; a map of counts
+// is one metric with a label. A struct tag overrides
 // either: `metric:"gauge"`, `metric:"counter,LABEL"`, or `metric:"-"`.
 // Adding a field to the stats adds its metric.
 //

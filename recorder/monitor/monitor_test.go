@@ -9,7 +9,15 @@ import (
 	"time"
 )
 
+// stageCounters stand for a stage's counters embedded in the stats, as
+// recorder.Stats embeds worker.Counters and splitter.Stats.
+type stageCounters struct {
+	Sent     int64 `json:"sent"`
+	Received int64 `json:"received"`
+}
+
 type testStats struct {
+	stageCounters
 	Name     string           `json:"name"`
 	Pages    int64            `json:"pages"`
 	Queued   int64            `json:"queued" metric:"gauge"`
@@ -34,14 +42,14 @@ func get(t *testing.T, url string) string {
 	return string(b)
 }
 
-// TestMetricsFromStats: every number of the stats is a metric named after
-// its JSON name, a counter for int64 and a gauge otherwise unless tagged,
+// TestMetricsFromStats: every number of the stats (an embedded struct's
+// too, as encoding/json flattens it) is a metric named after its JSON name, a counter for int64 and a gauge otherwise unless tagged,
 // a map one metric with its label; strings, untagged-away and unexported
 // fields are not metrics; the values are the stats' at the scrape.
 func TestMetricsFromStats(t *testing.T) {
 	var pages atomic.Int64
 	s, err := Start(Options{Addr: "127.0.0.1:0", Labels: map[string]string{"node": "2"}, Stats: func() any {
-		return &testStats{Name: "x", Pages: pages.Load(), Queued: 7, Rate: 1.5, Epoch: 3,
+		return &testStats{stageCounters: stageCounters{Sent: 21, Received: 22}, Name: "x", Pages: pages.Load(), Queued: 7, Rate: 1.5, Epoch: 3,
 			ByStatus: map[string]int64{"200": 5, "404": 1}, Skipped: 9, hidden: 4}
 	}})
 	if err != nil {
@@ -56,6 +64,7 @@ func TestMetricsFromStats(t *testing.T) {
 		"# TYPE crawltrace_rate gauge", `crawltrace_rate{node="2"} 1.5`,
 		`crawltrace_epoch{node="2"} 3`,
 		"# TYPE crawltrace_by_status_total counter", `crawltrace_by_status_total{node="2",status="200"} 5`, `crawltrace_by_status_total{node="2",status="404"} 1`,
+		"# TYPE crawltrace_sent_total counter", `crawltrace_sent_total{node="2"} 21`, `crawltrace_received_total{node="2"} 22`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)

@@ -60,14 +60,34 @@ type Msg struct {
 	redoDone *redoResult
 }
 
-// Stats are the splitter's counters, owned by its goroutine and read
-// after it stops (or while it is parked at a checkpoint's cut).
+// Stats are the splitter's counters, declared once: owned by its
+// goroutine, published in its [Snapshot], summed over nodes into
+// recorder.Stats (stats.json, the metrics) and saved in checkpoints by
+// their JSON names (internal/counters). A counter added here is in all of
+// them; it is incremented where it is counted. The JSON names are
+// stats.json's.
 type Stats struct {
-	Logged, Local, Cross       int64
-	CacheSuppressed, CacheSent int64
-	BatchesSent, URLsSent      int64
-	Received, ReceivedBatches  int64
-	Admitted                   int64
+	// URLsLogged counts the URLs logged (every URL a worker found, before
+	// any duplicate check), Local and Cross those this node and another
+	// node own.
+	URLsLogged int64 `json:"urls_logged"`
+	Local      int64 `json:"local"`
+	Cross      int64 `json:"cross"`
+	// The splitter cache (--splitter-cache): cross URLs it sent on, and
+	// those it suppressed as sent before.
+	SplitterCacheSent       int64 `json:"splitter_cache_sent"`
+	SplitterCacheSuppressed int64 `json:"splitter_cache_suppressed"`
+	// Batches of URLs sent to peers and the URLs in them; batches
+	// received (new ones: a batch sent again is not counted twice) and
+	// their URLs.
+	BatchesSent     int64 `json:"batches_sent"`
+	URLsSent        int64 `json:"urls_sent"`
+	BatchesReceived int64 `json:"batches_received"`
+	URLsReceived    int64 `json:"urls_received"`
+	// URLsAdmitted counts the URLs the node's DUE found new and queued
+	// in its frontier, whether logged here or received from a peer (a URL
+	// handed over by a peer's frontier at a fail-over is not counted).
+	URLsAdmitted int64 `json:"urls_admitted"`
 }
 
 // Splitter is a node's host splitter. One goroutine owns the URL and page
@@ -270,7 +290,7 @@ func (s *Splitter) process(m *Msg) {
 					s.urlw = nil
 				}
 			}
-			s.stats.Logged++
+			s.stats.URLsLogged++
 			if dest == s.node {
 				s.stats.Local++
 				if !s.admit(u.URL) && u.Kind == tracefile.URLRedirect {
@@ -284,10 +304,10 @@ func (s *Splitter) process(m *Msg) {
 			s.stats.Cross++
 			if s.cache != nil {
 				if s.cache.Access(xxhash.Sum64String(u.URL)) {
-					s.stats.CacheSuppressed++
+					s.stats.SplitterCacheSuppressed++
 					continue
 				}
-				s.stats.CacheSent++
+				s.stats.SplitterCacheSent++
 			}
 			s.appendOut(dest, u.URL, u.Kind, m.Source)
 		}
@@ -299,8 +319,8 @@ func (s *Splitter) process(m *Msg) {
 		isNew := !s.log.Seen(b.From, b.Epoch, b.Seq)
 		if isNew {
 			s.log.Record(b.From, b.Epoch, b.Seq)
-			s.stats.ReceivedBatches++
-			s.stats.Received += int64(len(b.URLs))
+			s.stats.BatchesReceived++
+			s.stats.URLsReceived += int64(len(b.URLs))
 			for i, u := range b.URLs {
 				if s.hosts != nil {
 					s.seeHost(u)
@@ -368,7 +388,7 @@ func (s *Splitter) route(urls []string, popped bool) {
 // and reports whether it was new.
 func (s *Splitter) admit(u string) bool {
 	if s.due.Add(xxhash.Sum64String(u)) {
-		s.stats.Admitted++
+		s.stats.URLsAdmitted++
 		if s.dueLimit > 0 && s.due.Bytes() > s.dueLimit {
 			s.dueToDisk()
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/robots"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
 
@@ -51,6 +52,7 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 	r := wk.get(ctx, wk.sessionClient(h), u, robotsLimit, buf, false, capt)
 	end := observe(h, &r)
 	wk.st.RobotsFetches.Add(1)
+	wk.st.RobotsBytes.Add(int64(buf.Len()))
 	wk.st.status(&wk.st.d.RobotsByStatus, r.Status)
 	p := wk.pageRecord(u, q, w, start, r, buf.Len())
 	loc := ""
@@ -63,7 +65,7 @@ func (wk *Worker) robotsStep(ctx context.Context, h *frontier.Host, origin strin
 			}
 		}
 	}
-	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
+	wk.sink.Submit(&splitter.Msg{Page: p, Source: p.ID, Worker: w, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	switch {
 	case r.Err != nil && ctx.Err() != nil:
 		// Stopping: the rules stay as they were, and the origin's URLs

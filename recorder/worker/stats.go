@@ -1,48 +1,87 @@
 package worker
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crawltrace/crawltrace/internal/counters"
 )
 
-// Stats are a node's worker-side counters, safe for concurrent use. The
-// caller owns them: it hands them to [New], reads them for its report and
-// saves them in its checkpoints ([Stats.Counters], [Stats.Lock]).
+// Count is the type of one counter: atomic.Int64 in the live [Stats],
+// int64 in a snapshot.
+type Count interface{ int64 | atomic.Int64 }
+
+// Counters are a node's worker-side counters, declared once: the live
+// ones are a [Stats]'s Counters[atomic.Int64], a snapshot and
+// recorder.Stats (stats.json, the metrics) hold Counters[int64], and the
+// sum over nodes and the checkpoint follow from the fields by their JSON
+// names (internal/counters). A counter added here is in all of them; it
+// is incremented where it is counted. The JSON names are stats.json's.
+type Counters[T Count] struct {
+	// FetchAttempts counts page fetches (robots.txt excluded),
+	// RobotsFetches robots.txt requests (hops included), RobotsExcluded
+	// URLs robots.txt disallowed.
+	FetchAttempts  T `json:"fetch_attempts"`
+	RobotsFetches  T `json:"robots_fetches"`
+	RobotsExcluded T `json:"robots_excluded"`
+	// RobotsBytes counts the body bytes of robots.txt read (hops
+	// included, at most 512 KiB a file), as Bytes counts pages'.
+	RobotsBytes T `json:"robots_bytes"`
+	// FetchErrors counts fetches with no response.
+	FetchErrors T `json:"fetch_errors"`
+	// HTMLPages counts HTML pages read for links; Bytes the body bytes
+	// read; Truncated bodies cut at the size limit (--max-body);
+	// Redirects redirects with a usable Location.
+	HTMLPages T `json:"html_pages"`
+	Bytes     T `json:"bytes"`
+	Truncated T `json:"truncated"`
+	Redirects T `json:"redirects"`
+	// Filtered counts links and redirect targets the URL filter dropped
+	// (by reason in filter_reasons), BadLinks those that did not
+	// normalize, LinksDropped links past the per-page limit
+	// (--max-links-per-page), neither logged nor followed.
+	Filtered     T `json:"filtered"`
+	BadLinks     T `json:"bad_links"`
+	LinksDropped T `json:"links_dropped"`
+	// Politeness and caps: RobotsRedirects counts robots.txt redirect
+	// hops queued, RobotsRefetches robots.txt fetched again after
+	// RobotsTTL for an origin whose earlier rules allowed something,
+	// RobotsRetries retries of a robots.txt fetch scheduled after a 5xx or
+	// network error (both as [robots.Policy.Date] reports); RedirectsCut
+	// redirects not followed past the chain limit, NotHTMLSkipped bodies
+	// not read as not HTML, EncodingErrors bodies whose Content-Encoding
+	// could not be decoded.
+	RobotsRedirects T `json:"robots_redirects"`
+	RobotsRefetches T `json:"robots_refetches"`
+	RobotsRetries   T `json:"robots_retries"`
+	RedirectsCut    T `json:"redirects_cut"`
+	NotHTMLSkipped  T `json:"not_html_skipped"`
+	EncodingErrors  T `json:"encoding_errors"`
+	// Servers that asked to come back later: RetryAfterWaits counts 429
+	// and 503 responses whose Retry-After made their server wait
+	// (robots.txt included), RetryAfterRetries the URLs so answered that
+	// were queued to be tried again.
+	RetryAfterWaits   T `json:"retry_after_waits"`
+	RetryAfterRetries T `json:"retry_after_retries"`
+	// Page charsets: NonUTF8Pages counts HTML pages decoded from an
+	// encoding other than UTF-8 into other text than UTF-8 gives
+	// ([extract.Stats.Transcoded]: a pure-ASCII page read as windows-1252
+	// is not one), CharsetUnknownPages pages that declared only charsets
+	// that are not encodings (read as windows-1252).
+	NonUTF8Pages        T `json:"non_utf8_pages"`
+	CharsetUnknownPages T `json:"charset_unknown_pages"`
+}
+
+// Stats are a node's worker-side statistics, safe for concurrent use.
+// The caller owns them: it hands them to [New], and reads them for its
+// report and its checkpoints as a [Snapshot] (or, for the counters alone,
+// [Stats.Counts]).
 type Stats struct {
-	// Attempts counts page fetches (robots.txt excluded), RobotsFetches
-	// robots.txt requests (hops included), RobotsExcluded URLs robots.txt
-	// disallowed.
-	Attempts, RobotsFetches, RobotsExcluded atomic.Int64
-	// HTML counts HTML pages read for links; Bytes the body bytes read;
-	// Truncated bodies cut at the size limit; Redirects redirects with a
-	// usable Location.
-	HTML, Bytes, Truncated, Redirects atomic.Int64
-	// Filtered counts links and redirect targets the URL filter dropped,
-	// BadLinks those that did not resolve, FetchErrors failed fetches.
-	Filtered, BadLinks, FetchErrors atomic.Int64
-	// LinksDropped counts links past the per-page limit.
-	LinksDropped atomic.Int64
-
-	// RobotsRedirects counts robots.txt redirect hops queued,
-	// RobotsRefetches robots.txt fetched again for an origin whose
-	// earlier rules allowed something, RobotsRetries retries of a failed
-	// robots.txt fetch scheduled (both as [robots.Policy.Date] reports).
-	RobotsRedirects, RobotsRefetches, RobotsRetries atomic.Int64
-	// RetryAfterWaits counts 429 and 503 responses whose Retry-After
-	// made their server wait (robots.txt included), RetryAfterRetries
-	// the URLs so answered that were queued again.
-	RetryAfterWaits, RetryAfterRetries atomic.Int64
-	// RedirectsCut counts redirects past the chain limit, NotHTML bodies
-	// skipped as not HTML, EncodingErrors bodies that failed to decode.
-	RedirectsCut, NotHTML, EncodingErrors atomic.Int64
-
-	// NonUTF8 counts HTML pages decoded from an encoding other than
-	// UTF-8 into other text than UTF-8 gives ([extract.Stats.Transcoded]:
-	// a pure-ASCII page read as windows-1252 is not one), CharsetUnknown
-	// pages that declared only unknown charsets.
-	NonUTF8, CharsetUnknown atomic.Int64
+	Counters[atomic.Int64]
 
 	// PageSeq is the number of the node's last page id (a page id is the
 	// node id << 40 | its number); checkpoints save it with the counters.
@@ -52,7 +91,7 @@ type Stats struct {
 	d  Detail
 }
 
-// Detail is the part of [Stats] kept under a lock: counts by status and
+// Detail is the part of [Stats] kept under its lock: counts by status and
 // reason, and per-page figures.
 type Detail struct {
 	// ByStatus and RobotsByStatus count pages and robots.txt requests
@@ -76,32 +115,42 @@ type Point struct {
 	Q  float64
 }
 
-// Counters names every atomic counter of s, for checkpoints: a counter
-// missing here would restart from zero on resume (a test checks that
-// every atomic.Int64 field is listed). The names are those the
-// checkpoints of earlier versions saved.
-func (s *Stats) Counters() map[string]*atomic.Int64 {
-	return map[string]*atomic.Int64{
-		"attempts": &s.Attempts, "robots_fetches": &s.RobotsFetches, "robots_excluded": &s.RobotsExcluded,
-		"html": &s.HTML, "bytes": &s.Bytes, "truncated": &s.Truncated, "redirects": &s.Redirects,
-		"filtered": &s.Filtered, "bad_links": &s.BadLinks, "fetch_errors": &s.FetchErrors,
-		"links_dropped": &s.LinksDropped, "robots_redirects": &s.RobotsRedirects,
-		"robots_refetches": &s.RobotsRefetches, "robots_retries": &s.RobotsRetries,
-		"redirects_cut": &s.RedirectsCut, "not_html": &s.NotHTML, "encoding_errors": &s.EncodingErrors,
-		"non_utf8_pages": &s.NonUTF8, "charset_unknown_pages": &s.CharsetUnknown,
-		"retry_after_waits": &s.RetryAfterWaits, "retry_after_retries": &s.RetryAfterRetries,
-	}
+// Snapshot is a copy of a [Stats] taken at one time: its counters (each
+// loaded atomically) and its detail. The maps are copies; Links, Unique
+// and Timeline share the live slices' elements as they were (the workers
+// only append), so a snapshot costs no pass over the pages; they must not
+// be written to.
+type Snapshot struct {
+	Counters[int64]
+	Detail
 }
 
-// Lock locks the detail of s and returns it, to be read or replaced until
-// [Stats.Unlock].
-func (s *Stats) Lock() *Detail {
+// Counts is a snapshot of s's counters alone, without its lock.
+func (s *Stats) Counts() Counters[int64] {
+	return counters.Load[Counters[int64]](&s.Counters)
+}
+
+// Snapshot is a copy of s (see [Snapshot]).
+func (s *Stats) Snapshot() Snapshot {
 	s.mu.Lock()
-	return &s.d
+	d := Detail{
+		ByStatus: maps.Clone(s.d.ByStatus), RobotsByStatus: maps.Clone(s.d.RobotsByStatus),
+		BytesByStatus: maps.Clone(s.d.BytesByStatus), FilterReasons: maps.Clone(s.d.FilterReasons),
+		Links: slices.Clip(s.d.Links), Unique: slices.Clip(s.d.Unique), Timeline: slices.Clip(s.d.Timeline),
+	}
+	s.mu.Unlock()
+	return Snapshot{Counters: s.Counts(), Detail: d}
 }
 
-// Unlock unlocks the detail locked by [Stats.Lock].
-func (s *Stats) Unlock() { s.mu.Unlock() }
+// Restore sets s's counters and counts by status and reason to v's (a
+// checkpoint's), keeping its per-page figures.
+func (s *Stats) Restore(v Snapshot) {
+	counters.Store(&s.Counters, v.Counters)
+	s.mu.Lock()
+	s.d.ByStatus, s.d.RobotsByStatus = maps.Clone(v.ByStatus), maps.Clone(v.RobotsByStatus)
+	s.d.BytesByStatus, s.d.FilterReasons = maps.Clone(v.BytesByStatus), maps.Clone(v.FilterReasons)
+	s.mu.Unlock()
+}
 
 func (s *Stats) status(m *map[int]int64, code int) {
 	s.mu.Lock()

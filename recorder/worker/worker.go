@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"net/http"
 	"net/url"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 	"github.com/crawltrace/crawltrace/recorder/urlnorm"
 )
@@ -77,10 +77,15 @@ type HopQueue interface {
 // Sink is what a worker needs of its node's host splitter. Its methods
 // are called from every worker at once.
 type Sink interface {
-	// Submit hands the splitter a page's log row and URLs (a page of many
-	// links comes in several messages, the row with the last), waiting
-	// while the URLs do not fit the splitter's queue.
-	Submit(m *Message)
+	// Submit hands the splitter a page in the splitter's own message,
+	// waiting while the URLs do not fit the splitter's queue. A worker
+	// sets the page's log row (nil in all but the last message of a page
+	// of many links), its id (Source, the row's ID), the worker number,
+	// the URLs found on it, the in-flight Task the page finishes once
+	// logged (0: none; the URL stays in flight) and Logged, called once
+	// the row is logged, in log order (see Options.Archive). The Sink owns
+	// the message once submitted.
+	Submit(m *splitter.Msg)
 	// Forward hands u, the URL of in-flight task id, to its current owner
 	// node without logging it again (fail-over moved its host).
 	Forward(u string, task uint64)
@@ -92,27 +97,6 @@ type Budget interface {
 	// Reserve takes one page from the budget; false when it is used up
 	// (the URL is then not fetched).
 	Reserve() bool
-}
-
-// URL is a URL found on a page, with the tag it came from and its kind
-// (link or redirect). It is the host splitter's own type, so a page's
-// URLs reach the splitter without a copy.
-type URL = splitter.URL
-
-// Message is what a worker submits for a page: its log row (nil in all
-// but the last message of a page), its id (Source, the row's ID), the
-// worker number, the URLs found on it and the in-flight task the page
-// finishes once logged (0: none; the URL stays in flight). The Sink owns
-// it once submitted.
-type Message struct {
-	Page   *tracefile.PageRecord
-	Source uint64
-	Worker uint16
-	URLs   []URL
-	Task   uint64
-	// Logged, when set, is called once the page's row is logged, in log
-	// order (see Options.Archive).
-	Logged func()
 }
 
 // SendChunk is the most URLs a worker hands the splitter in one message.
@@ -362,7 +346,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 	st.mu.Lock()
 	st.d.Timeline = append(st.d.Timeline, Point{At: end.Sub(wk.o.Start), Q: q})
 	st.mu.Unlock()
-	st.Attempts.Add(1)
+	st.FetchAttempts.Add(1)
 	st.Bytes.Add(int64(buf.Len()))
 	if r.Truncated {
 		st.Truncated.Add(1)
@@ -374,10 +358,10 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		}
 	}
 	if r.Skipped {
-		st.NotHTML.Add(1)
+		st.NotHTMLSkipped.Add(1)
 	}
 	st.page(r.Status, int64(buf.Len()))
-	var urls []URL
+	var urls []splitter.URL
 	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
 			if loc, err := urlnorm.Resolve(base, r.Location); err == nil {
@@ -387,7 +371,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 					st.RedirectsCut.Add(1)
 				} else if ok, reason := wk.o.Filter.Allow(loc); ok {
 					wk.o.Redirects.Put(loc, hops+1)
-					urls = append(urls, URL{URL: loc, Kind: tracefile.URLRedirect})
+					urls = append(urls, splitter.URL{URL: loc, Kind: tracefile.URLRedirect})
 				} else {
 					st.filtered(reason)
 				}
@@ -397,7 +381,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		}
 	}
 	if r.Status == http.StatusOK && extract.IsHTML(r.ContentType, buf.Bytes()) {
-		st.HTML.Add(1)
+		st.HTMLPages.Add(1)
 		taken := 0
 		es, _ := ex.ExtractFrom(bytes.NewReader(buf.Bytes()), u, r.ContentType, func(l extract.Link) {
 			if ok, reason := wk.o.Filter.Allow(l.URL); ok {
@@ -406,11 +390,11 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 					return
 				}
 				taken++
-				urls = append(urls, URL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
+				urls = append(urls, splitter.URL{URL: l.URL, Tag: l.Tag, Kind: tracefile.URLLink})
 				if len(urls) >= SendChunk {
 					// A page of many links goes to the splitter in
 					// parts, each within the queue's byte budget.
-					wk.sink.Submit(&Message{Source: p.ID, Worker: w, URLs: urls})
+					wk.sink.Submit(&splitter.Msg{Source: p.ID, Worker: w, URLs: urls})
 					urls = nil
 				}
 			} else {
@@ -420,10 +404,10 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		p.Links, p.UniqueLinks = uint32(es.Links), uint32(es.Unique)
 		st.BadLinks.Add(int64(es.Skipped))
 		if es.Transcoded {
-			st.NonUTF8.Add(1)
+			st.NonUTF8Pages.Add(1)
 		}
 		if es.UnknownCharset {
-			st.CharsetUnknown.Add(1)
+			st.CharsetUnknownPages.Add(1)
 		}
 		st.mu.Lock()
 		st.d.Links = append(st.d.Links, p.Links)
@@ -439,7 +423,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	wk.sink.Submit(&Message{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
+	wk.sink.Submit(&splitter.Msg{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	return requeued
 }
 

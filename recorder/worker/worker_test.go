@@ -16,17 +16,18 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/robots"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/urlfilter"
 )
 
 // sink records what the workers submit and forward.
 type sink struct {
 	mu       sync.Mutex
-	msgs     []*Message
+	msgs     []*splitter.Msg
 	forwards []string
 }
 
-func (s *sink) Submit(m *Message) {
+func (s *sink) Submit(m *splitter.Msg) {
 	s.mu.Lock()
 	s.msgs = append(s.msgs, m)
 	s.mu.Unlock()
@@ -39,10 +40,10 @@ func (s *sink) Forward(u string, task uint64) {
 }
 
 // pages is the page rows submitted, by URL.
-func (s *sink) pages() map[string]*Message {
+func (s *sink) pages() map[string]*splitter.Msg {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := map[string]*Message{}
+	m := map[string]*splitter.Msg{}
 	for _, x := range s.msgs {
 		if x.Page != nil {
 			m[x.Page.URL] = x
@@ -137,7 +138,7 @@ func TestPageLinksReachSink(t *testing.T) {
 		t.Fatalf("page rows %v: want robots.txt and / only", keys(pages))
 	}
 	m := pages[base+"/"]
-	want := []URL{{URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/i.png", Tag: "img", Kind: tracefile.URLLink},
+	want := []splitter.URL{{URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/i.png", Tag: "img", Kind: tracefile.URLLink},
 		{URL: base + "/secret/x", Tag: "a", Kind: tracefile.URLLink}, {URL: base + "/a", Tag: "a", Kind: tracefile.URLLink}}
 	if !slices.Equal(m.URLs, want) {
 		t.Errorf("links %v, want %v", m.URLs, want)
@@ -149,11 +150,13 @@ func TestPageLinksReachSink(t *testing.T) {
 	if r := pages[base+"/robots.txt"].Page; r.Status != 200 || r.ID>>40 != 3 || r.ID == p.ID {
 		t.Errorf("robots.txt row %+v", r)
 	}
-	if got := [...]int64{st.Attempts.Load(), st.RobotsFetches.Load(), st.RobotsExcluded.Load(), st.HTML.Load(), st.Filtered.Load()}; got != [...]int64{1, 1, 1, 1, 1} {
+	if got := [...]int64{st.FetchAttempts.Load(), st.RobotsFetches.Load(), st.RobotsExcluded.Load(), st.HTMLPages.Load(), st.Filtered.Load()}; got != [...]int64{1, 1, 1, 1, 1} {
 		t.Errorf("attempts, robots fetches, excluded, html, filtered = %v, want 1 each", got)
 	}
-	d := st.Lock()
-	defer st.Unlock()
+	if got, want := st.RobotsBytes.Load(), int64(len("User-agent: *\nDisallow: /secret\n")); got != want {
+		t.Errorf("robots.txt bytes %d, want %d", got, want)
+	}
+	d := st.Snapshot()
 	if len(d.FilterReasons) != 1 || d.ByStatus[200] != 1 || d.RobotsByStatus[200] != 1 || !slices.Equal(d.Links, []uint32{5}) ||
 		!slices.Equal(d.Unique, []uint32{4}) || len(d.Timeline) != 1 {
 		t.Errorf("detail %+v", d)
@@ -171,7 +174,7 @@ func TestManyLinksInParts(t *testing.T) {
 	}
 	base := site(t, disallowSecret, map[string]string{"/": "<html><body>" + b.String() + "</body></html>"})
 	s, st := crawl(t, Options{}, 10, 1, base+"/")
-	var parts []*Message
+	var parts []*splitter.Msg
 	for _, m := range s.msgs {
 		if m.Page == nil || m.Page.URL == base+"/" {
 			parts = append(parts, m)
@@ -200,7 +203,7 @@ func TestRedirect(t *testing.T) {
 	var chains fetch.Redirects
 	s, st := crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
 	m := s.pages()[srv.URL+"/r"]
-	want := []URL{{URL: srv.URL + "/target", Kind: tracefile.URLRedirect}}
+	want := []splitter.URL{{URL: srv.URL + "/target", Kind: tracefile.URLRedirect}}
 	if m == nil || !slices.Equal(m.URLs, want) || m.Page.Redirect != srv.URL+"/target" || chains.Take(srv.URL+"/target") != 1 {
 		t.Fatalf("redirect not submitted or not remembered: %+v", m)
 	}
@@ -225,9 +228,9 @@ func TestRobotsRedirectHop(t *testing.T) {
 	if r := pages[base+"/robots.txt"]; r == nil || r.Page.Redirect != base+"/rules.txt" || pages[base+"/rules.txt"] == nil || pages[base+"/secret"] != nil || pages[base+"/open"] == nil {
 		t.Fatalf("page rows %v", keys(pages))
 	}
-	if st.RobotsFetches.Load() != 2 || st.RobotsRedirects.Load() != 1 || st.RobotsExcluded.Load() != 1 || st.Attempts.Load() != 1 {
+	if st.RobotsFetches.Load() != 2 || st.RobotsRedirects.Load() != 1 || st.RobotsExcluded.Load() != 1 || st.FetchAttempts.Load() != 1 {
 		t.Fatalf("robots fetches %d, redirects %d, excluded %d, attempts %d: want 2, 1, 1, 1",
-			st.RobotsFetches.Load(), st.RobotsRedirects.Load(), st.RobotsExcluded.Load(), st.Attempts.Load())
+			st.RobotsFetches.Load(), st.RobotsRedirects.Load(), st.RobotsExcluded.Load(), st.FetchAttempts.Load())
 	}
 }
 
@@ -244,17 +247,17 @@ func TestBudgetAndOwner(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	s, st := crawl(t, Options{}, 0, 1, srv.URL+"/x")
-	if len(s.pages()) != 1 || st.Attempts.Load() != 0 || hits.Load() != 1 {
-		t.Fatalf("over budget: %d rows, %d attempts, %d requests: want robots.txt only", len(s.pages()), st.Attempts.Load(), hits.Load())
+	if len(s.pages()) != 1 || st.FetchAttempts.Load() != 0 || hits.Load() != 1 {
+		t.Fatalf("over budget: %d rows, %d attempts, %d requests: want robots.txt only", len(s.pages()), st.FetchAttempts.Load(), hits.Load())
 	}
 	owner := func(u string) (int, bool) { return 1, strings.HasPrefix(u, base) }
 	s, st = crawl(t, Options{Node: 0, Owner: owner}, 10, 2, base+"/", srv.URL+"/y")
-	if !slices.Equal(s.forwards, []string{base + "/"}) || st.Attempts.Load() != 1 || s.pages()[srv.URL+"/y"] == nil {
-		t.Fatalf("forwarded %v, %d attempts: want %s/ forwarded and the other fetched", s.forwards, st.Attempts.Load(), base)
+	if !slices.Equal(s.forwards, []string{base + "/"}) || st.FetchAttempts.Load() != 1 || s.pages()[srv.URL+"/y"] == nil {
+		t.Fatalf("forwarded %v, %d attempts: want %s/ forwarded and the other fetched", s.forwards, st.FetchAttempts.Load(), base)
 	}
 }
 
-func keys(m map[string]*Message) []string {
+func keys(m map[string]*splitter.Msg) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)
