@@ -18,6 +18,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/sampledata"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // needTool returns the path of a program the test starts for real
@@ -136,7 +137,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cancel(); cmd.Wait() }()
-	waitUntil(t, "prometheus to be ready", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "prometheus to be ready", 60*time.Second, func() bool {
 		resp, err := http.Get("http://" + promAddr + "/-/ready")
 		if err != nil {
 			return false
@@ -152,7 +153,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		c.procs[i] = c.start(t, i, "--metrics", metrics[i])
 	}
 	// Scraped while it runs: some node has fetched pages and is not done.
-	waitUntil(t, "a scrape of a running node with pages fetched", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "a scrape of a running node with pages fetched", 60*time.Second, func() bool {
 		for _, r := range promQuery(t, promAddr, "crawltrace_fetch_attempts_total") {
 			if v, _ := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64); v > 0 {
 				return true
@@ -256,11 +257,11 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		return d.Stats.FetchAttempts, len(d.Samples)
 	}
-	waitUntil(t, "the crawl to fetch pages", 30*time.Second, func() bool { p, _ := live(); return p > 0 })
+	crawltest.WaitFor(t, "the crawl to fetch pages", 30*time.Second, func() bool { p, _ := live(); return p > 0 })
 	first, _ := load()
 	// The second load once the crawl has fetched more than the first saw,
 	// and the page has samples enough to draw a line.
-	waitUntil(t, "the crawl to fetch more pages", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "the crawl to fetch more pages", 60*time.Second, func() bool {
 		p, n := live()
 		return p > int64(first)+10 && n >= 3
 	})

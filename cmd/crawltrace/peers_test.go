@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
@@ -101,7 +102,7 @@ func TestPeerEpochsMovePast(t *testing.T) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--checkpoint-every", "500ms")
-	waitUntil(t, "the nodes to exchange batches", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "the nodes to exchange batches", 30*time.Second, func() bool {
 		s, err := c.status(1)
 		_, cerr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json"))
 		return err == nil && s.Sent > 0 && s.Received > 0 && cerr == nil
