@@ -478,6 +478,7 @@ func TestClusterMaxPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a crawl in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 3, "--min-delay", "0", "--max-pages", "100")
 	c.waitNodes(t, 60*time.Second)
@@ -616,9 +617,10 @@ func TestClusterRejoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
-	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "1s")
+	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "2s")
 	crawltest.WaitFor(t, "node 2 to exchange batches", 30*time.Second, func() bool {
 		s, err := c.status(2)
 		return err == nil && s.Sent > 0 && s.Received > 0

@@ -246,6 +246,7 @@ func TestResumeFinishedClusterCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 8, 20)
 	c := newCluster(t, web, 3, "--min-delay", "0")
 	c.waitNodes(t, 90*time.Second)

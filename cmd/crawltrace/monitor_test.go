@@ -109,6 +109,7 @@ func promQuery(t *testing.T, addr, q string) []struct {
 // it scraped of every metric of every node equals that node's
 // stats.json.
 func TestPrometheusScrapesCluster(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	prom := needTool(t, "prometheus", "prometheus")
 	web := startClusterWeb(t, 12, 30)
 	metrics := freePorts(t, 4)
@@ -209,6 +210,7 @@ var pointsRe = regexp.MustCompile(`id="line-rate"[^>]*points="([^"]+)"`)
 // from the crawl and draws its chart, and the count has risen between
 // the two loads.
 func TestStatusPageInChromium(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	chromium := needTool(t, "chromium", "chromium")
 	// A crawl of about 20 s (60 pages a host, 200 ms apart): the page is
 	// loaded twice well before its end.

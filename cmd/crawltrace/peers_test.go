@@ -26,6 +26,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs crawls in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	for _, tc := range []struct {
 		name  string
@@ -46,6 +47,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 		}, "--peers: here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each node stops only after telling its peers, seconds of waiting
 			c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 3), web: web, extra: []string{"--min-delay", "50ms"}}
 			c.procs = make([]*proc, 3)
 			for i := range 3 {

@@ -50,6 +50,7 @@ func TestRealSiteCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls three real sites with child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	for _, s := range realSites {
 		sampledata.Installed(t, s.dir, s.pkg)
 	}
