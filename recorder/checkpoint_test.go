@@ -63,6 +63,7 @@ func head(s []string) []string {
 // the URLs in transit
 // between nodes at the stop are not lost.
 func TestResumeMultiNode(t *testing.T) {
+	t.Parallel() // a whole crawl, most of it waiting on the test web: it overlaps with the others
 	if testing.Short() {
 		t.Skip("crawls a test web twice")
 	}
