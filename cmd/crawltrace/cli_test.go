@@ -6,20 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// cliMu runs the in-process commands one at a time: they share the
-// package's globals (the signal caught, the completion table's error), and
-// parallel tests call them too.
-var cliMu sync.Mutex
-
-// runCLI runs crawltrace in this process with args.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cliMu.Lock()
-	defer cliMu.Unlock()
 	var o, e bytes.Buffer
 	code = runWith(args, &o, &e)
 	return code, o.String(), e.String()

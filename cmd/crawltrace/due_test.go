@@ -28,7 +28,6 @@ func urlRows(t *testing.T, dir string) []string {
 // CLOCK cache hits exactly where a replay of the condensed trace through
 // replay/policy's CLOCK of the same size hits.
 func TestDiskDUE(t *testing.T) {
-	t.Parallel() // in-process commands one at a time (runCLI), beside the child processes of the others
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 10, 30, 0
 	srv := crawltest.Serve(t, wc)

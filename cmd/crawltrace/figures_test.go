@@ -20,7 +20,6 @@ import (
 // marker clipped), the size README.md states, and each policy or
 // partitioner in one colour, its own, in every figure's legend.
 func TestFiguresReadable(t *testing.T) {
-	t.Parallel() // in-process commands one at a time (runCLI), beside the child processes of the others
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
 	mustRun(t, "demo", "--out", run, "--hosts", "20", "--pages-per-host", "30", "--max-pages", "400", "--workers", "4",
