@@ -63,6 +63,7 @@ func head(s []string) []string {
 // the URLs in transit
 // between nodes at the stop are not lost.
 func TestResumeMultiNode(t *testing.T) {
+	t.Parallel() // a whole crawl, most of it waiting on the test web: it overlaps with the others
 	if testing.Short() {
 		t.Skip("crawls a test web twice")
 	}
@@ -86,13 +87,14 @@ func TestResumeMultiNode(t *testing.T) {
 	cfg.Memory = 32 << 10 // server queues spill, and the queue budget is tiny
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // stop once every node has written a checkpoint
-		for id := 0; id < cfg.Nodes; {
-			if _, err := os.Stat(filepath.Join(stateDir(cfg.OutDir, id), checkpoint.DirName, checkpoint.MetaName)); err == nil {
-				id++
-				continue
+		crawltest.Until(ctx, func() bool {
+			for id := range cfg.Nodes {
+				if _, err := os.Stat(filepath.Join(stateDir(cfg.OutDir, id), checkpoint.DirName, checkpoint.MetaName)); err != nil {
+					return false
+				}
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return true
+		})
 		cancel()
 	}()
 	res, err := Run(ctx, cfg)

@@ -26,16 +26,10 @@ func TestKill9(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	seg := filepath.Join(tracefile.NodeDir(dir, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if st, err := os.Stat(seg); err == nil && st.Size() > 64<<10 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child wrote no trace")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	crawltest.WaitFor(t, "the child to log 64 KiB of trace", 30*time.Second, func() bool {
+		st, err := os.Stat(seg)
+		return err == nil && st.Size() > 64<<10
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	if _, err := os.Stat(filepath.Join(dir, tracefile.ManifestName)); err == nil {

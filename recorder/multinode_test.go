@@ -130,11 +130,15 @@ func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int) []*Stat
 		go func(i int) {
 			defer wg.Done()
 			if i == late {
-				for j := 0; j < n && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
-					if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, j), "state", "topology.json")); j == i || err == nil {
-						j++ // node j is up (it saved the crawl's topology)
+				// Every other node is up (it saved the crawl's topology).
+				crawltest.Until(ctx, func() bool {
+					for j := range n {
+						if _, err := os.Stat(filepath.Join(tracefile.NodeDir(dir, j), "state", "topology.json")); j != i && err != nil {
+							return false
+						}
 					}
-				}
+					return true
+				})
 				ln, err := net.Listen("tcp", peers[i])
 				if err != nil {
 					errs[i] = err

@@ -175,19 +175,11 @@ func TestConnectionCap(t *testing.T) {
 		}
 		// The crawler closes every connection when it stops; the server
 		// notices soon after (bounded wait, no timing asserted).
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		crawltest.WaitFor(t, fmt.Sprintf("%s: every connection closed after the crawl", order), 5*time.Second, func() bool {
 			cw.mu.Lock()
-			o, c := cw.opened, cw.closed
-			cw.mu.Unlock()
-			if o == c {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d connections still open after the crawl (%d opened)", order, o-c, o)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			defer cw.mu.Unlock()
+			return cw.opened == cw.closed
+		})
 	}
 }
 

@@ -116,6 +116,7 @@ func TestDeterministicCondense(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 5,000-page crawls")
 	}
+	t.Parallel() // on the virtual clock: it overlaps with the crawls that wait on the test web
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost = 100, 100
 	var urls, pages []string

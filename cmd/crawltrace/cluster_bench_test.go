@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -26,7 +27,7 @@ func pageTimes(t testing.TB, dir string, node int) map[string][]time.Time {
 }
 
 func killWhenBusy(b *testing.B, c *cluster, node int) time.Time {
-	waitUntil(b, fmt.Sprintf("node %d to exchange batches", node), 30*time.Second, func() bool {
+	crawltest.WaitFor(b, fmt.Sprintf("node %d to exchange batches", node), 30*time.Second, func() bool {
 		s, err := c.status(node)
 		return err == nil && s.Sent > 0 && s.Received > 0
 	})

@@ -81,6 +81,16 @@ func startProcEnv(t testing.TB, logPath string, env []string, args ...string) *p
 	return p
 }
 
+// exited reports whether the process has exited.
+func exited(p *proc) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // wait waits for the process to exit on its own within d.
 func (p *proc) wait(t testing.TB, name string, d time.Duration) error {
 	t.Helper()
@@ -170,16 +180,6 @@ func (c *cluster) status(i int) (peer.NodeStatus, error) {
 	return s, err
 }
 
-// waitUntil polls cond every 50ms for up to d.
-func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // queuedFor is the number of batches node holds for dest, sent and not
 // yet acknowledged (its status; -1 when it does not answer).
 func (c *cluster) queuedFor(node, dest int) int {
@@ -201,7 +201,7 @@ func (c *cluster) waitQueuedFor(t testing.TB, dest int, d time.Duration) {
 	for i := range c.procs {
 		before[i] = c.queuedFor(i, dest)
 	}
-	waitUntil(t, fmt.Sprintf("node %d's peers to queue batches for it", dest), d, func() bool {
+	crawltest.WaitFor(t, fmt.Sprintf("node %d's peers to queue batches for it", dest), d, func() bool {
 		for i := range c.procs {
 			if i == dest {
 				continue
@@ -388,7 +388,7 @@ func clusterRestart(t *testing.T, extra []string) {
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, append([]string{"--min-delay", "150ms"}, extra...)...)
 	ckpt := filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json")
-	waitUntil(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
 		s, err := c.status(1)
 		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), tracefile.SegmentName(tracefile.PrefixPages, 1)))
 		if extra != nil {
@@ -402,7 +402,7 @@ func clusterRestart(t *testing.T, extra []string) {
 	<-c.procs[1].done
 	c.waitQueuedFor(t, 1, 30*time.Second)
 	c.procs[1] = c.start(t, 1, "--resume")
-	waitUntil(t, "node 0 to see node 1's new incarnation", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 0 to see node 1's new incarnation", 30*time.Second, func() bool {
 		s, err := c.status(0)
 		return err == nil && len(s.Peers) == 3 && s.Peers[1] == 2
 	})
@@ -478,6 +478,7 @@ func TestClusterMaxPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a crawl in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 3, "--min-delay", "0", "--max-pages", "100")
 	c.waitNodes(t, 60*time.Second)
@@ -517,7 +518,7 @@ func TestClusterFailover(t *testing.T) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
-	waitUntil(t, "node 2 to exchange batches and log URLs", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 2 to exchange batches and log URLs", 30*time.Second, func() bool {
 		s, err := c.status(2)
 		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 2), tracefile.SegmentName(tracefile.PrefixURLs, 1)))
 		return err == nil && s.Sent > 0 && s.Received > 0 && serr == nil && st.Size() > 0
@@ -616,16 +617,17 @@ func TestClusterRejoin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
-	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "1s")
-	waitUntil(t, "node 2 to exchange batches", 30*time.Second, func() bool {
+	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "2s")
+	crawltest.WaitFor(t, "node 2 to exchange batches", 30*time.Second, func() bool {
 		s, err := c.status(2)
 		return err == nil && s.Sent > 0 && s.Received > 0
 	})
 	c.procs[2].cmd.Process.Signal(syscall.SIGKILL)
 	<-c.procs[2].done
-	waitUntil(t, "nodes 0 and 1 to declare node 2 dead", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "nodes 0 and 1 to declare node 2 dead", 30*time.Second, func() bool {
 		for i := range 2 {
 			s, err := c.status(i)
 			if err != nil || !slices.Equal(s.Dead, []int{2}) {
@@ -687,7 +689,7 @@ func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
 	c.procs[0] = c.start(t, 0)
 	part := filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "checkpoint", peer.OutboxPartName)
 	held := 0
-	waitUntil(t, "node 0 to checkpoint batches for node 1", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 0 to checkpoint batches for node 1", 60*time.Second, func() bool {
 		p := peer.NewOutboxPart()
 		f, err := os.Open(part)
 		if err != nil {

@@ -36,18 +36,12 @@ func TestCrawlDirectoryLock(t *testing.T) {
 
 	// The first process has logged rows once a checkpoint exists.
 	ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
-	for deadline := time.Now().Add(time.Minute); ; {
-		if _, err := os.Stat(ckpt); err == nil {
-			break
-		}
-		select {
-		case <-first.done:
-			t.Fatalf("the first crawl ended early (%v): make the test web larger", first.err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first crawl took no checkpoint within a minute")
-		}
+	crawltest.WaitFor(t, "the first crawl's first checkpoint", time.Minute, func() bool {
+		_, err := os.Stat(ckpt)
+		return err == nil || exited(first)
+	})
+	if _, err := os.Stat(ckpt); err != nil {
+		t.Fatalf("the first crawl ended early (%v): make the test web larger", first.err)
 	}
 	host, _ := os.Hostname()
 	urlsFile := filepath.Join(t.TempDir(), "urls.txt")
@@ -113,18 +107,12 @@ func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
 	seg := filepath.Join(tracefile.NodeDir(dir, 0), tracefile.SegmentName(tracefile.PrefixURLs, 1))
-	for deadline := time.Now().Add(time.Minute); ; {
-		if st, err := os.Stat(seg); err == nil && st.Size() > 64<<10 {
-			break
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("the crawl ended before it was killed (%v)", p.err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the crawl logged nothing within a minute")
-		}
+	crawltest.WaitFor(t, "the crawl to log 64 KiB", time.Minute, func() bool {
+		st, err := os.Stat(seg)
+		return err == nil && st.Size() > 64<<10 || exited(p)
+	})
+	if exited(p) {
+		t.Fatalf("the crawl ended before it was killed (%v)", p.err)
 	}
 	p.cmd.Process.Kill()
 	<-p.done
@@ -217,7 +205,7 @@ func TestClusterNodeLock(t *testing.T) {
 	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
 	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")
 	pid := c.procs[0].cmd.Process.Pid
-	waitUntil(t, "node 0 to hold its directory", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 0 to hold its directory", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(lockFile)
 		return strings.Contains(string(b), fmt.Sprintf("pid %d ", pid))
 	})
@@ -258,6 +246,7 @@ func TestResumeFinishedClusterCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 8, 20)
 	c := newCluster(t, web, 3, "--min-delay", "0")
 	c.waitNodes(t, 90*time.Second)

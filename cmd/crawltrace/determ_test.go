@@ -62,6 +62,7 @@ func TestLocalWebCrawlGOMAXPROCS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 5,000-page crawls in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	var first []string
 	for _, procs := range []string{"1", "2"} {
 		dir := filepath.Join(t.TempDir(), "crawl")
@@ -114,6 +115,7 @@ func TestLocalWebFlagRefused(t *testing.T) {
 // condensed traces, the same replay results but for their seconds column,
 // and the same output but for the wall-clock time the crawl took here.
 func TestDemoDeterministic(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	if testing.Short() {
 		t.Skip("three demo runs in child processes")
 	}

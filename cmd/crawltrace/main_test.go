@@ -19,7 +19,7 @@ const cliChild = "crawltrace"
 // and the test web's latency, not on the CPU (a quarter of one core each
 // on two cores): the default, GOMAXPROCS, would leave two cores mostly idle
 // while they wait.
-const parallelTests = 4
+const parallelTests = 8
 
 // TestMain runs the tests, or, in a process a test started, crawltrace.
 func TestMain(m *testing.M) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/sampledata"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // needTool returns the path of a program the test starts for real
@@ -117,6 +118,7 @@ func promQuery(t *testing.T, addr, q string) []struct {
 // it scraped of every metric of every node equals that node's
 // stats.json.
 func TestPrometheusScrapesCluster(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	prom := needTool(t, "prometheus", "prometheus")
 	web := startClusterWeb(t, 12, 30)
 	metrics := freePorts(t, 4)
@@ -145,7 +147,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cancel(); cmd.Wait() }()
-	waitUntil(t, "prometheus to be ready", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "prometheus to be ready", 60*time.Second, func() bool {
 		resp, err := http.Get("http://" + promAddr + "/-/ready")
 		if err != nil {
 			return false
@@ -161,7 +163,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		c.procs[i] = c.start(t, i, "--metrics", metrics[i])
 	}
 	// Scraped while it runs: some node has fetched pages and is not done.
-	waitUntil(t, "a scrape of a running node with pages fetched", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "a scrape of a running node with pages fetched", 60*time.Second, func() bool {
 		for _, r := range promQuery(t, promAddr, "crawltrace_fetch_attempts_total") {
 			if v, _ := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64); v > 0 {
 				return true
@@ -217,6 +219,7 @@ var pointsRe = regexp.MustCompile(`id="line-rate"[^>]*points="([^"]+)"`)
 // from the crawl and draws its chart, and the count has risen between
 // the two loads.
 func TestStatusPageInChromium(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	chromium := needTool(t, "chromium", "chromium")
 	// A crawl of about 20 s (60 pages a host, 200 ms apart): the page is
 	// loaded twice well before its end.
@@ -265,11 +268,11 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		return d.Stats.FetchAttempts, len(d.Samples)
 	}
-	waitUntil(t, "the crawl to fetch pages", 30*time.Second, func() bool { p, _ := live(); return p > 0 })
+	crawltest.WaitFor(t, "the crawl to fetch pages", 30*time.Second, func() bool { p, _ := live(); return p > 0 })
 	first, _ := load()
 	// The second load once the crawl has fetched more than the first saw,
 	// and the page has samples enough to draw a line.
-	waitUntil(t, "the crawl to fetch more pages", 60*time.Second, func() bool {
+	crawltest.WaitFor(t, "the crawl to fetch more pages", 60*time.Second, func() bool {
 		p, n := live()
 		return p > int64(first)+10 && n >= 3
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // Issue 32, case 1: a crawl directory holds one crawl. Node 0 of crawl A
@@ -29,7 +30,7 @@ func TestTwoCrawlsOneDirectoryRefused(t *testing.T) {
 		<-p.done
 	}()
 	topo := filepath.Join(tracefile.NodeDir(a.dir, 0), "state", "topology.json")
-	waitUntil(t, "node 0 of crawl A to save its topology", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "node 0 of crawl A to save its topology", 30*time.Second, func() bool {
 		_, err := os.Stat(topo)
 		return err == nil
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
@@ -25,6 +26,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs crawls in child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	web := startClusterWeb(t, 12, 30)
 	for _, tc := range []struct {
 		name  string
@@ -45,6 +47,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 		}, "--peers: here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each node stops only after telling its peers, seconds of waiting
 			c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 3), web: web, extra: []string{"--min-delay", "50ms"}}
 			c.procs = make([]*proc, 3)
 			for i := range 3 {
@@ -101,7 +104,7 @@ func TestPeerEpochsMovePast(t *testing.T) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--checkpoint-every", "500ms")
-	waitUntil(t, "the nodes to exchange batches", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "the nodes to exchange batches", 30*time.Second, func() bool {
 		s, err := c.status(1)
 		_, cerr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json"))
 		return err == nil && s.Sent > 0 && s.Received > 0 && cerr == nil

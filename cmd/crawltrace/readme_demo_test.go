@@ -43,6 +43,7 @@ func readmeDemoBlock(out, dir string) string {
 // but for the wall-clock time the crawl took (`-update-readme` rewrites
 // it from a run).
 func TestREADMEDemoOutput(t *testing.T) {
+	t.Parallel() // child processes: it overlaps with the others
 	if testing.Short() {
 		t.Skip("runs the default demo")
 	}

@@ -111,6 +111,7 @@ func TestREADMEFirstContact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the demo")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go on PATH")

@@ -12,6 +12,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/sampledata"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // The real sites: HTML trees of Debian documentation packages, made by
@@ -49,6 +50,7 @@ func TestRealSiteCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls three real sites with child processes")
 	}
+	t.Parallel() // child processes: it overlaps with the others
 	for _, s := range realSites {
 		sampledata.Installed(t, s.dir, s.pkg)
 	}
@@ -64,7 +66,7 @@ func TestRealSiteCrawl(t *testing.T) {
 	var httpAddr, tlsAddr string
 	httpRe := regexp.MustCompile(`static sites\) on http://([0-9.:]+)/`)
 	tlsRe := regexp.MustCompile(`serving https on https://([0-9.:]+)/`)
-	waitUntil(t, "testweb's addresses", 30*time.Second, func() bool {
+	crawltest.WaitFor(t, "testweb's addresses", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(webLog)
 		h, s := httpRe.FindSubmatch(b), tlsRe.FindSubmatch(b)
 		if h == nil || s == nil {

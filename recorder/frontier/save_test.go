@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
 )
@@ -147,18 +148,10 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 	if err := b.Load(gob.NewDecoder(&buf), func(int) {}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	crawltest.WaitFor(t, "slow.test's 2 URLs on ip:192.0.2.5 and 1 on ip:192.0.2.1 after loading", 5*time.Second, func() bool {
 		b.mu.Lock()
+		defer b.mu.Unlock()
 		h, x := b.s.hosts["ip:192.0.2.5"], b.s.hosts["ip:192.0.2.1"]
-		done := h != nil && h.queued() == 2 && x != nil && x.queued() == 1
-		b.mu.Unlock()
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after loading, servers %v: want slow.test's 2 URLs on ip:192.0.2.5 and 1 on ip:192.0.2.1", b.s.hosts)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return h != nil && h.queued() == 2 && x != nil && x.queued() == 1
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/bytebudget"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // testReceiver is a node's splitter as the endpoint sees it: it processes
@@ -253,7 +254,7 @@ func TestBatchEndpointBounds(t *testing.T) {
 	for range cap(ht.sem) {
 		slow = append(slow, rawPost(t, addr, int64(len(good)), false, good[:10]))
 	}
-	waitFor(t, "the slow bodies to take every slot", func() bool { return len(ht.sem) == cap(ht.sem) })
+	crawltest.WaitFor(t, "the slow bodies to take every slot", 10*time.Second, func() bool { return len(ht.sem) == cap(ht.sem) })
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(good))
 	req.Header.Set("Authorization", "Bearer T")
 	req.Header.Set("Content-Type", BatchContentType)
@@ -275,7 +276,7 @@ func TestBatchEndpointBounds(t *testing.T) {
 			t.Errorf("slow body: answer %d, want 400 or a closed connection after the read deadline", code)
 		}
 	}
-	waitFor(t, "the slots to be free", func() bool { return len(ht.sem) == 0 })
+	crawltest.WaitFor(t, "the slots to be free", 10*time.Second, func() bool { return len(ht.sem) == 0 })
 	if code, ack := postBatch(t, url, "Bearer T", "1", good); code != 200 || !ack.New {
 		t.Errorf("batch after the slow ones: %d %+v", code, ack)
 	}
@@ -335,15 +336,6 @@ func TestEpochMovesPast(t *testing.T) {
 	ht.moveEpochPast(maxEpoch+1, "absurd")
 	if ht.epoch.Load() != 1000 {
 		t.Errorf("an epoch past maxEpoch moved the node to %d", ht.epoch.Load())
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }
 

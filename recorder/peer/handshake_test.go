@@ -2,14 +2,18 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // syncBuffer is a log output read while the transports write it.
@@ -65,16 +69,14 @@ func TestPollAfterHandshake(t *testing.T) {
 	if _, _, ok := trs[1].snapshot(); ok {
 		t.Fatal("a snapshot across two topologies succeeded")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Both nodes stop (or the wait ends and the errors below say which did not).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	crawltest.Until(ctx, func() bool {
 		mu.Lock()
-		n := len(stopped)
-		mu.Unlock()
-		if n == 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(stopped) == 2
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range 2 {
@@ -115,12 +117,10 @@ func TestMismatchToldToLatePeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln1, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Node 1 is not up yet: its address hangs up on whoever calls, until
+	// node 1 starts on it.
+	ln1 := newLateListener(t)
 	addrs := []string{ln0.Addr().String(), ln1.Addr().String()}
-	ln1.Close() // node 1 is not up yet: connections are refused
 	errConfig := errors.New("bad configuration")
 	tr0 := startTransport(t, 0, "one", addrs, ln0, errConfig, nil)
 	defer tr0.Close()
@@ -134,11 +134,9 @@ func TestMismatchToldToLatePeer(t *testing.T) {
 		tr0.Close()
 		close(drained)
 	}()
-	time.Sleep(time.Second)
-	ln1, err = net.Listen("tcp", addrs[1])
-	if err != nil {
-		t.Skipf("node 1's port was taken meanwhile: %v", err)
-	}
+	// Node 1 starts once node 0 has greeted it in vain.
+	crawltest.WaitFor(t, "node 0 to greet node 1 while it is down", 10*time.Second, func() bool { return ln1.hungUp.Load() > 0 })
+	ln1.up()
 	told := make(chan error, 1)
 	tr1 := startTransport(t, 1, "another", addrs, ln1, errConfig, func(err error) { told <- err })
 	defer tr1.Close()
@@ -151,4 +149,51 @@ func TestMismatchToldToLatePeer(t *testing.T) {
 		t.Fatalf("node 1, started after node 0 stopped, never heard of the mismatch; logs:\n%s", logs.String())
 	}
 	<-drained
+}
+
+// lateListener is the address of a node that is not up yet: it hangs up
+// on every connection (counted in hungUp), as a port nobody listens on
+// refuses it, until up; then Accept hands the connections to the node
+// that listens on it.
+type lateListener struct {
+	net.Listener
+	hungUp  atomic.Int64
+	started atomic.Bool
+	conns   chan net.Conn
+}
+
+func newLateListener(t *testing.T) *lateListener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lateListener{Listener: ln, conns: make(chan net.Conn)}
+	go func() {
+		defer close(l.conns)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !l.started.Load() {
+				c.Close()
+				l.hungUp.Add(1)
+				continue
+			}
+			l.conns <- c
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return l
+}
+
+// up starts passing connections to Accept.
+func (l *lateListener) up() { l.started.Store(true) }
+
+func (l *lateListener) Accept() (net.Conn, error) {
+	c, ok := <-l.conns
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	return c, nil
 }

@@ -3,10 +3,13 @@ package peer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // workReceiver is a node whose every new batch is work (a URL to fetch)
@@ -83,11 +86,7 @@ func termCluster(t *testing.T, n int) ([]*HTTPTransport, []*workReceiver) {
 func waitSnapshots(t *testing.T, tr *HTTPTransport, k uint64) {
 	t.Helper()
 	want := tr.snapshots.Load() + k
-	for end := time.Now().Add(20 * time.Second); tr.snapshots.Load() < want; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("node %d began no %d snapshots", tr.self, k)
-		}
-	}
+	crawltest.WaitFor(t, fmt.Sprintf("node %d to begin %d snapshots", tr.self, k), 20*time.Second, func() bool { return tr.snapshots.Load() >= want })
 }
 
 func closed(ch <-chan struct{}) bool {
@@ -155,11 +154,7 @@ func TestTerminationWaitsForWork(t *testing.T) {
 	for _, tr := range trs {
 		outs = append(outs, tr.WatchTermination(ctx))
 	}
-	for end := time.Now().Add(20 * time.Second); rs[1].holding() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("node 1 never received the batch")
-		}
-	}
+	crawltest.WaitFor(t, "node 1 to receive the batch", 20*time.Second, func() bool { return rs[1].holding() != 0 })
 	waitSnapshots(t, trs[0], 5)
 	waitSnapshots(t, trs[2], 5)
 	for i, o := range outs {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
@@ -36,7 +37,7 @@ func TestBatchAgeHoldsAndCounts(t *testing.T) {
 	for _, u := range remote {
 		s.Send(&Msg{URLs: []URL{{URL: u, Kind: tracefile.URLLink}}})
 	}
-	waitFor(t, "the messages processed", func() bool { return s.Inflight() == 1 })
+	crawltest.WaitFor(t, "the messages processed", 10*time.Second, func() bool { return s.Inflight() == 1 })
 	if tr.Idle() {
 		t.Fatal("tracker idle while a batch for a peer is being filled")
 	}
@@ -59,10 +60,10 @@ func TestBatchAgeHoldsAndCounts(t *testing.T) {
 	// Once the batch being filled is all the work the node has left, the
 	// next message hands it over at once.
 	s.Send(&Msg{URLs: []URL{{URL: remote[0], Kind: tracefile.URLLink}}})
-	waitFor(t, "the batch held", func() bool { return s.Inflight() == 1 })
+	crawltest.WaitFor(t, "the batch held", 10*time.Second, func() bool { return s.Inflight() == 1 })
 	tr.Add(-1) // the fetch ends; its message (no URLs) follows
 	s.Send(&Msg{})
-	waitFor(t, "the batch handed over when it was all the work left", func() bool {
+	crawltest.WaitFor(t, "the batch handed over when it was all the work left", 10*time.Second, func() bool {
 		ct.mu.Lock()
 		defer ct.mu.Unlock()
 		return len(ct.sent[1]) == 4 && s.Inflight() == 0 && tr.Idle()
@@ -76,7 +77,7 @@ func TestBatchAgeHoldsAndCounts(t *testing.T) {
 	go s2.Run()
 	defer s2.Stop()
 	s2.Send(&Msg{URLs: []URL{{URL: remote[0], Kind: tracefile.URLLink}}})
-	waitFor(t, "the aged batch handed over", func() bool {
+	crawltest.WaitFor(t, "the aged batch handed over", 10*time.Second, func() bool {
 		ct2.mu.Lock()
 		defer ct2.mu.Unlock()
 		return len(ct2.sent[1]) == 1 && s2.Inflight() == 0
@@ -108,9 +109,9 @@ func TestBatchAgeFailover(t *testing.T) {
 		}
 	}
 	s.Send(&Msg{URLs: []URL{{URL: remote, Kind: tracefile.URLLink}}})
-	waitFor(t, "the batch held", func() bool { return s.Inflight() == 1 })
+	crawltest.WaitFor(t, "the batch held", 10*time.Second, func() bool { return s.Inflight() == 1 })
 	s.SendView([]bool{true, false})
-	waitFor(t, "the held batch routed again", func() bool {
+	crawltest.WaitFor(t, "the held batch routed again", 10*time.Second, func() bool {
 		front.mu.Lock()
 		defer front.mu.Unlock()
 		return s.Inflight() == 0 && len(front.added) == 1

@@ -9,6 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
@@ -108,7 +109,7 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 		t.Fatalf("only %d URLs for node 1", len(toOne))
 	}
 	s.Send(&Msg{URLs: urls, Source: 1})
-	waitFor(t, "the URLs for node 1 to be sent", func() bool {
+	crawltest.WaitFor(t, "the URLs for node 1 to be sent", 10*time.Second, func() bool {
 		ct.mu.Lock()
 		defer ct.mu.Unlock()
 		return len(ct.sent[1]) == len(toOne)
@@ -119,7 +120,7 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	s.Send(&Msg{view: []bool{true, false, true}})
 	// The redo scan runs in the background and ends with its event.
 	var redo *tracefile.Event
-	waitFor(t, "the redo event", func() bool {
+	crawltest.WaitFor(t, "the redo event", 10*time.Second, func() bool {
 		for _, e := range ev.events() {
 			if e.Event == tracefile.EventRedo {
 				redo = &e
@@ -155,15 +156,6 @@ func TestRedoRoutesDeadNodesURLs(t *testing.T) {
 	for _, u := range ct.sent[2] {
 		if ring.Node(u) != 1 {
 			t.Errorf("%s, node %d's, routed again", u, ring.Node(u))
-		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }

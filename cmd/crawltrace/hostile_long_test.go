@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 import (
@@ -15,6 +17,11 @@ import (
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
+
+// The tests of this file need a large input by nature (a memory bound is
+// shown only by pages that would break it) and cost more CPU than the
+// rest of the package's tests: they build only with -tags long, which
+// .ci/run gives them.
 
 // hostilePage writes a 16 MiB page of short distinct links (about 800,000)
 // to other such pages.
