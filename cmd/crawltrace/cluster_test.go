@@ -214,6 +214,24 @@ func (c *cluster) waitQueuedFor(t testing.TB, dest int, d time.Duration) {
 	})
 }
 
+// fetchedAll reports every page of want that none of the first nodes
+// fetched, and returns the pages they fetched.
+func (c *cluster) fetchedAll(t testing.TB, nodes int, want map[string]bool) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	for i := range nodes {
+		for _, u := range pagesOf(t, c.dir, i) {
+			got[u] = true
+		}
+	}
+	for u := range want {
+		if !got[u] {
+			t.Errorf("never fetched: %s", u)
+		}
+	}
+	return got
+}
+
 // pagesOf returns the URLs of node's page log (robots.txt excluded), cut
 // segments of killed incarnations included.
 func pagesOf(t testing.TB, dir string, node int) []string {
@@ -638,17 +656,7 @@ func TestClusterRejoin(t *testing.T) {
 	})
 	c.procs[2] = c.start(t, 2, "--resume")
 	c.waitNodes(t, 90*time.Second)
-	got := map[string]bool{}
-	for i := range 3 {
-		for _, u := range pagesOf(t, c.dir, i) {
-			got[u] = true
-		}
-	}
-	for u := range want {
-		if !got[u] {
-			t.Errorf("never fetched: %s", u)
-		}
-	}
+	c.fetchedAll(t, 3, want)
 	for i := range 2 {
 		var left, joined bool
 		for _, e := range readEvents(t, c.dir, i) {
@@ -716,17 +724,7 @@ func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
 	if s.BatchesResent == 0 || s.OutboxLeft != 0 || s.Epoch != 2 {
 		t.Errorf("resumed node 0: epoch %d, resent %d (a checkpoint held %d), left %d", s.Epoch, s.BatchesResent, held, s.OutboxLeft)
 	}
-	got := map[string]bool{}
-	for i := range 2 {
-		for _, u := range pagesOf(t, c.dir, i) {
-			got[u] = true
-		}
-	}
-	for u := range want {
-		if !got[u] {
-			t.Errorf("never fetched: %s", u)
-		}
-	}
+	got := c.fetchedAll(t, 2, want)
 	if len(got) != len(want) {
 		t.Errorf("fetched %d pages, the reference %d", len(got), len(want))
 	}
@@ -779,17 +777,7 @@ func TestClusterStopKeepsOutbox(t *testing.T) {
 	if s := readStats(t, c.dir, 0); s.BatchesResent < int64(st.OutboxLeft) || s.OutboxLeft != 0 || s.Epoch != 2 {
 		t.Errorf("resumed node 0: epoch %d, resent %d (outbox held %d), left %d", s.Epoch, s.BatchesResent, st.OutboxLeft, s.OutboxLeft)
 	}
-	got := map[string]bool{}
-	for i := range 2 {
-		for _, u := range pagesOf(t, c.dir, i) {
-			got[u] = true
-		}
-	}
-	for u := range want {
-		if !got[u] {
-			t.Errorf("never fetched: %s", u)
-		}
-	}
+	c.fetchedAll(t, 2, want)
 	if _, err := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 0), "state", "outbox")); err == nil {
 		t.Error("outbox kept after the crawl ended")
 	}
