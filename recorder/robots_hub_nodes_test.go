@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,17 +27,7 @@ func TestRobotsHubOneRequestAtATime(t *testing.T) {
 		}),
 	}
 	seeds := []string{"http://hub.test/"}
-	for i := range 100 {
-		h := fmt.Sprintf("s%d.test", i)
-		seeds = append(seeds, "http://"+h+"/")
-		sites[h] = func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				http.Redirect(w, r, "http://hub.test/robots.txt", http.StatusMovedPermanently)
-				return
-			}
-			linkPage("/secret")(w, r)
-		}
-	}
+	seeds = addHubRedirected(sites, seeds, 100)
 	_, srv := startVhosts(t, sites)
 	cfg := localConfig(t, srv.Listener.Addr().String(), seeds...)
 	cfg.Nodes = 2

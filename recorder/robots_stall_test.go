@@ -179,17 +179,7 @@ func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
 		}),
 	}
 	seeds := []string{"http://fast.test/", "http://hub.test/"}
-	for i := range 100 {
-		h := fmt.Sprintf("s%d.test", i)
-		seeds = append(seeds, "http://"+h+"/")
-		sites[h] = func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				http.Redirect(w, r, "http://hub.test/robots.txt", http.StatusMovedPermanently)
-				return
-			}
-			linkPage("/secret")(w, r)
-		}
-	}
+	seeds = addHubRedirected(sites, seeds, 100)
 	_, srv := startVhosts(t, sites)
 	cfg := localConfig(t, srv.Listener.Addr().String(), seeds...)
 	cfg.Workers = 4
@@ -272,4 +262,22 @@ func TestDeadHTTPSOriginsOneRetry(t *testing.T) {
 	if res.Stats.RobotsRetries != dead || res.Stats.RobotsExcluded != 2*dead {
 		t.Errorf("robots.txt retries %d, excluded %d; want %d and %d", res.Stats.RobotsRetries, res.Stats.RobotsExcluded, dead, 2*dead)
 	}
+}
+
+// addHubRedirected adds n sites s0.test, s1.test, ... to sites, each
+// redirecting its robots.txt to hub.test's and linking to its /secret,
+// and returns seeds with their roots appended.
+func addHubRedirected(sites map[string]http.HandlerFunc, seeds []string, n int) []string {
+	for i := range n {
+		h := fmt.Sprintf("s%d.test", i)
+		seeds = append(seeds, "http://"+h+"/")
+		sites[h] = func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(w, r, "http://hub.test/robots.txt", http.StatusMovedPermanently)
+				return
+			}
+			linkPage("/secret")(w, r)
+		}
+	}
+	return seeds
 }

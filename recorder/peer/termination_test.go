@@ -118,17 +118,10 @@ func TestTerminationWaitsForStart(t *testing.T) {
 	defer cancel()
 	trs[0].Started()
 	trs[1].Started()
-	var outs []<-chan struct{}
-	for _, tr := range trs {
-		outs = append(outs, tr.WatchTermination(ctx))
-	}
+	outs := watchAll(ctx, trs)
 	waitSnapshots(t, trs[0], 5)
 	waitSnapshots(t, trs[1], 5)
-	for i, o := range outs {
-		if closed(o) {
-			t.Fatalf("node %d decided the crawl is over while node 2 had not started", i)
-		}
-	}
+	noneDecided(t, outs, "node 2 had not started")
 	trs[2].Started()
 	for i, o := range outs {
 		waitClosed(t, "node "+string(rune('0'+i)), o)
@@ -150,18 +143,11 @@ func TestTerminationWaitsForWork(t *testing.T) {
 		tr.Started()
 	}
 	trs[0].Send(1, &Batch{URLs: []string{"http://h1.test/a"}, Kinds: []string{"link"}, Source: []uint64{0}})
-	var outs []<-chan struct{}
-	for _, tr := range trs {
-		outs = append(outs, tr.WatchTermination(ctx))
-	}
+	outs := watchAll(ctx, trs)
 	crawltest.WaitFor(t, "node 1 to receive the batch", 20*time.Second, func() bool { return rs[1].holding() != 0 })
 	waitSnapshots(t, trs[0], 5)
 	waitSnapshots(t, trs[2], 5)
-	for i, o := range outs {
-		if closed(o) {
-			t.Fatalf("node %d decided the crawl is over while node 1 had work", i)
-		}
-	}
+	noneDecided(t, outs, "node 1 had work")
 	rs[1].release()
 	for i, o := range outs {
 		waitClosed(t, "node "+string(rune('0'+i)), o)
@@ -176,6 +162,25 @@ func TestTerminationWaitsForWork(t *testing.T) {
 			if j != i && !tr.finKnown[j].Load() {
 				t.Errorf("node %d does not know that node %d decided", i, j)
 			}
+		}
+	}
+}
+
+// watchAll starts every node's termination detection.
+func watchAll(ctx context.Context, trs []*HTTPTransport) []<-chan struct{} {
+	var outs []<-chan struct{}
+	for _, tr := range trs {
+		outs = append(outs, tr.WatchTermination(ctx))
+	}
+	return outs
+}
+
+// noneDecided fails if any node decided the crawl is over, while why.
+func noneDecided(t *testing.T, outs []<-chan struct{}, why string) {
+	t.Helper()
+	for i, o := range outs {
+		if closed(o) {
+			t.Fatalf("node %d decided the crawl is over while %s", i, why)
 		}
 	}
 }
