@@ -349,8 +349,5 @@ func (t *HTTPTransport) Resent() uint64 { return t.resent.Load() }
 // turned away for now (503: no free slot or memory, or stopping).
 func (t *HTTPTransport) Refused() uint64 { return t.refused.Load() }
 
-// OutboxDir is the outbox directory (Options.Outbox).
-func (t *HTTPTransport) OutboxDir() string { return t.outbox }
-
 // Logf writes one line to the node's log.
 func (t *HTTPTransport) Logf(format string, args ...any) { t.logf(format, args...) }
