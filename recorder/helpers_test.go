@@ -66,6 +66,9 @@ func localConfig(t *testing.T, addr string, seeds ...string) Config {
 	cfg.Timeout = 10 * time.Second
 	cfg.IdleGrace = 200 * time.Millisecond
 	cfg.RobotsRetry = 10 * time.Millisecond
+	// The test web asks 1 s with every 503: the retries still happen,
+	// 50 ms apart (retryafter_test.go sets its own cap).
+	cfg.MaxRetryAfter = 50 * time.Millisecond
 	return cfg
 }
 

@@ -42,6 +42,7 @@ func TestHostileWeb(t *testing.T) {
 	cfg.MaxBodyBytes = 1 << 20
 	cfg.MaxPages = 120
 	cfg.Duration = 30 * time.Second
+	cfg.MaxRetryAfter = DefaultConfig().MaxRetryAfter // the busy host's Retry-After: 1 is heeded in full
 
 	var peak uint64
 	stop := make(chan struct{})

@@ -146,7 +146,7 @@ const clusterToken = "test-token"
 func (c *cluster) args(i int, more ...string) []string {
 	a := []string{"crawl", "-o", c.dir, "--node-id", strconv.Itoa(i), "--peers", strings.Join(c.peers, ","),
 		"--token", clusterToken, "--resolve", "*:" + c.web.addr, "--allow-private", "--seeds", c.web.seeds,
-		"--delay-factor", "0", "--workers", "4", "--crawl-id", "cluster-test"}
+		"--delay-factor", "0", "--workers", "4", "--crawl-id", "cluster-test", "--max-retry-after", retryCap}
 	return append(append(a, c.extra...), more...)
 }
 
@@ -632,6 +632,7 @@ func TestClusterRefusesURLPartitioner(t *testing.T) {
 // rejoins, its hosts go back to it, and the crawl finishes with every page
 // fetched.
 func TestClusterRejoin(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
@@ -686,6 +687,7 @@ func TestClusterRejoin(t *testing.T) {
 // later batches again), and every page of the one-node reference is
 // fetched.
 func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("runs three crawls in child processes")
 	}
@@ -735,6 +737,7 @@ func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
 // in its outbox and are reported. Restarted with --resume beside node 1,
 // node 0 resends them and the crawl finishes with every page fetched.
 func TestClusterStopKeepsOutbox(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("runs three crawls in child processes")
 	}

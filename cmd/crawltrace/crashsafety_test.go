@@ -99,6 +99,7 @@ func TestCrawlDirectoryLock(t *testing.T) {
 // moves aside (counted here from the segments themselves), and crawls
 // the web again from the seeds.
 func TestKill9BeforeFirstCheckpoint(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}
@@ -197,6 +198,7 @@ func TestResumeFinishedCrawlCLI(t *testing.T) {
 // refused, naming it, and so are a resume of it and an import of the
 // directory, while the cluster goes on to finish.
 func TestClusterNodeLock(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("starts crawl processes")
 	}

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"testing"
@@ -9,6 +13,8 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // failoverResult is one fail-over trial.
@@ -23,13 +29,37 @@ type failoverResult struct {
 	redos    int   // redo events
 	// early: node 1 had stopped on its own (the crawl was over) before
 	// the kill, so the trial lost no node.
-	early bool
-	took  time.Duration // from the start to the last node's exit
+	early  bool
+	took   time.Duration // from the start to the last node's exit
+	killed time.Duration // from the start to the kill
+}
+
+// killAt is when a trial kills node 1: once it has written checkpoint
+// generation gen (its checkpoints then cover batches its peers deleted
+// from their outboxes), or, with gen 0, after a time from the start (the
+// trials' sweep over the crawl).
+type killAt struct {
+	gen   uint64
+	after time.Duration
+}
+
+// wait returns once node 1 of c is to be killed, or has exited.
+func (k killAt) wait(t *testing.T, c *cluster) {
+	if k.gen == 0 {
+		time.Sleep(k.after)
+		return
+	}
+	ckpt := filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json")
+	crawltest.WaitFor(t, fmt.Sprintf("node 1's checkpoint %d", k.gen), 2*time.Minute, func() bool {
+		var m checkpoint.Meta
+		b, err := os.ReadFile(ckpt)
+		return exited(c.procs[1]) || err == nil && json.Unmarshal(b, &m) == nil && m.Generation >= k.gen
+	})
 }
 
 // failoverTrial runs 3 TCP nodes with the consistent partitioner and
 // checkpoints every 500 ms (so senders delete from their outboxes what
-// node 1's checkpoints cover), kills node 1 (SIGKILL) after killAfter, and
+// node 1's checkpoints cover), kills node 1 (SIGKILL) at kill, and
 // compares the pages fetched with want once the nodes have finished.
 //
 // With pause 0 node 1 is lost for good (a permanent-loss trial): nodes 0
@@ -37,13 +67,14 @@ type failoverResult struct {
 // pause after the kill (a restart trial; a pause longer than
 // --peer-timeout, 2 s, lets its peers declare it dead and route its URLs
 // again first), and all three must finish.
-func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfter, pause time.Duration) failoverResult {
+func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, kill killAt, pause time.Duration) failoverResult {
 	t.Helper()
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s",
 		"--checkpoint-every", "500ms")
 	start := time.Now()
-	time.Sleep(killAfter)
 	var r failoverResult
+	kill.wait(t, c)
+	r.killed = time.Since(start)
 	select {
 	case <-c.procs[1].done:
 		r.early = true
@@ -107,7 +138,8 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 }
 
 // TestClusterFailoverNoLoss (issue 21, case 4): node 1 of three is killed
-// for good 8.5 s into a crawl of about 25 s (where, without the redo, one
+// for good once it has written its 16th checkpoint, about 8 s into a crawl of
+// about 25 s (where, without the redo, one
 // run of the trials lost 12 pages, among them h0019.test/img/26.png, the
 // page the issue names). The URLs its frontier held, which their senders had
 // deleted from their outboxes once node 1's checkpoint covered them, are
@@ -115,6 +147,7 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, killAfte
 // page of the reference crawl is lost, and each survivor logs a redo
 // event with the count.
 func TestClusterFailoverNoLoss(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}
@@ -124,11 +157,11 @@ func TestClusterFailoverNoLoss(t *testing.T) {
 	t.Parallel()
 	web := startClusterWeb(t, 40, 60)
 	want := controlPages(t, web)
-	r := failoverTrial(t, web, want, 8500*time.Millisecond, 0)
+	r := failoverTrial(t, web, want, killAt{gen: 16}, 0)
 	if r.early {
 		t.Fatal("node 1 had finished before the kill")
 	}
-	t.Logf("%d reference pages, %d lost; %d redo events routed %d URLs again", len(want), len(r.missing), r.redos, r.rerouted)
+	t.Logf("node 1 killed at %s; %d reference pages, %d lost; %d redo events routed %d URLs again", r.killed.Round(100*time.Millisecond), len(want), len(r.missing), r.redos, r.rerouted)
 	for i, u := range r.missing {
 		if i < 5 {
 			t.Errorf("never fetched: %s", u)

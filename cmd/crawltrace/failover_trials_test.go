@@ -41,7 +41,7 @@ func failoverTrials(t *testing.T, pause func(k int) time.Duration) {
 	for k := range 10 {
 		kill := time.Second + time.Duration(k)*2500*time.Millisecond
 		p := pause(k)
-		r := failoverTrial(t, web, want, kill, p)
+		r := failoverTrial(t, web, want, killAt{after: kill}, p)
 		what := "lost for good"
 		if p > 0 {
 			what = "restarted " + p.String() + " later"

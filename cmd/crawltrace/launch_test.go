@@ -103,7 +103,7 @@ func TestLaunchLikeSrun(t *testing.T) {
 		for i := range procs {
 			env := []string{"SLURM_JOB_ID=" + job, fmt.Sprintf("SLURM_PROCID=%d", i), "SLURM_STEP_NUM_TASKS=3"}
 			args := []string{"crawl", "-o", dir, "--rendezvous", rdv, "--listen", addrs[i], "--resolve", "*:" + web.addr,
-				"--allow-private", "--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "4"}
+				"--allow-private", "--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "4", "--max-retry-after", retryCap}
 			switch i {
 			case 0:
 				args = append(args, "--token-file", tokenFile)

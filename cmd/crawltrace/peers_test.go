@@ -97,6 +97,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 // past it, and the crawl finishes with every page fetched. Without it,
 // node 0 answered the real node 2 "409 stale epoch" for ever.
 func TestPeerEpochsMovePast(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("runs four crawls in child processes")
 	}

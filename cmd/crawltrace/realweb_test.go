@@ -47,6 +47,7 @@ var realSites = []struct {
 // fetch every page of a live origin before the dead origins' robots.txt
 // retries (--robots-retry 30s): no live origin waits for a dead one.
 func TestRealSiteCrawl(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("crawls three real sites with child processes")
 	}

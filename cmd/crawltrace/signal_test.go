@@ -59,7 +59,7 @@ func TestCrawlSIGINTExits130(t *testing.T) {
 	seeds := crawltest.SeedsFile(t, web.Seeds())
 	out := filepath.Join(dir, "crawl")
 	cmd := crawltest.Command(cliChild, "crawl", "--seeds", seeds, "--resolve", "*:"+srv.Listener.Addr().String(),
-		"--allow-private", "--min-delay", "0", "--delay-factor", "0", "-o", out)
+		"--allow-private", "--min-delay", "0", "--delay-factor", "0", "--max-retry-after", retryCap, "-o", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -160,6 +160,7 @@ func TestWARCRoundTrip(t *testing.T) {
 // a response has exactly one response record (by its page id, with its
 // URL), in log order; no other response is left.
 func TestWARCKill9Resume(t *testing.T) {
+	longOnly(t)
 	if testing.Short() {
 		t.Skip("crawls a test web in child processes")
 	}
