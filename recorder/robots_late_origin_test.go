@@ -2,12 +2,13 @@ package recorder
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestLateOriginNotHeldBack: a host whose first URL is of an origin that
@@ -16,21 +17,8 @@ import (
 // minute away. A URL of its other origin (http) found after that must be
 // fetched at the host's own delay, not after the retry.
 func TestLateOriginNotHeldBack(t *testing.T) {
-	// b.test:443 accepts and closes: the https origin is unreachable.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	// b.test:443 hangs up: the https origin is unreachable.
+	hangUp := crawltest.HangUp(t)
 	// The progress line tells when b.test's https origin waits for its
 	// retry.
 	parked := &lineWatch{want: "origins awaiting a robots.txt retry 1", seen: make(chan struct{})}
@@ -61,7 +49,7 @@ func TestLateOriginNotHeldBack(t *testing.T) {
 		}),
 	})
 	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
-	cfg.Resolve["b.test:443"] = ln.Addr().String()
+	cfg.Resolve["b.test:443"] = hangUp
 	cfg.RobotsRetry = DefaultConfig().RobotsRetry
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
 	cfg.Progress, cfg.ProgressEvery = parked, 10*time.Millisecond

@@ -2,18 +2,15 @@ package recorder
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // timedHits records when each request to a test server started and ended.
@@ -230,25 +227,18 @@ func TestDeadHTTPSOriginsOneRetry(t *testing.T) {
 	const dead = 3
 	var mu sync.Mutex
 	handshakes := map[string]int{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsSrv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
-	go tlsSrv.Serve(tls.NewListener(ln, &tls.Config{GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	noCert := crawltest.NoCertTLS(t, func(name string) {
 		mu.Lock()
-		handshakes[hello.ServerName]++
+		handshakes[name]++
 		mu.Unlock()
-		return nil, errors.New("no certificate")
-	}}))
-	t.Cleanup(func() { tlsSrv.Close() })
+	})
 	var links []string
 	for i := range dead {
 		links = append(links, fmt.Sprintf("https://dead%d.test/a", i), fmt.Sprintf("https://dead%d.test/b", i))
 	}
 	_, srv := startVhosts(t, map[string]http.HandlerFunc{"live.test": linkPage(links...)})
 	cfg := localConfig(t, srv.Listener.Addr().String(), "http://live.test/")
-	cfg.Resolve["*:443"] = ln.Addr().String()
+	cfg.Resolve["*:443"] = noCert
 	cfg.RobotsRetry = 100 * time.Millisecond
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
 	res := runCrawl(t, cfg)

@@ -1,12 +1,14 @@
 package crawltest_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,5 +99,28 @@ func TestURLRows(t *testing.T) {
 	}
 	if rows := crawltest.NodeURLRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
 		t.Errorf("node 1 rows %+v", rows)
+	}
+}
+
+// NoCertTLS fails every handshake with the no-certificate alert and tells
+// the server name; HangUp's connections end before a handshake completes.
+func TestNoCertTLSAndHangUp(t *testing.T) {
+	var names []string
+	addr := crawltest.NoCertTLS(t, func(name string) { names = append(names, name) })
+	conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: "dead.test"})
+	if err == nil {
+		conn.Close()
+		t.Fatal("handshake with NoCertTLS succeeded")
+	}
+	if !strings.Contains(err.Error(), "remote error: tls: internal error") {
+		t.Errorf("NoCertTLS: %v, want the internal error alert", err)
+	}
+	if !slices.Equal(names, []string{"dead.test"}) {
+		t.Errorf("hello saw %q, want [dead.test]", names)
+	}
+	conn, err = tls.Dial("tcp", crawltest.HangUp(t), &tls.Config{ServerName: "x.test"})
+	if err == nil {
+		conn.Close()
+		t.Fatal("handshake with HangUp succeeded")
 	}
 }
