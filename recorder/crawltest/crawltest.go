@@ -61,8 +61,15 @@ func ServeWeb(t testing.TB, w *testweb.Web) *testweb.Server {
 // of the test and returns its path (for --seeds).
 func SeedsFile(t testing.TB, seeds []string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(path, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+	return WriteFile(t, t.TempDir(), "seeds.txt", strings.Join(seeds, "\n")+"\n")
+}
+
+// WriteFile writes body to the file name in dir and returns its path; it
+// fails the test if it cannot.
+func WriteFile(t testing.TB, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
