@@ -21,6 +21,8 @@ package crawltest
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +75,22 @@ func WriteFile(t testing.TB, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Get returns the body of a GET of url, whatever its status; it fails the
+// test if the request or the read fails.
+func Get(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // URLRows returns every row of every node's URL log in the crawl
