@@ -69,10 +69,30 @@ func localConfig(t *testing.T, addr string, seeds ...string) Config {
 	return cfg
 }
 
+// runCrawl runs the crawl cfg until it ends, for a minute at most.
 func runCrawl(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runUntil(t, cfg, 60*time.Second, nil)
+}
+
+// runUntil runs the crawl cfg until it ends, cond holds (polled every
+// 20 ms; nil: never) or limit has passed, whichever comes first.
+func runUntil(t *testing.T, cfg Config, limit time.Duration, cond func() bool) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	if cond != nil {
+		go func() {
+			for !cond() {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			cancel()
+		}()
+	}
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

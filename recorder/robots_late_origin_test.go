@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,14 +52,8 @@ func TestLateOriginNotHeldBack(t *testing.T) {
 	cfg.RobotsRetry = DefaultConfig().RobotsRetry
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
 	cfg.Progress, cfg.ProgressEvery = parked, 10*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	start := time.Now()
-	go cancelWhen(cancel, 15*time.Second, func() bool { _, ok := hits.first("b.test/p"); return ok })
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runUntil(t, cfg, 15*time.Second, func() bool { _, ok := hits.first("b.test/p"); return ok })
 	at, ok := hits.first("b.test/p")
 	if !ok {
 		t.Fatalf("http://b.test/p not fetched in 15 s (the https origin's retry is %v away)", cfg.RobotsRetry)
