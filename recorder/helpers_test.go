@@ -109,25 +109,7 @@ func readURLs(t *testing.T, dir string) []tracefile.URLRecord {
 // readPages returns every row of node's page log.
 func readPages(t *testing.T, dir string, node int) []tracefile.PageRecord {
 	t.Helper()
-	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.PageRecord
-	for _, p := range paths {
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				out = append(out, tracefile.PageRow(rec, i))
-			}
-		}
-		s.Close()
-	}
-	return out
+	return crawltest.NodePageRows(t, dir, node)
 }
 
 // urlMultiset is "kind url" lines, sorted.

@@ -137,6 +137,46 @@ func NodeURLRows(t testing.TB, dir string, node int) []tracefile.URLRecord {
 	return out
 }
 
+// PageRows returns every row of every node's page log in the crawl
+// directory dir, node after node, like [URLRows].
+func PageRows(t testing.TB, dir string) []tracefile.PageRecord {
+	t.Helper()
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.PageRecord
+	for _, n := range nodes {
+		out = append(out, NodePageRows(t, dir, n)...)
+	}
+	return out
+}
+
+// NodePageRows returns every row of one node's page log, segment after
+// segment, like [NodeURLRows].
+func NodePageRows(t testing.TB, dir string, node int) []tracefile.PageRecord {
+	t.Helper()
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.PageRecord
+	for _, p := range paths {
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := range int(rec.NumRows()) {
+				out = append(out, tracefile.PageRow(rec, i))
+			}
+		}
+		s.Close()
+	}
+	return out
+}
+
 // childEnv names, in a child's environment, the function it runs.
 const childEnv = "CRAWLTEST_CHILD"
 

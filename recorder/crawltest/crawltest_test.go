@@ -73,32 +73,48 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// URLRows reads node after node, each in log order, every row written.
-func TestURLRows(t *testing.T) {
+// URLRows and PageRows read node after node, each in log order, every
+// row written.
+func TestRows(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
 	for node, urls := range [][]string{{"http://a.test/", "http://a.test/x"}, {"http://b.test/"}} {
-		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, node), tracefile.Meta{CrawlID: "t", Nodes: 2, Node: node}, tracefile.WriterConfig{})
+		m := tracefile.Meta{CrawlID: "t", Nodes: 2, Node: node}
+		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, node), m, tracefile.WriterConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := tracefile.CreatePageWriter(tracefile.NodeDir(dir, node), m, tracefile.WriterConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, u := range urls {
 			w.Append(tracefile.URLRecord{URL: u, Kind: tracefile.URLLink})
+			pw.Append(tracefile.PageRecord{URL: u, Status: 200})
 			want = append(want, u)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var got []string
+	var got, gotPages []string
 	for _, r := range crawltest.URLRows(t, dir) {
 		got = append(got, r.URL)
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("rows %q, want %q", got, want)
+	for _, r := range crawltest.PageRows(t, dir) {
+		gotPages = append(gotPages, r.URL)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(gotPages, " ") != strings.Join(want, " ") {
+		t.Errorf("rows %q, pages %q, want %q", got, gotPages, want)
 	}
 	if rows := crawltest.NodeURLRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
 		t.Errorf("node 1 rows %+v", rows)
+	}
+	if rows := crawltest.NodePageRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
+		t.Errorf("node 1 pages %+v", rows)
 	}
 }
 
