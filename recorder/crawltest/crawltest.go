@@ -100,13 +100,20 @@ func Get(t testing.TB, url string) string {
 // ended. A cut trace is read with package tracefile itself.
 func URLRows(t testing.TB, dir string) []tracefile.URLRecord {
 	t.Helper()
+	return everyNode(t, dir, NodeURLRows)
+}
+
+// everyNode returns the rows read returns for each node of the crawl in
+// dir, node after node.
+func everyNode[R any](t testing.TB, dir string, read func(t testing.TB, dir string, node int) []R) []R {
+	t.Helper()
 	nodes, err := tracefile.CrawlNodes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []tracefile.URLRecord
+	var out []R
 	for _, n := range nodes {
-		out = append(out, NodeURLRows(t, dir, n)...)
+		out = append(out, read(t, dir, n)...)
 	}
 	return out
 }
@@ -141,15 +148,7 @@ func NodeURLRows(t testing.TB, dir string, node int) []tracefile.URLRecord {
 // directory dir, node after node, like [URLRows].
 func PageRows(t testing.TB, dir string) []tracefile.PageRecord {
 	t.Helper()
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.PageRecord
-	for _, n := range nodes {
-		out = append(out, NodePageRows(t, dir, n)...)
-	}
-	return out
+	return everyNode(t, dir, NodePageRows)
 }
 
 // NodePageRows returns every row of one node's page log, segment after
