@@ -17,11 +17,9 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/procmem"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
-	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
-	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
 // Benchmarks of long-crawl machinery. The large sizes are meant to be run
@@ -205,18 +203,11 @@ func BenchmarkCheckpoint(b *testing.B) {
 // x 25 pages, min delay 0) with checkpoints only at the end and every
 // 1 s and 250 ms, and reports pages/s.
 func BenchmarkCrawlCheckpoints(b *testing.B) {
-	wc := testweb.DefaultConfig()
-	wc.Hosts, wc.PagesPerHost, wc.TrapHosts, wc.CrawlDelay = 200, 25, 0, 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := crawltest.Serve(b, wc)
+	srv := benchWeb(b)
 	crawl := func(b *testing.B, every time.Duration) *Result {
-		cfg := DefaultConfig()
-		cfg.OutDir = b.TempDir()
-		cfg.Seeds = srv.Web().Seeds()
-		cfg.Resolve = map[string]string{"*": srv.Addr()}
-		cfg.AllowPrivate = true
-		cfg.MinDelay = 0
+		cfg := benchConfig(b, srv)
 		cfg.CheckpointEvery = every
 		res, err := Run(ctx, cfg)
 		if err != nil {

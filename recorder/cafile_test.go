@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestCAFile: an https server whose certificate no system root signs is
@@ -56,13 +58,7 @@ func TestCAFile(t *testing.T) {
 // is written.
 func TestCAFileBad(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return crawltest.WriteFile(t, dir, name, body) }
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing.pem"), "no such file"},
 		{write("text.pem", "not a certificate\n"), "no PEM certificate"},

@@ -2,8 +2,6 @@ package recorder
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/counters"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/monitor"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
@@ -40,17 +39,8 @@ func readStatsJSON(t *testing.T, dir string) map[string]any {
 // scrape of addr's /metrics gives, by metric name.
 func scrapeCounters(t *testing.T, addr string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(crawltest.Get(t, "http://"+addr+"/metrics"), "\n") {
 		name, val, ok := strings.Cut(line, " ")
 		if !ok || strings.HasPrefix(line, "#") || strings.Contains(name, "{") {
 			continue

@@ -72,10 +72,30 @@ func localConfig(t *testing.T, addr string, seeds ...string) Config {
 	return cfg
 }
 
+// runCrawl runs the crawl cfg until it ends, for a minute at most.
 func runCrawl(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runUntil(t, cfg, 60*time.Second, nil)
+}
+
+// runUntil runs the crawl cfg until it ends, cond holds (polled every
+// 20 ms; nil: never) or limit has passed, whichever comes first.
+func runUntil(t *testing.T, cfg Config, limit time.Duration, cond func() bool) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	if cond != nil {
+		go func() {
+			for !cond() {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			cancel()
+		}()
+	}
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -92,25 +112,7 @@ func readURLs(t *testing.T, dir string) []tracefile.URLRecord {
 // readPages returns every row of node's page log.
 func readPages(t *testing.T, dir string, node int) []tracefile.PageRecord {
 	t.Helper()
-	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.PageRecord
-	for _, p := range paths {
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				out = append(out, tracefile.PageRow(rec, i))
-			}
-		}
-		s.Close()
-	}
-	return out
+	return crawltest.NodePageRows(t, dir, node)
 }
 
 // urlMultiset is "kind url" lines, sorted.

@@ -126,9 +126,7 @@ func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int) []*Stat
 		cfg.OutDir = dir
 		cfg.Peers, cfg.NodeID, cfg.Token = peers, i, "secret"
 		cfg.listener = lns[i]
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			if i == late {
 				// Every other node is up (it saved the crawl's topology).
 				crawltest.Until(ctx, func() bool {
@@ -151,7 +149,7 @@ func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int) []*Stat
 			if res != nil {
 				stats[i] = res.Stats
 			}
-		}(i)
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

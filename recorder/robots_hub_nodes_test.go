@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
@@ -17,14 +16,7 @@ func TestRobotsHubOneRequestAtATime(t *testing.T) {
 	const hubTakes = 10 * time.Millisecond
 	var hits timedHits
 	sites := map[string]http.HandlerFunc{
-		"hub.test": hits.wrap("hub.test", func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(hubTakes)
-			if strings.HasSuffix(r.URL.Path, "robots.txt") {
-				w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
-				return
-			}
-			linkPage()(w, r)
-		}),
+		"hub.test": hits.wrap("hub.test", hub(hubTakes, linkPage())),
 	}
 	seeds := []string{"http://hub.test/"}
 	seeds = addHubRedirected(sites, seeds, 100)

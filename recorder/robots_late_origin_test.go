@@ -1,13 +1,13 @@
 package recorder
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestLateOriginNotHeldBack: a host whose first URL is of an origin that
@@ -16,21 +16,8 @@ import (
 // minute away. A URL of its other origin (http) found after that must be
 // fetched at the host's own delay, not after the retry.
 func TestLateOriginNotHeldBack(t *testing.T) {
-	// b.test:443 accepts and closes: the https origin is unreachable.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	// b.test:443 hangs up: the https origin is unreachable.
+	hangUp := crawltest.HangUp(t)
 	// The progress line tells when b.test's https origin waits for its
 	// retry.
 	parked := &lineWatch{want: "origins awaiting a robots.txt retry 1", seen: make(chan struct{})}
@@ -61,18 +48,12 @@ func TestLateOriginNotHeldBack(t *testing.T) {
 		}),
 	})
 	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
-	cfg.Resolve["b.test:443"] = ln.Addr().String()
+	cfg.Resolve["b.test:443"] = hangUp
 	cfg.RobotsRetry = DefaultConfig().RobotsRetry
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
 	cfg.Progress, cfg.ProgressEvery = parked, 10*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	start := time.Now()
-	go cancelWhen(cancel, 15*time.Second, func() bool { _, ok := hits.first("b.test/p"); return ok })
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runUntil(t, cfg, 15*time.Second, func() bool { _, ok := hits.first("b.test/p"); return ok })
 	at, ok := hits.first("b.test/p")
 	if !ok {
 		t.Fatalf("http://b.test/p not fetched in 15 s (the https origin's retry is %v away)", cfg.RobotsRetry)

@@ -1,19 +1,15 @@
 package recorder
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // timedHits records when each request to a test server started and ended.
@@ -56,19 +52,6 @@ func (h *timedHits) hostSpans(host string) [][2]time.Time {
 	return s
 }
 
-// cancelWhen calls cancel once cond holds, or after limit.
-func cancelWhen(cancel func(), limit time.Duration, cond func() bool) {
-	defer cancel()
-	deadline := time.After(limit)
-	for !cond() {
-		select {
-		case <-deadline:
-			return
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // TestMixedOriginHostNotHeldBack: a host whose pages link its https
 // origin, which does not answer TLS (the test server speaks plain HTTP),
 // fetches its http pages at its own delay: the https origin's robots.txt
@@ -95,14 +78,8 @@ func TestMixedOriginHostNotHeldBack(t *testing.T) {
 	cfg.DelayFactor = 3
 	cfg.RobotsRetry = DefaultConfig().RobotsRetry
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	start := time.Now()
-	go cancelWhen(cancel, 10*time.Second, func() bool { _, ok := hits.first("a.test/m9"); return ok })
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runUntil(t, cfg, 10*time.Second, func() bool { _, ok := hits.first("a.test/m9"); return ok })
 	for i := range 10 {
 		at, ok := hits.first(fmt.Sprintf("a.test/m%d", i))
 		if !ok {
@@ -160,15 +137,10 @@ func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
 	const hubTakes = 300 * time.Millisecond
 	var hits timedHits
 	sites := map[string]http.HandlerFunc{
-		"hub.test": hits.wrap("hub.test", func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(hubTakes)
-			if strings.HasSuffix(r.URL.Path, "robots.txt") {
-				w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
-				return
-			}
+		"hub.test": hits.wrap("hub.test", hub(hubTakes, func(w http.ResponseWriter, r *http.Request) {
 			n := atoiSuffix(r.URL.Path)
 			linkPage(fmt.Sprintf("/p%d", n+1))(w, r)
-		}),
+		})),
 		"fast.test": hits.wrap("fast.test", func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/robots.txt" {
 				http.NotFound(w, r)
@@ -186,12 +158,7 @@ func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
 	cfg.MinDelay = 100 * time.Millisecond
 	cfg.DelayFactor = 3
 	cfg.MaxDelay = 30 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
-	defer cancel()
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runUntil(t, cfg, 6*time.Second, nil)
 	fast := hits.hostSpans("fast.test")
 	if len(fast) < 20 {
 		t.Fatalf("fast.test got %d requests in 6 s", len(fast))
@@ -230,25 +197,18 @@ func TestDeadHTTPSOriginsOneRetry(t *testing.T) {
 	const dead = 3
 	var mu sync.Mutex
 	handshakes := map[string]int{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsSrv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
-	go tlsSrv.Serve(tls.NewListener(ln, &tls.Config{GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	noCert := crawltest.NoCertTLS(t, func(name string) {
 		mu.Lock()
-		handshakes[hello.ServerName]++
+		handshakes[name]++
 		mu.Unlock()
-		return nil, errors.New("no certificate")
-	}}))
-	t.Cleanup(func() { tlsSrv.Close() })
+	})
 	var links []string
 	for i := range dead {
 		links = append(links, fmt.Sprintf("https://dead%d.test/a", i), fmt.Sprintf("https://dead%d.test/b", i))
 	}
 	_, srv := startVhosts(t, map[string]http.HandlerFunc{"live.test": linkPage(links...)})
 	cfg := localConfig(t, srv.Listener.Addr().String(), "http://live.test/")
-	cfg.Resolve["*:443"] = ln.Addr().String()
+	cfg.Resolve["*:443"] = noCert
 	cfg.RobotsRetry = 100 * time.Millisecond
 	cfg.RobotsRetries = DefaultConfig().RobotsRetries
 	res := runCrawl(t, cfg)
@@ -261,6 +221,20 @@ func TestDeadHTTPSOriginsOneRetry(t *testing.T) {
 	}
 	if res.Stats.RobotsRetries != dead || res.Stats.RobotsExcluded != 2*dead {
 		t.Errorf("robots.txt retries %d, excluded %d; want %d and %d", res.Stats.RobotsRetries, res.Stats.RobotsExcluded, dead, 2*dead)
+	}
+}
+
+// hub serves the robots.txt hub.test of the hub tests: every request takes
+// at least takes; its robots.txt disallows /secret and page serves the
+// rest.
+func hub(takes time.Duration, page http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(takes)
+		if strings.HasSuffix(r.URL.Path, "robots.txt") {
+			w.Write([]byte("User-agent: *\nDisallow: /secret\n"))
+			return
+		}
+		page(w, r)
 	}
 }
 

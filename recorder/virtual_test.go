@@ -47,15 +47,9 @@ func rowsFrom(t *testing.T, dir string) (urls, pages []string) {
 		r.Time -= t0
 		urls = append(urls, fmt.Sprintf("%+v", r))
 	}
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		for _, p := range readPages(t, dir, n) {
-			p.Time -= t0
-			pages = append(pages, fmt.Sprintf("%+v", p))
-		}
+	for _, p := range crawltest.PageRows(t, dir) {
+		p.Time -= t0
+		pages = append(pages, fmt.Sprintf("%+v", p))
 	}
 	return urls, pages
 }

@@ -21,6 +21,8 @@ package crawltest
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,11 +63,34 @@ func ServeWeb(t testing.TB, w *testweb.Web) *testweb.Server {
 // of the test and returns its path (for --seeds).
 func SeedsFile(t testing.TB, seeds []string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(path, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+	return WriteFile(t, t.TempDir(), "seeds.txt", strings.Join(seeds, "\n")+"\n")
+}
+
+// WriteFile writes body to the file name in dir and returns its path; it
+// fails the test if it cannot.
+func WriteFile(t testing.TB, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Get returns the body of a GET of url, whatever its status; it fails the
+// test if the request or the read fails.
+func Get(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // URLRows returns every row of every node's URL log in the crawl
@@ -75,13 +100,20 @@ func SeedsFile(t testing.TB, seeds []string) string {
 // ended. A cut trace is read with package tracefile itself.
 func URLRows(t testing.TB, dir string) []tracefile.URLRecord {
 	t.Helper()
+	return everyNode(t, dir, NodeURLRows)
+}
+
+// everyNode returns the rows read returns for each node of the crawl in
+// dir, node after node.
+func everyNode[R any](t testing.TB, dir string, read func(t testing.TB, dir string, node int) []R) []R {
+	t.Helper()
 	nodes, err := tracefile.CrawlNodes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []tracefile.URLRecord
+	var out []R
 	for _, n := range nodes {
-		out = append(out, NodeURLRows(t, dir, n)...)
+		out = append(out, read(t, dir, n)...)
 	}
 	return out
 }
@@ -108,6 +140,38 @@ func NodeURLRows(t testing.TB, dir string, node int) []tracefile.URLRecord {
 		if !s.Clean {
 			t.Errorf("node %d segment %s not clean: %s", node, s.File, s.Error)
 		}
+	}
+	return out
+}
+
+// PageRows returns every row of every node's page log in the crawl
+// directory dir, node after node, like [URLRows].
+func PageRows(t testing.TB, dir string) []tracefile.PageRecord {
+	t.Helper()
+	return everyNode(t, dir, NodePageRows)
+}
+
+// NodePageRows returns every row of one node's page log, segment after
+// segment, like [NodeURLRows].
+func NodePageRows(t testing.TB, dir string, node int) []tracefile.PageRecord {
+	t.Helper()
+	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tracefile.PageRecord
+	for _, p := range paths {
+		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.Next() {
+			rec := s.Record()
+			for i := range int(rec.NumRows()) {
+				out = append(out, tracefile.PageRow(rec, i))
+			}
+		}
+		s.Close()
 	}
 	return out
 }

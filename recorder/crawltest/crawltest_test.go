@@ -1,12 +1,14 @@
 package crawltest_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,31 +73,70 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// URLRows reads node after node, each in log order, every row written.
-func TestURLRows(t *testing.T) {
+// URLRows and PageRows read node after node, each in log order, every
+// row written.
+func TestRows(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
 	for node, urls := range [][]string{{"http://a.test/", "http://a.test/x"}, {"http://b.test/"}} {
-		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, node), tracefile.Meta{CrawlID: "t", Nodes: 2, Node: node}, tracefile.WriterConfig{})
+		m := tracefile.Meta{CrawlID: "t", Nodes: 2, Node: node}
+		w, err := tracefile.CreateURLWriter(tracefile.NodeDir(dir, node), m, tracefile.WriterConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := tracefile.CreatePageWriter(tracefile.NodeDir(dir, node), m, tracefile.WriterConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, u := range urls {
 			w.Append(tracefile.URLRecord{URL: u, Kind: tracefile.URLLink})
+			pw.Append(tracefile.PageRecord{URL: u, Status: 200})
 			want = append(want, u)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var got []string
+	var got, gotPages []string
 	for _, r := range crawltest.URLRows(t, dir) {
 		got = append(got, r.URL)
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("rows %q, want %q", got, want)
+	for _, r := range crawltest.PageRows(t, dir) {
+		gotPages = append(gotPages, r.URL)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(gotPages, " ") != strings.Join(want, " ") {
+		t.Errorf("rows %q, pages %q, want %q", got, gotPages, want)
 	}
 	if rows := crawltest.NodeURLRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
 		t.Errorf("node 1 rows %+v", rows)
+	}
+	if rows := crawltest.NodePageRows(t, dir, 1); len(rows) != 1 || rows[0].URL != "http://b.test/" {
+		t.Errorf("node 1 pages %+v", rows)
+	}
+}
+
+// NoCertTLS fails every handshake with the no-certificate alert and tells
+// the server name; HangUp's connections end before a handshake completes.
+func TestNoCertTLSAndHangUp(t *testing.T) {
+	var names []string
+	addr := crawltest.NoCertTLS(t, func(name string) { names = append(names, name) })
+	conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: "dead.test"})
+	if err == nil {
+		conn.Close()
+		t.Fatal("handshake with NoCertTLS succeeded")
+	}
+	if !strings.Contains(err.Error(), "remote error: tls: internal error") {
+		t.Errorf("NoCertTLS: %v, want the internal error alert", err)
+	}
+	if !slices.Equal(names, []string{"dead.test"}) {
+		t.Errorf("hello saw %q, want [dead.test]", names)
+	}
+	conn, err = tls.Dial("tcp", crawltest.HangUp(t), &tls.Config{ServerName: "x.test"})
+	if err == nil {
+		conn.Close()
+		t.Fatal("handshake with HangUp succeeded")
 	}
 }

@@ -6,14 +6,24 @@ import (
 	"testing"
 )
 
+// newDisk opens a Disk with c in a fresh directory of the test and closes
+// it when the test ends.
+func newDisk(t *testing.T, c DiskConfig) *Disk {
+	t.Helper()
+	c.Dir = t.TempDir()
+	d, err := NewDisk(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // A Disk DUE, with merges every few hundred fingerprints, admits exactly
 // what the in-memory table admits, and either loads what the other saved.
 func TestDiskMatchesMemory(t *testing.T) {
 	for _, cache := range []int{0, 16, 1000} {
-		d, err := NewDisk(DiskConfig{Dir: t.TempDir(), CacheSize: cache, BufferSize: 300})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := newDisk(t, DiskConfig{CacheSize: cache, BufferSize: 300})
 		m := NewMemory(16)
 		rng := rand.New(rand.NewPCG(1, uint64(cache)))
 		for i := 0; i < 50000; i++ {
@@ -42,7 +52,7 @@ func TestDiskMatchesMemory(t *testing.T) {
 		}
 		saved.Reset()
 		m.Save(&saved)
-		d2, _ := NewDisk(DiskConfig{Dir: t.TempDir(), BufferSize: 1000})
+		d2 := newDisk(t, DiskConfig{BufferSize: 1000})
 		if err := d2.Load(&saved); err != nil || d2.Len() != m.Len() {
 			t.Fatalf("disk loaded %d of %d: %v", d2.Len(), m.Len(), err)
 		}
@@ -51,8 +61,6 @@ func TestDiskMatchesMemory(t *testing.T) {
 				t.Fatalf("after load: fingerprint %d differs", i)
 			}
 		}
-		d.Close()
-		d2.Close()
 	}
 }
 
@@ -60,11 +68,7 @@ func TestDiskMatchesMemory(t *testing.T) {
 // the buffer, into a Disk that already holds some of it: the result is
 // the union, each fingerprint once.
 func TestDiskLoadSortedOnePass(t *testing.T) {
-	src, err := NewDisk(DiskConfig{Dir: t.TempDir(), BufferSize: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := newDisk(t, DiskConfig{BufferSize: 1000})
 	for i := uint64(1); i <= 20000; i++ {
 		src.Add(i * 0x9e3779b97f4a7c15)
 	}
@@ -72,11 +76,7 @@ func TestDiskLoadSortedOnePass(t *testing.T) {
 	if err := src.Save(&saved); err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDisk(DiskConfig{Dir: t.TempDir(), BufferSize: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := newDisk(t, DiskConfig{BufferSize: 100})
 	// Some already there (on disk and in the buffer), some new.
 	for i := uint64(19950); i <= 20100; i++ {
 		d.Add(i * 0x9e3779b97f4a7c15)
@@ -102,8 +102,7 @@ func TestDiskLoadSortedOnePass(t *testing.T) {
 	// A damaged set (cut short) is an error.
 	saved.Reset()
 	src.Save(&saved)
-	d2, _ := NewDisk(DiskConfig{Dir: t.TempDir()})
-	defer d2.Close()
+	d2 := newDisk(t, DiskConfig{})
 	if err := d2.Load(bytes.NewReader(saved.Bytes()[:saved.Len()-5])); err == nil {
 		t.Error("a cut set loaded without an error")
 	}

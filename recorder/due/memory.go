@@ -62,32 +62,29 @@ func (d *Memory) Contains(fp uint64) bool {
 	if fp == 0 {
 		fp = 1
 	}
-	s := d.slots
-	i, _ := bits.Mul64(fp, uint64(len(s)))
-	for {
-		switch s[i] {
-		case fp:
-			return true
-		case 0:
-			return false
-		}
-		i++
-		if i == uint64(len(s)) {
-			i = 0
-		}
-	}
+	_, found := d.find(fp)
+	return found
 }
 
 func (d *Memory) insert(fp uint64) bool {
+	i, found := d.find(fp)
+	if !found {
+		d.slots[i] = fp
+	}
+	return !found
+}
+
+// find probes the table for fp from its home slot on: it returns fp's
+// slot, or the empty one where it would go.
+func (d *Memory) find(fp uint64) (i uint64, found bool) {
 	s := d.slots
-	i, _ := bits.Mul64(fp, uint64(len(s)))
+	i, _ = bits.Mul64(fp, uint64(len(s)))
 	for {
 		switch s[i] {
 		case fp:
-			return false
+			return i, true
 		case 0:
-			s[i] = fp
-			return true
+			return i, false
 		}
 		i++
 		if i == uint64(len(s)) {

@@ -394,20 +394,31 @@ func attrKind(tag, key string) int {
 	return kindNone
 }
 
-// add resolves ref and emits it, or counts it as skipped.
-func (e *Extractor) add(tag, ref string) {
+// resolve resolves ref (its query re-encoded as the page's charset asks)
+// against base, or normalizes it where there is none; a reference that
+// does not resolve is counted as skipped.
+func (e *Extractor) resolve(base *urlnorm.Base, ref string) (string, bool) {
 	if e.query != nil {
 		ref = e.query.encode(ref)
 	}
 	var u string
 	var err error
-	if e.base != nil {
-		u, err = e.base.Resolve(ref)
+	if base != nil {
+		u, err = base.Resolve(ref)
 	} else {
 		u, err = urlnorm.Normalize(ref)
 	}
 	if err != nil {
 		e.stats.Skipped++
+		return "", false
+	}
+	return u, true
+}
+
+// add resolves ref and emits it, or counts it as skipped.
+func (e *Extractor) add(tag, ref string) {
+	u, ok := e.resolve(e.base, ref)
+	if !ok {
 		return
 	}
 	e.stats.Links++
@@ -420,18 +431,8 @@ func (e *Extractor) add(tag, ref string) {
 // baseHref handles <base href>: it is reported, and the first one that
 // resolves becomes the base.
 func (e *Extractor) baseHref(ref string) {
-	if e.query != nil {
-		ref = e.query.encode(ref)
-	}
-	var u string
-	var err error
-	if e.pageBase != nil {
-		u, err = e.pageBase.Resolve(ref)
-	} else {
-		u, err = urlnorm.Normalize(ref)
-	}
-	if err != nil {
-		e.stats.Skipped++
+	u, ok := e.resolve(e.pageBase, ref)
+	if !ok {
 		return
 	}
 	if !e.baseSet {

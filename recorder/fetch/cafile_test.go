@@ -5,10 +5,11 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestClientTLS: the certificates of a CA file are added to the base
@@ -20,13 +21,7 @@ func TestClientTLS(t *testing.T) {
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return crawltest.WriteFile(t, dir, name, body) }
 	cert := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 	ca := write("ca.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"+cert)
 

@@ -3,7 +3,6 @@ package fetch
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"io"
 	"log"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestHandshakeFailureMarked: every way a TLS handshake fails at a real
@@ -20,15 +21,7 @@ import (
 // ("remote error: tls: internal error" from a server that has no
 // certificate for the name); a refused connection and a 503 are not.
 func TestHandshakeFailureMarked(t *testing.T) {
-	noCertLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	noCert := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: quietLog()}
-	go noCert.Serve(tls.NewListener(noCertLn, &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-		return nil, errors.New("no certificate for this name")
-	}}))
-	defer noCert.Close()
+	noCert := crawltest.NoCertTLS(t, nil)
 	untrusted := httptest.NewUnstartedServer(http.NotFoundHandler())
 	untrusted.Config.ErrorLog = quietLog()
 	untrusted.StartTLS()
@@ -37,22 +30,7 @@ func TestHandshakeFailureMarked(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer plain.Close()
-	// A server that reads the ClientHello and hangs up.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 512))
-			c.Close()
-		}
-	}()
+	hangUp := crawltest.HangUp(t) // reads the ClientHello and hangs up
 	refused, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +44,10 @@ func TestHandshakeFailureMarked(t *testing.T) {
 		marked    bool
 		text      string
 	}{
-		{"alert: no certificate", https(noCertLn.Addr().String()), true, "remote error: tls: internal error"},
+		{"alert: no certificate", https(noCert), true, "remote error: tls: internal error"},
 		{"untrusted certificate", https(untrusted.Listener.Addr().String()), true, "certificate"},
 		{"plain HTTP server", https(plain.Listener.Addr().String()), true, ""},
-		{"hung up mid-handshake", https(ln.Addr().String()), true, ""},
+		{"hung up mid-handshake", https(hangUp), true, ""},
 		{"refused", https(refusedAddr), false, "refused"},
 		{"503", plain.URL + "/robots.txt", false, ""},
 	} {

@@ -24,6 +24,18 @@ func sharedData(t *testing.T, parts ...string) string {
 	return sampledata.Path(t, parts...)
 }
 
+// importSample imports one file of the shared samples (dir/file) with imp
+// into a fresh one-node crawl directory; it returns the stats and the rows.
+func importSample(t *testing.T, imp func([]string, Options) (*Stats, error), dir, file string) (*Stats, []tracefile.URLRecord) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "crawl")
+	st, err := imp([]string{sharedData(t, dir, file)}, Options{Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, readTrace(t, out)[0]
+}
+
 // readTrace returns every node's rows of a raw trace directory.
 func readTrace(t *testing.T, dir string) [][]tracefile.URLRecord {
 	t.Helper()
@@ -287,17 +299,12 @@ func TestHeritrixRealSamples(t *testing.T) {
 		{"oldjob5_1140687204304-crawl.log", 713, 30, 15, 9},
 		{"crawl-9.log", 212, 7, 3, 7},
 	} {
-		p := sharedData(t, "heritrix", tc.file)
-		out := filepath.Join(t.TempDir(), "crawl")
-		st, err := Heritrix([]string{p}, Options{Out: out})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, rows := importSample(t, Heritrix, "heritrix", tc.file)
 		if st.Rows != tc.rows || st.Skipped != tc.skipped || st.BadLines != 0 {
 			t.Errorf("%s: %d rows, %d skipped, %d bad (%v)", tc.file, st.Rows, st.Skipped, st.BadLines, st.Bad)
 		}
 		seeds, redirs := 0, 0
-		for _, r := range readTrace(t, out)[0] {
+		for _, r := range rows {
 			switch r.Kind {
 			case tracefile.URLSeed:
 				seeds++

@@ -410,6 +410,17 @@ func bufioOf(r io.Reader, b *bufio.Reader) *bufio.Reader {
 	return bufio.NewReader(r)
 }
 
+// targetPage normalizes target, the URI a record is of, to the page its
+// links are logged from; when it cannot, the record is counted bad.
+func (s *Sink) targetPage(path string, rec *warcRecord, target string) (string, bool) {
+	page, err := s.Normalize(target)
+	if err != nil {
+		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
+		return "", false
+	}
+	return page, true
+}
+
 // importWARCResponse logs the redirect or the links of one response record.
 func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyReader, path string, rec *warcRecord) error {
 	target := rec.targetURI()
@@ -426,9 +437,8 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
 		return nil
 	}
-	page, err := s.Normalize(target)
-	if err != nil {
-		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
+	page, ok := s.targetPage(path, rec, target)
+	if !ok {
 		return nil
 	}
 	br.head.Reset(rec.block)

@@ -252,16 +252,10 @@ func TestWARCBodyCap(t *testing.T) {
 
 // The Common Crawl sample: one page of an.wikipedia.org.
 func TestWARCWhirlwind(t *testing.T) {
-	p := sharedData(t, "warc", "whirlwind.warc.gz")
-	out := filepath.Join(t.TempDir(), "crawl")
-	st, err := WARC([]string{p}, Options{Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, rows := importSample(t, WARC, "warc", "whirlwind.warc.gz")
 	if st.Rows != 253 || st.Skipped != 3 || st.BadLines != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	rows := readTrace(t, out)[0]
 	tags := map[string]int{}
 	for _, r := range rows {
 		tags[r.Tag]++
@@ -297,16 +291,10 @@ func TestWARCRealSamples(t *testing.T) {
 		{"netarkivet-20081105135926-00000.warc", 157, 46, 1, ""},
 		{"example.warc.gz", 1, 5, 0, "http://www.iana.org/domains/example"},
 	} {
-		p := sharedData(t, "warc", tc.file)
-		out := filepath.Join(t.TempDir(), "crawl")
-		st, err := WARC([]string{p}, Options{Out: out})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, rows := importSample(t, WARC, "warc", tc.file)
 		if st.Rows != tc.rows || st.Skipped != tc.skipped || st.BadLines != 0 {
 			t.Errorf("%s: stats %+v", tc.file, st)
 		}
-		rows := readTrace(t, out)[0]
 		n := 0
 		for _, r := range rows {
 			if r.Kind == tracefile.URLRedirect {

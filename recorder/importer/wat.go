@@ -129,9 +129,8 @@ func importWATRecord(s *Sink, src *sources, path string, rec *warcRecord) error 
 		s.Stats.Skipped++
 		return nil
 	}
-	page, err := s.Normalize(target)
-	if err != nil {
-		s.BadLine(path, rec.num, "WARC-Target-URI: "+err.Error())
+	page, ok := s.targetPage(path, rec, target)
+	if !ok {
 		return nil
 	}
 	base, err := urlnorm.NewBase(target)

@@ -1,12 +1,12 @@
 package monitor
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // stageCounters stand for a stage's counters embedded in the stats, as
@@ -28,20 +28,6 @@ type testStats struct {
 	hidden   int64
 }
 
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestMetricsFromStats: every number of the stats (an embedded struct's
 // too, as encoding/json flattens it) is a metric named after its JSON name, a counter for int64 and a gauge otherwise unless tagged,
 // a map one metric with its label; strings, untagged-away and unexported
@@ -57,7 +43,7 @@ func TestMetricsFromStats(t *testing.T) {
 	}
 	defer s.Close(0)
 	pages.Store(11)
-	body := get(t, "http://"+s.Addr()+"/metrics")
+	body := crawltest.Get(t, "http://"+s.Addr()+"/metrics")
 	for _, want := range []string{
 		"# TYPE crawltrace_pages_total counter", `crawltrace_pages_total{node="2"} 11`,
 		"# TYPE crawltrace_queued gauge", `crawltrace_queued{node="2"} 7`,
@@ -76,13 +62,13 @@ func TestMetricsFromStats(t *testing.T) {
 		}
 	}
 	pages.Store(12)
-	if body := get(t, "http://"+s.Addr()+"/metrics"); !strings.Contains(body, `crawltrace_pages_total{node="2"} 12`) {
+	if body := crawltest.Get(t, "http://"+s.Addr()+"/metrics"); !strings.Contains(body, `crawltrace_pages_total{node="2"} 12`) {
 		t.Errorf("a second scrape did not take the stats again:\n%s", body)
 	}
-	if page := get(t, "http://"+s.Addr()+"/"); !strings.Contains(page, `id="pages"`) || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+	if page := crawltest.Get(t, "http://"+s.Addr()+"/"); !strings.Contains(page, `id="pages"`) || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Errorf("status page without its page count, or with an external asset")
 	}
-	if js := get(t, "http://"+s.Addr()+"/stats.json"); !strings.Contains(js, `"pages":12`) || !strings.Contains(js, `"samples":[`) {
+	if js := crawltest.Get(t, "http://"+s.Addr()+"/stats.json"); !strings.Contains(js, `"pages":12`) || !strings.Contains(js, `"samples":[`) {
 		t.Errorf("/stats.json: %s", js)
 	}
 }
@@ -97,7 +83,7 @@ func TestFinalScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get(t, "http://"+s.Addr()+"/metrics")
+	crawltest.Get(t, "http://"+s.Addr()+"/metrics")
 	s.Final(final)
 	closed := make(chan struct{})
 	go func() { s.Close(time.Minute); close(closed) }()
@@ -106,7 +92,7 @@ func TestFinalScrape(t *testing.T) {
 		t.Fatal("Close did not wait for the scraper to see the final stats")
 	case <-time.After(100 * time.Millisecond):
 	}
-	if body := get(t, "http://"+s.Addr()+"/metrics"); !strings.Contains(body, "crawltrace_pages_total 2") {
+	if body := crawltest.Get(t, "http://"+s.Addr()+"/metrics"); !strings.Contains(body, "crawltrace_pages_total 2") {
 		t.Errorf("the final scrape: %s", body)
 	}
 	select {

@@ -3,16 +3,11 @@ package robots
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"errors"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 )
 
@@ -22,19 +17,11 @@ import (
 // is retried once, a minute later at the default --robots-retry, and not
 // at 0, 60, 180, 420 and 900 s like a 5xx.
 func TestHandshakeAlertOneRetry(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
-	go srv.Serve(tls.NewListener(ln, &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-		return nil, errors.New("no certificate")
-	}}))
-	defer srv.Close()
+	addr := crawltest.NoCertTLS(t, nil)
 	c := fetch.NewClient(fetch.ClientConfig{Timeout: 5 * time.Second, AllowPrivate: true})
 	defer c.CloseIdleConnections()
 	var buf bytes.Buffer
-	r := fetch.Get(context.Background(), c, "crawltrace", "https://"+ln.Addr().String()+"/robots.txt", 1<<10, &buf, false)
+	r := fetch.Get(context.Background(), c, "crawltrace", "https://"+addr+"/robots.txt", 1<<10, &buf, false)
 	if r.Err == nil || r.Err.Error() == "" {
 		t.Fatalf("the handshake did not fail: %+v", r)
 	}

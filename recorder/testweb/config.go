@@ -1,6 +1,7 @@
 package testweb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -116,27 +117,14 @@ func DefaultConfig() Config {
 // and validates the rest.
 func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
-	if c.LinksMedian == 0 {
-		c.LinksMedian = d.LinksMedian
-	}
-	if c.LinksMean == 0 {
-		c.LinksMean = d.LinksMean
-	}
-	if c.MaxLinks == 0 {
-		c.MaxLinks = d.MaxLinks
-	}
-	if c.PoolSize == 0 {
-		c.PoolSize = d.PoolSize
-	}
-	if c.LatencyMedian == 0 {
-		c.LatencyMedian = d.LatencyMedian
-	}
-	if c.ConnectMedian == 0 {
-		c.ConnectMedian = d.ConnectMedian
-	}
-	if c.QualityModel == "" {
-		c.QualityModel = d.QualityModel
-	}
+	// cmp.Or keeps a field that is set and takes the default for a zero one.
+	c.LinksMedian = cmp.Or(c.LinksMedian, d.LinksMedian)
+	c.LinksMean = cmp.Or(c.LinksMean, d.LinksMean)
+	c.MaxLinks = cmp.Or(c.MaxLinks, d.MaxLinks)
+	c.PoolSize = cmp.Or(c.PoolSize, d.PoolSize)
+	c.LatencyMedian = cmp.Or(c.LatencyMedian, d.LatencyMedian)
+	c.ConnectMedian = cmp.Or(c.ConnectMedian, d.ConnectMedian)
+	c.QualityModel = cmp.Or(c.QualityModel, d.QualityModel)
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Hosts < 0 || c.Hosts > 9_999_999 {

@@ -335,29 +335,29 @@ func (s *tset) add(t target) {
 	}
 }
 
+// tagDraw is the distribution of the tags of new elements: a draw u in
+// [0,1) picks the first tag whose bound is above it, tA past the last.
+var tagDraw = [...]struct {
+	below float64
+	tag   uint8
+}{
+	{0.80, tA}, {0.89, tImg}, {0.905, tScript}, {0.92, tLink},
+	{0.93, tIframe}, {0.94, tForm}, {0.955, tArea},
+}
+
 // newElem draws a fresh link-carrying element for page p; when the target
 // is already in set it redraws the target (same tag, same choice of host
 // class) a few times, so that on-page duplicates come mostly from
 // DuplicateProb rather than chance.
 func (w *Web) newElem(r *rng, p *page, set *tset) elem {
 	var e elem
-	switch u := r.float(); {
-	case u < 0.80:
-		e.tag = tA
-	case u < 0.89:
-		e.tag = tImg
-	case u < 0.905:
-		e.tag = tScript
-	case u < 0.92:
-		e.tag = tLink
-	case u < 0.93:
-		e.tag = tIframe
-	case u < 0.94:
-		e.tag = tForm
-	case u < 0.955:
-		e.tag = tArea
-	default:
-		e.tag = tA
+	e.tag = tA // the rest of the draws, past the last bound
+	u := r.float()
+	for _, d := range tagDraw {
+		if u < d.below {
+			e.tag = d.tag
+			break
+		}
 	}
 	if e.tag == tA && p.baseDir == "" && r.float() < 0.01 {
 		e.t, e.form = p.self, fSelf

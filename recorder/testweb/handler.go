@@ -96,8 +96,7 @@ func (w *Web) serve(rw http.ResponseWriter, req *http.Request) {
 			b = append(b, w.hosts[rt.host].name...)
 			b = appendPath(b, rt, "&")
 		} else if form == fRel {
-			b = strconv.AppendInt(b, rt.id, 10) // from /p/ID.html to /p/N.html
-			b = append(b, ".html"...)
+			b = appendNum(b, "", rt.id, ".html") // from /p/ID.html to /p/N.html
 		} else {
 			b = appendPath(b, rt, "&")
 		}
@@ -120,13 +119,9 @@ func (w *Web) serve(rw http.ResponseWriter, req *http.Request) {
 	case kImg:
 		b = append(b, pngBody...)
 	case kJS:
-		b = append(b, "/* testweb script */\nvar testweb = "...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, ";\n"...)
+		b = appendNum(b, "/* testweb script */\nvar testweb = ", t.id, ";\n")
 	case kCSS:
-		b = append(b, "body { margin: 0; font-family: serif; }\n/* "...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, " */\n"...)
+		b = appendNum(b, "body { margin: 0; font-family: serif; }\n/* ", t.id, " */\n")
 	case kRobots:
 		b = append(b, w.robotsTxt(h)...)
 	default:

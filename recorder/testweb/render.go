@@ -143,6 +143,23 @@ func (w *Web) appendHTML(b []byte, p *page) []byte {
 	return append(b, ".</p>\n</body></html>\n"...)
 }
 
+// The markup before and after the one URL attribute of the tags written
+// with nothing else drawn at random.
+var (
+	elemOpen = [...]string{
+		tScript: "<script",
+		tLink:   "<link rel=\"stylesheet\"",
+		tIframe: "<iframe",
+		tForm:   "<form method=\"get\"",
+	}
+	elemClose = [...]string{
+		tScript: "></script>\n",
+		tLink:   ">\n",
+		tIframe: " width=\"300\" height=\"250\"></iframe>\n",
+		tForm:   "><input name=\"q\"><input type=\"submit\"></form>\n",
+	}
+)
+
 func (w *Web) appendElem(b []byte, p *page, e *elem, r *rng) []byte {
 	switch e.tag {
 	case tA:
@@ -180,22 +197,10 @@ func (w *Web) appendElem(b []byte, p *page, e *elem, r *rng) []byte {
 		b = append(b, " alt=\""...)
 		b = appendWords(b, r, 1)
 		b = append(b, "\">\n"...)
-	case tScript:
-		b = append(b, "<script"...)
-		b = w.appendAttr(b, "src", p, e)
-		b = append(b, "></script>\n"...)
-	case tLink:
-		b = append(b, "<link rel=\"stylesheet\""...)
-		b = w.appendAttr(b, "href", p, e)
-		b = append(b, ">\n"...)
-	case tIframe:
-		b = append(b, "<iframe"...)
-		b = w.appendAttr(b, "src", p, e)
-		b = append(b, " width=\"300\" height=\"250\"></iframe>\n"...)
-	case tForm:
-		b = append(b, "<form method=\"get\""...)
-		b = w.appendAttr(b, "action", p, e)
-		b = append(b, "><input name=\"q\"><input type=\"submit\"></form>\n"...)
+	case tScript, tLink, tIframe, tForm:
+		b = append(b, elemOpen[e.tag]...)
+		b = w.appendAttr(b, attrNames[e.tag], p, e)
+		b = append(b, elemClose[e.tag]...)
 	case tMeta:
 		b = append(b, "<meta http-equiv=\"refresh\" content=\"30; url="...)
 		b = w.appendRef(b, p, e.t, e.form, 0)

@@ -31,17 +31,23 @@ func Serve(ctx context.Context, addr string, c Config) (*Server, error) {
 
 // ServeWeb serves an existing web on addr, like [Serve].
 func ServeWeb(ctx context.Context, addr string, w *Web) (*Server, error) {
-	hs, err := serveHTTP(ctx, addr, &http.Server{
+	hs, err := serveHTTP(ctx, addr, w.server())
+	if err != nil {
+		return nil, err
+	}
+	return &Server{httpServer: hs, web: w}, nil
+}
+
+// server returns the settings w is served with, over TLS or not: its
+// handler, the per-connection request count and the time and size limits.
+func (w *Web) server() *http.Server {
+	return &http.Server{
 		Handler:           w.Handler(),
 		ConnContext:       w.ConnContext,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &Server{httpServer: hs, web: w}, nil
 }
 
 // URL returns "http://ADDR/" ("https://ADDR/" over TLS), the root index.

@@ -14,7 +14,6 @@ import (
 	"log"
 	"math/big"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -164,15 +163,10 @@ func ServeWebTLS(ctx context.Context, addr string, w *Web, ca *CA) (*Server, err
 			certs.ips = append(certs.ips, ip)
 		}
 	}
-	hs, err := serveHTTP(ctx, addr, &http.Server{
-		Handler:           w.Handler(),
-		ConnContext:       w.ConnContext,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		TLSConfig:         &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12},
-		ErrorLog:          log.New(handshakeFilter{}, "", log.LstdFlags),
-	})
+	srv := w.server()
+	srv.TLSConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
+	srv.ErrorLog = log.New(handshakeFilter{}, "", log.LstdFlags)
+	hs, err := serveHTTP(ctx, addr, srv)
 	if err != nil {
 		return nil, err
 	}

@@ -1,33 +1,23 @@
 package testweb
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
-// tlsClient trusts only roots and sends every host to addr.
+// tlsClient is [client] over TLS: it trusts only roots and offers HTTP/2.
 func tlsClient(addr string, roots *x509.CertPool) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	return &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return d.DialContext(ctx, network, addr)
-			},
-			TLSClientConfig:   &tls.Config{RootCAs: roots},
-			ForceAttemptHTTP2: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	c := client(addr)
+	tr := c.Transport.(*http.Transport)
+	tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+	tr.ForceAttemptHTTP2 = true
+	return c
 }
 
 // TestServeTLS: over TLS, every served host (generated, trap, site) and

@@ -21,6 +21,17 @@ const (
 	kRoot                 // the root index (a request by IP address)
 )
 
+// numbered spells the paths of the kinds named by a number, indexed by
+// kind: dir, the id in decimal, ext ("/img/7.png"). The home page (kPage,
+// id 0) is "/" instead.
+var numbered = [...]struct{ dir, ext string }{
+	kPage:    {"/p/", ".html"},
+	kPrivate: {"/private/", ".html"},
+	kImg:     {"/img/", ".png"},
+	kJS:      {"/js/", ".js"},
+	kCSS:     {"/css/", ".css"},
+}
+
 // Resources per generated host: ids beyond these answer 404.
 const (
 	numImg = 40
@@ -41,30 +52,13 @@ type target struct {
 // parameters ("&" in a URL, "&amp;" in HTML).
 func appendPath(b []byte, t target, amp string) []byte {
 	switch t.kind {
-	case kPage:
-		if t.id == 0 {
+	case kPage, kPrivate, kImg, kJS, kCSS:
+		if t.kind == kPage && t.id == 0 {
 			b = append(b, '/')
-		} else {
-			b = append(b, "/p/"...)
-			b = strconv.AppendInt(b, t.id, 10)
-			b = append(b, ".html"...)
+			break
 		}
-	case kPrivate:
-		b = append(b, "/private/"...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, ".html"...)
-	case kImg:
-		b = append(b, "/img/"...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, ".png"...)
-	case kJS:
-		b = append(b, "/js/"...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, ".js"...)
-	case kCSS:
-		b = append(b, "/css/"...)
-		b = strconv.AppendInt(b, t.id, 10)
-		b = append(b, ".css"...)
+		p := numbered[t.kind]
+		b = appendNum(b, p.dir, t.id, p.ext)
 	case kSearch:
 		b = append(b, "/search"...)
 	case kRobots:
@@ -95,12 +89,17 @@ func appendPath(b []byte, t target, amp string) []byte {
 		b = append(b, '/')
 	}
 	if t.query != 0 {
-		b = append(b, "?ref="...)
-		b = strconv.AppendInt(b, int64(t.query), 10)
-		b = append(b, amp...)
+		b = appendNum(b, "?ref=", int64(t.query), amp)
 		b = append(b, "lang=en"...)
 	}
 	return b
+}
+
+// appendNum appends before, n in decimal, and after.
+func appendNum(b []byte, before string, n int64, after string) []byte {
+	b = append(b, before...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, after...)
 }
 
 // dirOf returns the directory part of t's path when relative references to
@@ -112,15 +111,9 @@ func dirOf(t target) string {
 		if t.id == 0 {
 			return "" // the home page is always written "/" or absolute
 		}
-		return "/p/"
-	case kPrivate:
-		return "/private/"
-	case kImg:
-		return "/img/"
-	case kJS:
-		return "/js/"
-	case kCSS:
-		return "/css/"
+		return numbered[kPage].dir
+	case kPrivate, kImg, kJS, kCSS:
+		return numbered[t.kind].dir
 	case kSearch:
 		return "/"
 	}
@@ -183,25 +176,19 @@ func parseTarget(path, rawQuery string, trap bool) (t target, ok bool) {
 		t.kind = kRobots
 		return t, true
 	}
-	for _, p := range [...]struct {
-		prefix, suffix string
-		kind           uint8
-	}{
-		{"/p/", ".html", kPage}, {"/private/", ".html", kPrivate},
-		{"/img/", ".png", kImg}, {"/js/", ".js", kJS}, {"/css/", ".css", kCSS},
-	} {
-		if !strings.HasPrefix(path, p.prefix) || !strings.HasSuffix(path, p.suffix) {
+	for kind, p := range numbered {
+		if !strings.HasPrefix(path, p.dir) || !strings.HasSuffix(path, p.ext) {
 			continue
 		}
-		num := path[len(p.prefix) : len(path)-len(p.suffix)]
-		if num == "" || len(num) > 12 || !digits(num) || (num[0] == '0' && (len(num) > 1 || p.kind == kPage)) {
+		num := path[len(p.dir) : len(path)-len(p.ext)]
+		if num == "" || len(num) > 12 || !digits(num) || (num[0] == '0' && (len(num) > 1 || uint8(kind) == kPage)) {
 			return t, false
 		}
 		id, err := strconv.ParseInt(num, 10, 64)
 		if err != nil || id < 0 {
 			return t, false
 		}
-		t.kind, t.id = p.kind, id
+		t.kind, t.id = uint8(kind), id
 		return t, true
 	}
 	return t, false

@@ -105,17 +105,15 @@ func TestAllowNoAlloc(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	f, _ := New(Config{AllowedSuffixes: []string{"example.com"}, Regex: "a"})
 	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 4 {
+		wg.Go(func() {
 			for i := 0; i < 500; i++ {
 				if ok, _ := f.Allow("http://example.com/a"); !ok {
 					t.Error("rejected")
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -243,10 +243,8 @@ func TestBaseConcurrent(t *testing.T) {
 		want[i], _ = b.Resolve(r)
 	}
 	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 4 {
+		wg.Go(func() {
 			for n := 0; n < 200; n++ {
 				i := n % len(refs)
 				if got, err := b.Resolve(refs[i]); err != nil || got != want[i] {
@@ -254,7 +252,7 @@ func TestBaseConcurrent(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if b.String() != "http://example.com/a/b/c?q=1" {
