@@ -76,8 +76,6 @@ func (t inTransit) Snapshot() {
 }
 
 var (
-	_ checkpoint.Part    = segmentsPart{}
-	_ checkpoint.Part    = duePart{}
 	_ checkpoint.Part    = frontierPart{}
 	_ checkpoint.Part    = countersPart{}
 	_ checkpoint.Part    = (*pendingPart)(nil)

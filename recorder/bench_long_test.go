@@ -181,12 +181,13 @@ func BenchmarkCheckpoint(b *testing.B) {
 					set.Add(xxhash.Sum64String(u))
 					f.Add(u)
 				}
-				nd := &node{front: f, split: splitter.New(splitter.Options{DUE: set})}
+				nd := &node{front: f}
+				dp := splitterPart(b, splitter.New(splitter.Options{DUE: set}), "due")
 				b.ResetTimer()
 				var size int64
 				for range b.N {
 					size = 0
-					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{frontierPart{nd}, duePart{nd}})
+					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{frontierPart{nd}, dp})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -200,7 +200,7 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		s.FrontierSpillWritten += fs.Written
 		s.FrontierSpillRead += fs.Read
 		s.FrontierMemBytes += mem
-		pk, wt := n.split.Budget().Stats()
+		pk, wt := n.queue.Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
 		for k, v := range d.ByStatus {
