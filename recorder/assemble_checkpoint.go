@@ -76,7 +76,6 @@ func (t inTransit) Snapshot() {
 }
 
 var (
-	_ checkpoint.Part    = frontierPart{}
 	_ checkpoint.Part    = countersPart{}
 	_ checkpoint.Part    = (*pendingPart)(nil)
 	_ checkpoint.Part    = batchLogPart{}

@@ -11,25 +11,9 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
-// The recorder's own checkpoint parts (the splitter offers its own:
-// splitter.Splitter.Parts); the format of each is in recorder/checkpoint's
-// package doc.
-
-// frontierPart saves the node's frontier: every server's queued URLs,
-// politeness time and robots.txt state, with the URLs workers held at
-// the cut queued first. It streams: spilled URLs are read back one chunk
-// at a time, so saving takes no memory in proportion to the frontier.
-type frontierPart struct{ n *node }
-
-func (frontierPart) Name() string { return "frontier" }
-
-func (p frontierPart) Save(w io.Writer) error {
-	return p.n.front.Save(gob.NewEncoder(w))
-}
-
-func (p frontierPart) Load(r io.Reader) error {
-	return p.n.front.Load(gob.NewDecoder(r), func(n int) { p.n.c.tr.Add(int64(n)) })
-}
+// The recorder's own checkpoint parts (the splitter and the frontier
+// offer theirs: splitter.Splitter.Parts, frontier.Frontier.Part); the
+// format of each is in recorder/checkpoint's package doc.
 
 // countersPart saves the node's counters, so stats.json covers the whole
 // crawl across restarts.

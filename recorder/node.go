@@ -141,7 +141,8 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	for _, p := range s.Parts() {
 		n.addCheckpointPart(p)
 	}
-	n.addCheckpointPart(frontierPart{n})
+	// The frontier's URLs loaded are work to do.
+	n.addCheckpointPart(n.front.Part(func(k int) { c.tr.Add(int64(k)) }))
 	n.addCheckpointPart(countersPart{n})
 	n.addCheckpointPart(n.pending)
 	if c.tcp {

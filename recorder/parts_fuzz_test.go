@@ -33,7 +33,7 @@ var fuzzParts = []struct {
 		return d.Load(r)
 	}},
 	{"frontier", func(t *testing.T, r io.Reader) error {
-		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), c: &crawl{tr: peer.NewTracker()}}}).Load(r)
+		return newFrontier(OrderBFS, 1).Part(func(int) {}).Load(r)
 	}},
 	{"counters", func(t *testing.T, r io.Reader) error {
 		return (countersPart{&node{split: splitter.New(splitter.Options{})}}).Load(r)
@@ -67,12 +67,12 @@ func savedParts(t testing.TB) map[byte][]byte {
 		t.Fatal(err)
 	}
 	out[0], out[1] = bytes.Clone(b.Bytes()), bytes.Clone(b.Bytes())
-	a := &node{front: newFrontier(OrderBFS, 1)}
+	f := newFrontier(OrderBFS, 1)
 	for _, u := range []string{"http://h0021.test/private/18.html", "http://h0021.test/a", "http://b.test/x?y=1", "http://c.test/"} {
-		a.front.Add(u)
+		f.Add(u)
 	}
 	b.Reset()
-	if err := (frontierPart{a}).Save(&b); err != nil {
+	if err := f.Part(nil).Save(&b); err != nil {
 		t.Fatal(err)
 	}
 	out[2] = bytes.Clone(b.Bytes())
