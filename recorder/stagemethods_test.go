@@ -30,7 +30,11 @@ func rootCalls(t *testing.T, root string) (calls map[string][]string, used map[*
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -export: %v", err)
+		var stderr []byte
+		if e, ok := err.(*exec.ExitError); ok {
+			stderr = e.Stderr
+		}
+		t.Fatalf("go list -export: %v\n%s", err, stderr)
 	}
 	exports := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
