@@ -76,9 +76,6 @@ func (t inTransit) Snapshot() {
 }
 
 var (
-	_ checkpoint.Part    = segmentsPart{}
-	_ checkpoint.Part    = duePart{}
-	_ checkpoint.Part    = frontierPart{}
 	_ checkpoint.Part    = countersPart{}
 	_ checkpoint.Part    = (*pendingPart)(nil)
 	_ checkpoint.Part    = batchLogPart{}

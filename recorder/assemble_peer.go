@@ -36,15 +36,16 @@ func maxBatchBytes(cfg *Config) int64 {
 }
 
 // peerOptions are the options of node cfg.NodeID's TCP transport in
-// crawl c, which delivers to sp. idle reports whether the node has nothing to fetch;
+// crawl c, which delivers to sp. failover says the splitter routes by
+// the live ring; idle reports whether the node has nothing to fetch;
 // onView is told of a new live set (fail-over).
 func peerOptions(cfg *Config, c *crawl, sp *splitter.Splitter, part *peer.OutboxPart, epoch uint64, events *tracefile.EventLog, topo peer.Topology,
-	idle func() bool, onView func(live []bool)) peer.Options {
+	failover bool, idle func() bool, onView func(live []bool)) peer.Options {
 	sdir := stateDir(cfg.OutDir, cfg.NodeID)
 	return peer.Options{Self: cfg.NodeID, Peers: cfg.Peers, Listen: cfg.Listen, Listener: cfg.listener, Token: cfg.Token,
 		Epoch: epoch, Topology: topo, StateDir: sdir, Outbox: filepath.Join(sdir, outboxDirName), Part: part, Resume: cfg.Resume,
 		PeerTimeout: cfg.PeerTimeout, MaxBody: maxBatchBytes(cfg), EndpointMemory: endpointMemory(cfg),
-		Failover: sp.Failover(), OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
+		Failover: failover, OnView: onView, Tracker: c.tr, Receiver: sp, Idle: idle,
 		Events: events, OnError: c.fail, ErrConfig: ErrConfig}
 }
 

@@ -7,25 +7,36 @@ package recorder
 import (
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
 	"github.com/crawltrace/crawltrace/recorder/partition"
-	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // newSplitter makes node n's splitter (node id of total, routing by
 // part), with the DUE cfg asks for.
 func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (*splitter.Splitter, error) {
-	cfg := c.cfg
-	o := splitter.Options{Node: id, Nodes: total, Part: part, Queue: 4*cfg.Workers + 64, QueueBytes: cfg.queueBytes(),
+	cfg, p := c.cfg, c.plan
+	o := splitter.Options{Node: id, Nodes: total, Part: part, Epoch: p.epochs[id], Queue: 4*cfg.Workers + 64, Budget: n.queue,
 		BatchSize: cfg.SplitterBatch, FlushTick: min(cfg.Writer.FlushInterval, 200*time.Millisecond), CacheSize: cfg.SplitterCache,
-		DUE: due.NewMemory(1024), Tracker: c.tr, Log: peer.NewBatchLog(), Frontier: n.front, Redirects: &c.redirs,
+		DUE: due.NewMemory(1024), Tracker: c.tr, Log: n.batches, Frontier: n.front, Redirects: &c.redirs,
 		OutDir: cfg.OutDir, Now: cfg.Now, OnError: c.fail,
 		NewDiskDUE: func() (due.Set, error) { return newDiskDUE(cfg, id) }}
 	if c.tcp {
 		o.BatchAge = tcpBatchAge
+		o.Events = p.events
+		if ring := failoverRing(c); ring != nil {
+			o.Ring, o.Seeds = ring, p.seeds
+		}
+	}
+	if !cfg.NoTrace {
+		o.Logs = &splitter.Logs{Dir: tracefile.NodeDir(cfg.OutDir, id), Meta: n.meta, Writer: cfg.Writer, DiscardDir: n.discardDir,
+			Discarded: func(urls, pages int64) {
+				n.resume.DiscardedURLs += urls
+				n.resume.DiscardedPages += pages
+			}}
 	}
 	if cfg.DUE == DUEDisk {
 		d, err := newDiskDUE(cfg, id)
@@ -37,6 +48,16 @@ func newSplitter(c *crawl, n *node, id, total int, part partition.Partitioner) (
 		o.DUELimit = int(cfg.Memory / 4)
 	}
 	return splitter.New(o), nil
+}
+
+// failoverRing is the ring a TCP crawl's splitter routes by with
+// fail-over (a consistent partitioner), nil without fail-over.
+func failoverRing(c *crawl) *partition.Consistent {
+	if !c.tcp {
+		return nil
+	}
+	ring, _ := c.plan.part.(*partition.Consistent)
+	return ring
 }
 
 // tcpBatchAge is how long a TCP node's splitter lets a batch for a peer

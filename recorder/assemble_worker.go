@@ -25,7 +25,7 @@ func (n *node) workerOptions() worker.Options {
 		MaxRetryAfter:   n.cfg.MaxRetryAfter,
 		RetryAfterTries: n.cfg.RetryAfterTries,
 		HopQueue:        n.hopQueue,
-		Owner:           n.owner,
+		Owner:           n.split.OwnerOf,
 		TaskDone:        func() { n.c.tr.Add(-1) },
 		Archive:         n.archive(),
 	}
@@ -46,14 +46,6 @@ func (n *node) hopQueue(u string) worker.HopQueue {
 	return nil
 }
 
-// owner is the node owning u when fail-over is on (the live ring's).
-func (n *node) owner(u string) (int, bool) {
-	if r := n.split.Owner(); r != nil {
-		return r.Node(u), true
-	}
-	return 0, false
-}
-
 // workerSink hands the workers' pages to the node's splitter.
 type workerSink struct{ n *node }
 
@@ -62,11 +54,10 @@ var _ worker.Sink = workerSink{}
 // Submit sends m to the splitter once its URLs fit the queue's byte
 // budget; the splitter gives the bytes back when it has logged them.
 func (s workerSink) Submit(m *splitter.Msg) {
-	sp := s.n.split
 	m.Bytes = splitter.URLBytes(m.URLs)
-	sp.Budget().Acquire(m.Bytes)
-	if !sp.Send(m) {
-		sp.Budget().Release(m.Bytes)
+	s.n.queue.Acquire(m.Bytes)
+	if !s.n.split.Send(m) {
+		s.n.queue.Release(m.Bytes)
 	}
 }
 

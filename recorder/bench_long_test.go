@@ -88,7 +88,7 @@ func BenchmarkFrontierQueued(b *testing.B) {
 						b.Fatal(err)
 					}
 					heap := heapInuse() - base
-					fs, _ := f.SpillStats()
+					fs := f.Snapshot().Spill
 					b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/URL")
 					b.ReportMetric(float64(procmem.PeakRSS())/(1<<20), "peak-RSS-MiB")
@@ -179,12 +179,12 @@ func BenchmarkCheckpoint(b *testing.B) {
 					set.Add(xxhash.Sum64String(u))
 					f.Add(u)
 				}
-				nd := &node{front: f, split: splitter.New(splitter.Options{DUE: set})}
+				dp := splitterPart(b, splitter.New(splitter.Options{DUE: set}), "due")
 				b.ResetTimer()
 				var size int64
 				for range b.N {
 					size = 0
-					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{frontierPart{nd}, duePart{nd}})
+					m, err := checkpoint.Write(dir, checkpoint.Meta{}, []checkpoint.Part{f.Part(nil), dp})
 					if err != nil {
 						b.Fatal(err)
 					}

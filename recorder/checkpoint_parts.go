@@ -7,104 +7,13 @@ import (
 	"maps"
 
 	"github.com/crawltrace/crawltrace/internal/counters"
-	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/peer"
-	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/worker"
 )
 
-// The recorder's own checkpoint parts; the format of each is in
-// recorder/checkpoint's package doc.
-
-// segmentsPart saves the positions of the node's log writers and, on
-// load, cuts the logs back to them and opens writers that continue them.
-type segmentsPart struct{ n *node }
-
-// savedLog is a log writer's position at a checkpoint; loading cuts the
-// log back to it with tracefile.RestoreLog. gob writes the names of
-// savedLog and savedSegments into the checkpoint: renaming them changes
-// its bytes.
-type savedLog struct {
-	Done    []tracefile.SegmentInfo
-	Open    tracefile.SegmentInfo // File "" when no segment was open
-	NextSeq uint64
-}
-
-type savedSegments struct {
-	URLs, Pages savedLog
-}
-
-func (segmentsPart) Name() string { return "segments" }
-
-func (p segmentsPart) Save(w io.Writer) error {
-	urlw, pagew := p.n.split.URLWriter(), p.n.split.PageWriter()
-	var v savedSegments
-	var err error
-	if urlw != nil {
-		if v.URLs.Done, v.URLs.Open, err = urlw.Checkpoint(); err != nil {
-			return err
-		}
-		v.URLs.NextSeq = urlw.Rows()
-	}
-	if pagew != nil {
-		if v.Pages.Done, v.Pages.Open, err = pagew.Checkpoint(); err != nil {
-			return err
-		}
-	}
-	return gob.NewEncoder(w).Encode(&v)
-}
-
-func (p segmentsPart) Load(r io.Reader) error {
-	var v savedSegments
-	if err := gob.NewDecoder(r).Decode(&v); err != nil {
-		return err
-	}
-	n := p.n
-	if n.cfg.NoTrace {
-		return nil
-	}
-	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	urls, du, err := tracefile.RestoreLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, v.URLs.Done, v.URLs.Open, n.discardDir)
-	if err != nil {
-		return err
-	}
-	pages, dp, err := tracefile.RestoreLog(dir, tracefile.PrefixPages, tracefile.KindPages, v.Pages.Done, v.Pages.Open, n.discardDir)
-	if err != nil {
-		return err
-	}
-	n.resume.DiscardedURLs += du
-	n.resume.DiscardedPages += dp
-	if err := n.openWriters(); err != nil {
-		return err
-	}
-	n.split.URLWriter().Continue(urls)
-	n.split.URLWriter().SetNextSeq(v.URLs.NextSeq)
-	n.split.PageWriter().Continue(pages)
-	return nil
-}
-
-// duePart saves the node's DUE.
-type duePart struct{ n *node }
-
-func (duePart) Name() string             { return "due" }
-func (p duePart) Save(w io.Writer) error { return p.n.split.DUE().Save(w) }
-func (p duePart) Load(r io.Reader) error { return p.n.split.DUE().Load(r) }
-
-// frontierPart saves the node's frontier: every server's queued URLs,
-// politeness time and robots.txt state, with the URLs workers held at
-// the cut queued first. It streams: spilled URLs are read back one chunk
-// at a time, so saving takes no memory in proportion to the frontier.
-type frontierPart struct{ n *node }
-
-func (frontierPart) Name() string { return "frontier" }
-
-func (p frontierPart) Save(w io.Writer) error {
-	return p.n.front.Save(gob.NewEncoder(w))
-}
-
-func (p frontierPart) Load(r io.Reader) error {
-	return p.n.front.Load(gob.NewDecoder(r), func(n int) { p.n.split.Tracker().Add(int64(n)) })
-}
+// The recorder's own checkpoint parts (the splitter and the frontier
+// offer theirs: splitter.Splitter.Parts, frontier.Frontier.Part); the
+// format of each is in recorder/checkpoint's package doc.
 
 // countersPart saves the node's counters, so stats.json covers the whole
 // crawl across restarts.
@@ -112,7 +21,8 @@ type countersPart struct{ n *node }
 
 // savedCounters is the counters part. Counters holds every declared
 // counter of the workers (worker.Counters) and the splitter
-// (splitter.Stats) by its stats.json name. gob matches fields by name:
+// (splitter.Stats, saved and loaded by the splitter's
+// splitter.CountersPart) by its stats.json name. gob matches fields by name:
 // renaming one of these fields changes the format.
 type savedCounters struct {
 	Counters                 map[string]int64
@@ -157,7 +67,7 @@ func (p countersPart) Save(w io.Writer) error {
 	v := savedCounters{Counters: map[string]int64{}, PageID: n.st.PageSeq.Load(), Resume: n.resume,
 		ByStatus: st.ByStatus, RobotsByStatus: st.RobotsByStatus, BytesByStatus: st.BytesByStatus, FilterReasons: st.FilterReasons}
 	counters.Put(v.Counters, st.Counters)
-	counters.Put(v.Counters, n.split.Stats())
+	n.split.CountersPart().Save(v.Counters)
 	return gob.NewEncoder(w).Encode(&v)
 }
 
@@ -180,7 +90,7 @@ func (p countersPart) Load(r io.Reader) error {
 	n := p.n
 	n.st.Restore(worker.Snapshot{Counters: counters.Get[worker.Counters[int64]](v.Counters),
 		Detail: worker.Detail{ByStatus: v.ByStatus, RobotsByStatus: v.RobotsByStatus, BytesByStatus: v.BytesByStatus, FilterReasons: v.FilterReasons}})
-	n.split.SetStats(counters.Get[splitter.Stats](v.Counters))
+	n.split.CountersPart().Load(v.Counters)
 	n.st.PageSeq.Store(v.PageID)
 	// What this load discarded (segmentsPart ran first) adds to what
 	// earlier resumes did.

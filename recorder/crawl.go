@@ -137,10 +137,11 @@ func resumeNodes(cfg *Config, set *checkpoint.Set, nodes []*node) (restored bool
 		if set != nil {
 			err = checkpoint.Load(set.Dirs[n.id], set.Meta[n.id], n.parts)
 		} else {
-			err = n.discardAll()
+			err = n.split.DiscardLogs()
 		}
-		if err == nil && n.split.URLWriter() == nil {
-			err = n.openWriters()
+		if err == nil {
+			// Unless the checkpoint's segments part opened them.
+			err = n.split.OpenLogs()
 		}
 		if err != nil {
 			return false, 0, err
@@ -413,11 +414,11 @@ func (c *crawl) finish(l link, nodes []*node, r *running) (*Result, error) {
 	c.crawlDone = crawlDone
 	l.close()
 	for _, n := range nodes {
-		n.split.Stop()
+		n.logs = n.split.Stop()
 	}
 	defer func() {
 		for _, n := range nodes {
-			n.split.DUE().Close()
+			n.split.Free()
 			if n.store != nil {
 				n.store.Close()
 			}
@@ -476,19 +477,13 @@ func seedsOf(seeds []string, part partition.Partitioner, id int) []splitter.URL 
 	return own
 }
 
-// manifestOf is the manifest of nodes' closed logs, finished at end.
+// manifestOf is the manifest of nodes' closed logs (the segments their
+// splitters returned when they stopped), finished at end.
 func manifestOf(meta tracefile.Meta, nodes []*node, end time.Time) *tracefile.Manifest {
 	man := tracefile.NewManifest(meta)
 	man.Finished = end.UTC()
 	for _, n := range nodes {
-		var us, ps []tracefile.SegmentInfo
-		if w := n.split.URLWriter(); w != nil {
-			us = w.Segments()
-		}
-		if w := n.split.PageWriter(); w != nil {
-			ps = w.Segments()
-		}
-		man.AddNode(n.id, us, ps)
+		man.AddNode(n.id, n.logs.URLs, n.logs.Pages)
 	}
 	return man
 }

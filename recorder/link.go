@@ -8,7 +8,6 @@ import (
 	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/frontier"
-	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 )
 
@@ -19,7 +18,8 @@ import (
 // once their seeds are queued, over when the crawl is, drain and close at
 // the stop.
 type link interface {
-	// ready prepares the nodes' splitters, before a checkpoint loads.
+	// ready prepares the link's view of the nodes, before a checkpoint
+	// loads.
 	ready(nodes []*node) error
 	// open starts the transport; it returns the one the splitters send
 	// through.
@@ -63,20 +63,6 @@ func (l *memLink) ready(nodes []*node) error {
 	c.part, c.fronts = l.p.part, make([]*frontier.Frontier, l.p.total)
 	for _, n := range nodes {
 		c.fronts[n.id] = n.front
-	}
-	if c.cfg.OutDir == "" {
-		return nil
-	}
-	// Each run is a new incarnation of every node, in-process too: a
-	// resumed node re-sends its checkpoint's batches in transit under
-	// their old ids, and the receivers' batch logs must not take its new
-	// batches, numbered from 1 again, for those.
-	for _, n := range nodes {
-		e, err := peer.BumpEpoch(stateDir(c.cfg.OutDir, n.id))
-		if err != nil {
-			return err
-		}
-		n.split.SetEpoch(e)
 	}
 	return nil
 }
@@ -131,20 +117,12 @@ type tcpLink struct {
 	ht *peer.HTTPTransport
 }
 
-func (l *tcpLink) ready(nodes []*node) error {
-	sp := nodes[0].split
-	sp.SetEpoch(l.p.epoch)
-	sp.SetEvents(l.p.events)
-	if ring, ok := l.p.part.(*partition.Consistent); ok {
-		sp.EnableFailover(ring, l.p.total, l.p.seeds)
-	}
-	return nil
-}
+func (l *tcpLink) ready([]*node) error { return nil }
 
 func (l *tcpLink) open(nodes []*node) (peer.Transport, error) {
 	c, n0 := l.c, nodes[0]
 	sp := n0.split
-	ht, err := peer.NewHTTPTransport(peerOptions(c.cfg, c, sp, n0.outbox, l.p.epoch, l.p.events, l.p.topo,
+	ht, err := peer.NewHTTPTransport(peerOptions(c.cfg, c, sp, n0.outbox, l.p.epochs[n0.id], l.p.events, l.p.topo, failoverRing(c) != nil,
 		func() bool { return c.budgetIdle(n0) }, func(live []bool) { sp.SendView(live) }))
 	if err != nil {
 		return nil, err

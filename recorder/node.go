@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/bytebudget"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
@@ -24,12 +25,20 @@ import (
 
 // node is one crawling process: frontier, fetch workers and host splitter.
 type node struct {
-	id     int
-	cfg    *Config
-	c      *crawl
-	front  *frontier.Frontier
-	conns  *frontier.ConnSlots // this node's connection cap
-	split  *splitter.Splitter
+	id    int
+	cfg   *Config
+	c     *crawl
+	front *frontier.Frontier
+	conns *frontier.ConnSlots // this node's connection cap
+	split *splitter.Splitter
+	// queue bounds the bytes of the pages queued for the splitter (nil:
+	// no bound); batches is the node's batch log. Both are made here and
+	// handed to the splitter.
+	queue   *bytebudget.Budget
+	batches *peer.BatchLog
+	// logs are the node's log segments once its splitter stopped, for
+	// the manifest.
+	logs   splitter.Segments
 	client *http.Client
 	filter *urlfilter.Filter
 	agent  string
@@ -92,7 +101,7 @@ func (n *node) startWorkers(stopCtx, fetchCtx context.Context) {
 // closeWriters closes the logs of nodes a failed start made.
 func closeWriters(nodes []*node) {
 	for _, n := range nodes {
-		n.split.CloseWriters()
+		n.split.Close()
 		n.closeWARC()
 	}
 }
@@ -112,6 +121,10 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		n.store = store
 		n.front.SpillTo(store, cfg.Memory/2)
 	}
+	if b := cfg.queueBytes(); b > 0 {
+		n.queue = bytebudget.New(b)
+	}
+	n.batches = peer.NewBatchLog()
 	s, err := newSplitter(c, n, id, total, part)
 	if err != nil {
 		return nil, err
@@ -123,18 +136,20 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 		// times it dates.
 		n.addCheckpointPart(clockPart{c.clock})
 	}
-	// The segments part comes first (after the clock): loading it
-	// restores the logs and opens their writers.
-	n.addCheckpointPart(segmentsPart{n})
-	n.addCheckpointPart(duePart{n})
-	n.addCheckpointPart(frontierPart{n})
+	// The splitter's parts come first (after the clock): loading its
+	// segments part restores the logs and opens their writers.
+	for _, p := range s.Parts() {
+		n.addCheckpointPart(p)
+	}
+	// The frontier's URLs loaded are work to do.
+	n.addCheckpointPart(n.front.Part(func(k int) { c.tr.Add(int64(k)) }))
 	n.addCheckpointPart(countersPart{n})
 	n.addCheckpointPart(n.pending)
 	if c.tcp {
 		// Batches processed per sending incarnation: restored with the
 		// state they went into, so resent batches the checkpoint covers
 		// are dropped and the others processed again.
-		n.addCheckpointPart(batchLogPart{s.BatchLog()})
+		n.addCheckpointPart(batchLogPart{n.batches})
 		// The batches sent to peers and not yet durable at them: saved
 		// at the same cut as the logs whose URLs they carry.
 		n.outbox = peer.NewOutboxPart()
@@ -142,7 +157,7 @@ func newNode(c *crawl, id, total int, part partition.Partitioner, filter *urlfil
 	}
 	n.newWARC()
 	if !cfg.Resume {
-		if err := n.openWriters(); err != nil {
+		if err := s.OpenLogs(); err != nil {
 			return nil, err
 		}
 	}
@@ -162,24 +177,4 @@ func newDiskDUE(cfg *Config, id int) (*due.Disk, error) {
 		return nil, fmt.Errorf("recorder: node %d: %w", id, err)
 	}
 	return d, nil
-}
-
-// openWriters starts the node's URL and page logs (after the segments
-// already in its directory, when resuming).
-func (n *node) openWriters() error {
-	if n.cfg.NoTrace {
-		return nil
-	}
-	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	uw, err := tracefile.CreateURLWriter(dir, n.meta, n.cfg.Writer)
-	if err != nil {
-		return fmt.Errorf("recorder: node %d: %w", n.id, err)
-	}
-	pw, err := tracefile.CreatePageWriter(dir, n.meta, n.cfg.Writer)
-	if err != nil {
-		uw.Close()
-		return fmt.Errorf("recorder: node %d: %w", n.id, err)
-	}
-	n.split.SetWriters(uw, pw)
-	return nil
 }

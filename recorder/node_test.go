@@ -37,7 +37,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	}
 	a := &node{split: splitter.New(splitter.Options{})}
 	a.st.Restore(worker.Snapshot{Counters: counters.Get[worker.Counters[int64]](want)})
-	a.split.SetStats(counters.Get[splitter.Stats](want))
+	a.split.CountersPart().Load(want)
 	var buf bytes.Buffer
 	if err := (countersPart{a}).Save(&buf); err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestEveryCounterCheckpointed(t *testing.T) {
 	}
 	got := map[string]int64{}
 	counters.Put(got, b.st.Counts())
-	counters.Put(got, b.split.Stats())
+	counters.Put(got, b.split.Published().Stats)
 	if !maps.Equal(got, want) {
 		t.Errorf("counters after a save and load:\n%v\nsaved:\n%v", got, want)
 	}
@@ -83,7 +83,7 @@ func TestCountersPartOfEarlierVersionLoads(t *testing.T) {
 	}
 	got := map[string]int64{}
 	counters.Put(got, n.st.Counts())
-	counters.Put(got, n.split.Stats())
+	counters.Put(got, n.split.Published().Stats)
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("%s = %d, want %d", name, got[name], w)

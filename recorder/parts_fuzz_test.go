@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/counters"
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/due"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/splitter"
@@ -21,7 +22,7 @@ var fuzzParts = []struct {
 	load func(t *testing.T, r io.Reader) error
 }{
 	{"due", func(t *testing.T, r io.Reader) error {
-		return (duePart{&node{split: splitter.New(splitter.Options{DUE: due.NewMemory(0)})}}).Load(r)
+		return splitterPart(t, splitter.New(splitter.Options{DUE: due.NewMemory(0)}), "due").Load(r)
 	}},
 	{"due-disk", func(t *testing.T, r io.Reader) error {
 		d, err := due.NewDisk(due.DiskConfig{Dir: t.TempDir(), BufferSize: 1 << 12})
@@ -32,7 +33,7 @@ var fuzzParts = []struct {
 		return d.Load(r)
 	}},
 	{"frontier", func(t *testing.T, r io.Reader) error {
-		return (frontierPart{&node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}}).Load(r)
+		return newFrontier(OrderBFS, 1).Part(func(int) {}).Load(r)
 	}},
 	{"counters", func(t *testing.T, r io.Reader) error {
 		return (countersPart{&node{split: splitter.New(splitter.Options{})}}).Load(r)
@@ -40,6 +41,17 @@ var fuzzParts = []struct {
 	{"pending", func(t *testing.T, r io.Reader) error {
 		return (&pendingPart{}).Load(r)
 	}},
+}
+
+// splitterPart is s's checkpoint part of that name.
+func splitterPart(t testing.TB, s *splitter.Splitter, name string) checkpoint.Part {
+	for _, p := range s.Parts() {
+		if p.Name() == name {
+			return p
+		}
+	}
+	t.Fatalf("the splitter offers no %s part", name)
+	return nil
 }
 
 // savedParts are valid saved parts, by the index of their loader: the
@@ -55,12 +67,12 @@ func savedParts(t testing.TB) map[byte][]byte {
 		t.Fatal(err)
 	}
 	out[0], out[1] = bytes.Clone(b.Bytes()), bytes.Clone(b.Bytes())
-	a := &node{front: newFrontier(OrderBFS, 1), split: splitter.New(splitter.Options{})}
+	f := newFrontier(OrderBFS, 1)
 	for _, u := range []string{"http://h0021.test/private/18.html", "http://h0021.test/a", "http://b.test/x?y=1", "http://c.test/"} {
-		a.front.Add(u)
+		f.Add(u)
 	}
 	b.Reset()
-	if err := (frontierPart{a}).Save(&b); err != nil {
+	if err := f.Part(nil).Save(&b); err != nil {
 		t.Fatal(err)
 	}
 	out[2] = bytes.Clone(b.Bytes())

@@ -29,8 +29,13 @@ type plan struct {
 	topo       peer.Topology
 	resumeFrom *checkpoint.Set
 	meta       tracefile.Meta
-	epoch      uint64 // TCP mode: this node's incarnation
-	events     *tracefile.EventLog
+	// epochs are the local nodes' incarnations by id, bumped at every
+	// start (none without OutDir): in-process too, a resumed node
+	// re-sends its checkpoint's batches in transit under their old ids,
+	// and the receivers' batch logs must not take its new batches,
+	// numbered from 1 again, for those.
+	epochs map[int]uint64
+	events *tracefile.EventLog
 }
 
 // prepare checks cfg (filling in defaults), locks the crawl directory,
@@ -148,19 +153,22 @@ func prepare(cfg *Config) (p *plan, done *Result, err error) {
 			return nil, nil, err
 		}
 	}
-	var epoch uint64
+	epochs := map[int]uint64{}
+	if cfg.OutDir != "" {
+		for _, id := range local {
+			if epochs[id], err = peer.BumpEpoch(stateDir(cfg.OutDir, id)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	var events *tracefile.EventLog
 	if tcp {
-		sdir := stateDir(cfg.OutDir, cfg.NodeID)
-		if epoch, err = peer.BumpEpoch(sdir); err != nil {
-			return nil, nil, err
-		}
-		if events, err = tracefile.OpenEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epoch, cfg.Now); err != nil {
+		if events, err = tracefile.OpenEventLog(tracefile.NodeDir(cfg.OutDir, cfg.NodeID), cfg.NodeID, epochs[cfg.NodeID], cfg.Now); err != nil {
 			return nil, nil, err
 		}
 	}
 	return &plan{start: start, tcp: tcp, total: total, local: local, lock: lock, seeds: seeds, filter: filter,
-		part: part, topo: topo, resumeFrom: resumeFrom, meta: meta, epoch: epoch, events: events}, nil, nil
+		part: part, topo: topo, resumeFrom: resumeFrom, meta: meta, epochs: epochs, events: events}, nil, nil
 }
 
 func lockCrawl(cfg *Config, local []int, tcp bool) (*outdir.Lock, error) {

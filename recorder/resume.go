@@ -99,22 +99,6 @@ func crawlIn(outDir string, nodes []int, tcp bool) bool {
 	return false
 }
 
-// discardAll moves every segment of n to its discard directory: the
-// crawl resumes with no checkpoint (it was killed before its first one)
-// and starts again from its seeds.
-func (n *node) discardAll() error {
-	dir := tracefile.NodeDir(n.cfg.OutDir, n.id)
-	urls, err := tracefile.DiscardLog(dir, tracefile.PrefixURLs, tracefile.KindURLs, n.discardDir)
-	n.resume.DiscardedURLs += urls
-	if err != nil {
-		// Segments left in place would be appended to by the new run.
-		return err
-	}
-	pages, err := tracefile.DiscardLog(dir, tracefile.PrefixPages, tracefile.KindPages, n.discardDir)
-	n.resume.DiscardedPages += pages
-	return err
-}
-
 // finishedCrawl reports why a crawl resumed from set has nothing left to
 // do, or "" when it has.
 //

@@ -1,11 +1,7 @@
 package recorder
 
 import (
-	"bufio"
-	"encoding/gob"
 	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +9,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 )
 
 // RecordedSegments lists what the crawl directory dir records of its raw
@@ -66,12 +63,12 @@ func RecordedSegments(dir string) ([]tracefile.RecordedSegment, error) {
 		if set == nil {
 			continue
 		}
-		v, err := readSavedSegments(set.Dirs[id])
+		urls, pages, err := splitter.ReadSegmentsPart(set.Dirs[id])
 		if err != nil {
 			return nil, err
 		}
 		nd := tracefile.NodeDir(dir, id)
-		for _, l := range []savedLog{v.URLs, v.Pages} {
+		for _, l := range []splitter.Position{urls, pages} {
 			segs := l.Done
 			if l.Open.File != "" && l.Open.Batches > 0 {
 				segs = append(segs, l.Open)
@@ -84,26 +81,6 @@ func RecordedSegments(dir string) ([]tracefile.RecordedSegment, error) {
 	return out, nil
 }
 
-// readSavedSegments decodes the segments part of the checkpoint in dir
-// (proved by checkpoint.Find). A checkpoint without one (taken with
-// NoTrace) records no segment.
-func readSavedSegments(dir string) (*savedSegments, error) {
-	var v savedSegments
-	part := filepath.Join(dir, segmentsPart{}.Name())
-	f, err := os.Open(part)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &v, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, part, err)
-	}
-	defer f.Close()
-	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %s: %v", tracefile.ErrCorrupt, part, err)
-	}
-	return &v, nil
-}
-
 // checkSegments checks, before a resume writes anything, the segments
 // each node's checkpoint in set lists (tracefile.CheckLog): sizes, and
 // unless cfg.ResumeSkipHash, xxhash64s. A failure refuses the resume,
@@ -114,13 +91,13 @@ func checkSegments(cfg *Config, set *checkpoint.Set) error {
 	}
 	ids := slices.Sorted(maps.Keys(set.Dirs))
 	for _, id := range ids {
-		v, err := readSavedSegments(set.Dirs[id])
+		urls, pages, err := splitter.ReadSegmentsPart(set.Dirs[id])
 		if err != nil {
 			return err
 		}
 		src := "checkpoint " + set.Dirs[id]
 		nd := tracefile.NodeDir(cfg.OutDir, id)
-		for _, l := range []savedLog{v.URLs, v.Pages} {
+		for _, l := range []splitter.Position{urls, pages} {
 			if err := tracefile.CheckLog(nd, l.Done, l.Open, src, !cfg.ResumeSkipHash); err != nil {
 				return err
 			}

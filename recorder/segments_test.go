@@ -16,6 +16,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/crawltest"
+	"github.com/crawltrace/crawltrace/recorder/splitter"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
 )
 
@@ -64,14 +65,14 @@ func TestResumeChecksSegments(t *testing.T) {
 			if len(rec) < 3 {
 				t.Fatalf("the manifest records %d segments, want several URL segments and a page segment", len(rec))
 			}
-			saved, err := readSavedSegments(filepath.Join(stateDir(cfg.OutDir, 0), checkpoint.DirName))
+			urls, pages, err := splitter.ReadSegmentsPart(filepath.Join(stateDir(cfg.OutDir, 0), checkpoint.DirName))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(saved.URLs.Done) < 2 || saved.URLs.Open.Batches != 0 {
-				t.Fatalf("final checkpoint: %d closed URL segments, open %+v; want every segment closed", len(saved.URLs.Done), saved.URLs.Open)
+			if len(urls.Done) < 2 || urls.Open.Batches != 0 {
+				t.Fatalf("final checkpoint: %d closed URL segments, open %+v; want every segment closed", len(urls.Done), urls.Open)
 			}
-			for _, s := range append(saved.URLs.Done, saved.Pages.Done...) {
+			for _, s := range append(urls.Done, pages.Done...) {
 				b, err := os.ReadFile(filepath.Join(tracefile.NodeDir(cfg.OutDir, 0), s.File))
 				if err != nil {
 					t.Fatal(err)

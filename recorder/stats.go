@@ -196,11 +196,11 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		s.Nodes = append(s.Nodes, n.id)
 		d := n.st.Snapshot()
 		counters.Add(&s.Counters, d.Counters)
-		fs, mem := n.front.SpillStats()
-		s.FrontierSpillWritten += fs.Written
-		s.FrontierSpillRead += fs.Read
-		s.FrontierMemBytes += mem
-		pk, wt := n.split.Budget().Stats()
+		fr := n.front.Snapshot()
+		s.FrontierSpillWritten += fr.Spill.Written
+		s.FrontierSpillRead += fr.Spill.Read
+		s.FrontierMemBytes += fr.MemBytes
+		pk, wt := n.queue.Stats()
 		s.QueuePeakBytes = max(s.QueuePeakBytes, pk)
 		s.QueueWaits += wt
 		for k, v := range d.ByStatus {
@@ -243,16 +243,14 @@ func (c *crawl) collect(nodes []*node, elapsed time.Duration, peerStats func(*St
 		sp := n.split.Published()
 		counters.Add(&s.Stats, sp.Stats)
 		s.DUEUnique += sp.DUELen
-		s.Sessions += n.front.SessionsOpened()
-		q, h := n.front.Sizes()
-		s.Queued += int64(q)
-		s.HostsKnown += int64(h)
-		s.RobotsWaiting += int64(n.front.RobotsWaiting())
-		pw, due := n.front.HostsWaiting()
-		s.HostsPoliteWait += int64(pw)
-		s.HostsDue += int64(due)
-		if d, host := n.front.Stall(); d.Seconds() > s.MaxStallSeconds {
-			s.MaxStallSeconds, s.MaxStallHost = d.Seconds(), host
+		s.Sessions += fr.Sessions
+		s.Queued += int64(fr.Queued)
+		s.HostsKnown += int64(fr.Hosts)
+		s.RobotsWaiting += int64(fr.RobotsWaiting)
+		s.HostsPoliteWait += int64(fr.HostsPolite)
+		s.HostsDue += int64(fr.HostsDue)
+		if fr.Stall.Seconds() > s.MaxStallSeconds {
+			s.MaxStallSeconds, s.MaxStallHost = fr.Stall.Seconds(), fr.StallHost
 		}
 		dueBytes += sp.DUEBytes
 		if sp.DUEDisk {
@@ -389,10 +387,10 @@ func (c *crawl) progress(nodes []*node, _ time.Time, done chan struct{}) {
 				warc = true
 				warcBytes += n.warc.Stats().Bytes
 			}
-			q, h := n.front.Sizes()
-			queued += q
-			hosts += h
-			retrying += n.front.RobotsWaiting()
+			fr := n.front.Snapshot()
+			queued += fr.Queued
+			hosts += fr.Hosts
+			retrying += fr.RobotsWaiting
 		}
 		line := fmt.Sprintf("queued %d, hosts %d, robots-excluded %d", queued, hosts, excl)
 		if retrying > 0 {

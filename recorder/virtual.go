@@ -471,11 +471,11 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 	for _, n := range nodes {
 		n.front.Close()
 		n.front.CloseSessions()
-		n.split.Close()
+		n.logs = n.split.Close()
 	}
 	defer func() {
 		for _, n := range nodes {
-			n.split.DUE().Close()
+			n.split.Free()
 			if n.store != nil {
 				n.store.Close()
 			}

@@ -20,9 +20,9 @@
 // fetches them ([Frontier.RobotsDone], schedule_robots.go).
 //
 // Server queues spill to a disk [Store] under a memory budget
-// ([Frontier.SpillTo]; store.go holds the format). [Frontier.Save] and
-// [Frontier.Load] write and read the frontier in a crawl checkpoint
-// (save.go).
+// ([Frontier.SpillTo]; store.go holds the format). The frontier saves
+// and restores itself as a part of a crawl checkpoint ([Frontier.Part],
+// save.go), and reports its sizes and waits as a [Snapshot].
 //
 // The politeness key of a URL (host or address) and the delay rule belong
 // to the crawl's configuration: [Options] takes them as functions.

@@ -285,17 +285,6 @@ func (f *Frontier) Err() error {
 	return f.s.storeErr
 }
 
-// SpillStats returns the disk store's counters and the bytes of URLs
-// queued in memory.
-func (f *Frontier) SpillStats() (Stats, int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.s.store == nil {
-		return Stats{}, f.s.mem
-	}
-	return f.s.store.Stats(), f.s.mem
-}
-
 // Finish ends in-flight URL id: its page was logged, or it will never be
 // fetched (robots.txt excludes it).
 func (f *Frontier) Finish(id uint64) {
@@ -409,22 +398,6 @@ func (f *Frontier) AddHop(key string, hop *Hop) {
 	}
 }
 
-// Stall is the longest a host waited for a worker once due, and that
-// host.
-func (f *Frontier) Stall() (time.Duration, string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.s.maxStall, f.s.stallHost
-}
-
-// RobotsWaiting is the number of origins whose URLs wait for a
-// robots.txt retry.
-func (f *Frontier) RobotsWaiting() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.s.waitingRobots(f.now())
-}
-
 // Close wakes and stops every waiting worker.
 func (f *Frontier) Close() {
 	f.mu.Lock()
@@ -444,25 +417,40 @@ func (f *Frontier) CloseSessions() {
 	f.freeSlots(n)
 }
 
-// Sizes returns the number of queued URLs and known hosts.
-func (f *Frontier) Sizes() (queued, hosts int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.s.queued, len(f.s.hosts)
+// Snapshot is what a frontier reports of itself at one time, for the
+// crawl's statistics and its progress line.
+type Snapshot struct {
+	// Queued is the number of URLs queued, Hosts of hosts known.
+	Queued, Hosts int
+	// RobotsWaiting is the number of origins whose URLs wait for a
+	// robots.txt retry.
+	RobotsWaiting int
+	// HostsPolite is the number of hosts with URLs queued whose
+	// politeness delay has not passed, HostsDue of those due and waiting
+	// for a worker or a connection.
+	HostsPolite, HostsDue int
+	// Sessions is the number of connection sessions opened so far.
+	Sessions int64
+	// Stall is the longest a host waited for a worker once due, and
+	// StallHost that host.
+	Stall     time.Duration
+	StallHost string
+	// Spill is the disk store's counters (zero without one), MemBytes
+	// the bytes of URLs queued in memory.
+	Spill    Stats
+	MemBytes int64
 }
 
-// HostsWaiting is the number of hosts with URLs queued whose politeness
-// delay has not passed (polite), and of those due and waiting for a
-// worker or a connection (due).
-func (f *Frontier) HostsWaiting() (polite, due int) {
+// Snapshot is the frontier's [Snapshot], taken under its lock. Safe for
+// concurrent use.
+func (f *Frontier) Snapshot() Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.s.waiting.hs), len(f.s.resume.hs) + len(f.s.ready.hs)
-}
-
-// SessionsOpened is the number of connection sessions opened so far.
-func (f *Frontier) SessionsOpened() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.s.opened
+	v := Snapshot{Queued: f.s.queued, Hosts: len(f.s.hosts), RobotsWaiting: f.s.waitingRobots(f.now()),
+		HostsPolite: len(f.s.waiting.hs), HostsDue: len(f.s.resume.hs) + len(f.s.ready.hs), Sessions: f.s.opened,
+		Stall: f.s.maxStall, StallHost: f.s.stallHost, MemBytes: f.s.mem}
+	if f.s.store != nil {
+		v.Spill = f.s.store.Stats()
+	}
+	return v
 }

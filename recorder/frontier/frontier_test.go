@@ -67,7 +67,7 @@ func TestBackoffRetry(t *testing.T) {
 	if inflight != 0 {
 		t.Errorf("%d URLs in flight after the retry was queued, want 0", inflight)
 	}
-	if q, _ := f.Sizes(); q != 2 {
+	if q := f.Snapshot().Queued; q != 2 {
 		t.Errorf("%d URLs queued, want 2", q)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), wait/2)

@@ -3,12 +3,14 @@ package frontier
 import (
 	"encoding/gob"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
 	"sort"
 	"time"
 
+	"github.com/crawltrace/crawltrace/recorder/checkpoint"
 	"github.com/crawltrace/crawltrace/recorder/robots"
 )
 
@@ -35,11 +37,25 @@ type savedURLs struct {
 
 const savedGroup = 4096
 
-// Load reads a frontier Save wrote, queueing its URLs on the servers
+// Part is the frontier as a node's checkpoint part ("frontier"): Save
+// and Load over a gob stream. onURLs is told of each group of URLs a load
+// queues (see load).
+func (f *Frontier) Part(onURLs func(n int)) checkpoint.Part { return part{f, onURLs} }
+
+type part struct {
+	f      *Frontier
+	onURLs func(n int)
+}
+
+func (part) Name() string             { return "frontier" }
+func (p part) Save(w io.Writer) error { return p.f.save(gob.NewEncoder(w)) }
+func (p part) Load(r io.Reader) error { return p.f.load(gob.NewDecoder(r), p.onURLs) }
+
+// load reads a frontier save wrote, queueing its URLs on the servers
 // they were saved under; onURLs is told of each group of URLs before it
 // is queued (the node counts them as work to do). The node calls it
 // before its workers start, on an empty frontier.
-func (f *Frontier) Load(dec *gob.Decoder, onURLs func(n int)) error {
+func (f *Frontier) load(dec *gob.Decoder, onURLs func(n int)) error {
 	var n int
 	if err := dec.Decode(&n); err != nil {
 		return err
@@ -66,13 +82,13 @@ func (f *Frontier) Load(dec *gob.Decoder, onURLs func(n int)) error {
 	return nil
 }
 
-// Save writes the frontier's servers with enc, in the order they were
+// save writes the frontier's servers with enc, in the order they were
 // first seen: each server's queued URLs, politeness time and robots.txt
 // state, holding the frontier's lock (workers wait meanwhile). URLs held
 // by workers come first in their server's list. It streams: spilled URLs
 // are read back one chunk at a time, so saving takes no memory in
 // proportion to the frontier.
-func (f *Frontier) Save(enc *gob.Encoder) error {
+func (f *Frontier) save(enc *gob.Encoder) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	held := map[string][]inflightURL{}

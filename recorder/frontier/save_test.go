@@ -42,7 +42,7 @@ func TestSaveFormat(t *testing.T) {
 		t.Fatalf("third task %+v", tk)
 	}
 	var b bytes.Buffer
-	if err := f.Save(gob.NewEncoder(&b)); err != nil {
+	if err := f.save(gob.NewEncoder(&b)); err != nil {
 		t.Fatal(err)
 	}
 	if got := hex.EncodeToString(b.Bytes()); got != savedGob {
@@ -51,7 +51,7 @@ func TestSaveFormat(t *testing.T) {
 	g := testFrontier(OrderBFS)
 	urls := 0
 	old, _ := hex.DecodeString(savedGob)
-	if err := g.Load(gob.NewDecoder(bytes.NewReader(old)), func(n int) { urls += n }); err != nil {
+	if err := g.load(gob.NewDecoder(bytes.NewReader(old)), func(n int) { urls += n }); err != nil {
 		t.Fatal(err)
 	}
 	a, bh := g.s.hosts["a.test"], g.s.hosts["b.test"]
@@ -76,12 +76,12 @@ func TestFrontierRestoreKeepsKeys(t *testing.T) {
 		a.Add(u)
 	}
 	var buf bytes.Buffer
-	if err := a.Save(gob.NewEncoder(&buf)); err != nil {
+	if err := a.save(gob.NewEncoder(&buf)); err != nil {
 		t.Fatal(err)
 	}
 	lookups := 0
 	b := New(Options{Order: OrderBFS, Seed: 1, KeyOf: func(u string) string { lookups++; return "ip:198.51.100.7" }}) // DNS changed since
-	if err := b.Load(gob.NewDecoder(&buf), func(int) {}); err != nil {
+	if err := b.load(gob.NewDecoder(&buf), func(int) {}); err != nil {
 		t.Fatal(err)
 	}
 	if lookups != 0 {
@@ -140,12 +140,12 @@ func TestFrontierSavesURLsAwaitingLookup(t *testing.T) {
 	a.Add("http://slow.test/2")
 	a.Add("http://192.0.2.1/x") // an address: keyed at once
 	var buf bytes.Buffer
-	if err := a.Save(gob.NewEncoder(&buf)); err != nil {
+	if err := a.save(gob.NewEncoder(&buf)); err != nil {
 		t.Fatal(err)
 	}
 	fast := &testKeys{lookup: func(string) string { return "ip:192.0.2.5" }}
 	b := New(Options{Order: OrderBFS, Seed: 1, KeyOf: fast.Key, Keys: fast})
-	if err := b.Load(gob.NewDecoder(&buf), func(int) {}); err != nil {
+	if err := b.load(gob.NewDecoder(&buf), func(int) {}); err != nil {
 		t.Fatal(err)
 	}
 	crawltest.WaitFor(t, "slow.test's 2 URLs on ip:192.0.2.5 and 1 on ip:192.0.2.1 after loading", 5*time.Second, func() bool {

@@ -96,8 +96,7 @@ func TestBatchAgeFailover(t *testing.T) {
 	ring := partition.NewConsistent([]int{0, 1}, 0)
 	front := &testFrontier{}
 	s := New(Options{Node: 0, Nodes: 2, Part: ring, Queue: 16, BatchSize: 1 << 20, BatchAge: time.Hour,
-		DUE: due.NewMemory(1 << 10), Tracker: peer.NewTracker(), Log: peer.NewBatchLog(), Frontier: front, Now: time.Now})
-	s.EnableFailover(ring, 2, nil)
+		DUE: due.NewMemory(1 << 10), Tracker: peer.NewTracker(), Log: peer.NewBatchLog(), Frontier: front, Now: time.Now, Ring: ring})
 	ct := &captureTransport{sent: map[int][]string{}}
 	s.SetTransport(ct)
 	go s.Run()

@@ -22,12 +22,15 @@ func (s *Splitter) HandleBatch(b *peer.Batch) {
 	s.Handle(&Msg{remote: b})
 }
 
-// Close ends a splitter driven by Handle: batches being filled go to the
-// transport, and the logs are closed. Stop returns at once afterwards.
-func (s *Splitter) Close() {
+// Close ends a splitter driven by Handle, or one never started (a node
+// that failed to start): batches being filled go to the transport, and
+// the logs are closed. It returns their segments, as Stop does. Stop
+// returns at once afterwards.
+func (s *Splitter) Close() Segments {
 	s.flushDue()
 	s.flushPeers()
-	s.CloseWriters()
+	s.closeLogs()
 	s.publish()
 	close(s.done)
+	return s.segments()
 }

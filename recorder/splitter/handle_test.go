@@ -43,9 +43,9 @@ func TestHandleWithoutRun(t *testing.T) {
 	if len(front.added) != 2 || front.added[1] != local[1].URL {
 		t.Errorf("a peer's batch was not admitted: %v", front.added)
 	}
-	if st := s.Stats(); st.URLsLogged != 3 || st.Cross != 2 || st.BatchesReceived != 1 {
+	s.Close()
+	if st := s.Published().Stats; st.URLsLogged != 3 || st.Cross != 2 || st.BatchesReceived != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	s.Close()
 	s.Stop()
 }

@@ -61,11 +61,16 @@ type Options struct {
 	// URLs to nodes.
 	Node, Nodes int
 	Part        partition.Partitioner
+	// Epoch is this node's incarnation, carried in batch ids.
+	Epoch uint64
 	// Queue is the capacity, in messages, of the splitter's channel.
 	Queue int
-	// QueueBytes bounds the bytes of URL messages queued for the
-	// splitter (0: no bound).
-	QueueBytes int64
+	// Budget bounds the bytes of URL messages queued for the splitter
+	// (nil: no bound): a sender takes a message's Bytes before Send and
+	// gives them back when Send fails; the splitter gives them back once
+	// it has logged the message. The caller keeps it to send and to read
+	// its figures.
+	Budget *bytebudget.Budget
 	// BatchSize closes a batch for a peer at that many URLs.
 	BatchSize int
 	// BatchAge, when positive, lets a batch for a peer fill for up to
@@ -97,6 +102,14 @@ type Options struct {
 	Redirects Redirects
 	// Events is the node's event log (none when nil).
 	Events Events
+	// Ring, when set, turns fail-over on: the splitter routes by Ring, a
+	// consistent partitioner over every node id, restricted to the live
+	// nodes (all of them at first); Seeds are the crawl's, admitted by
+	// their new owner when a view change moves them.
+	Ring  *partition.Consistent
+	Seeds []string
+	// Logs are the node's URL and page logs (none when nil: no trace).
+	Logs *Logs
 	// OutDir is the crawl directory holding the node's URL log, which a
 	// redo scan reads.
 	OutDir string
@@ -116,7 +129,7 @@ func (noEvents) Write(tracefile.Event) {}
 
 // New returns a node's splitter; Run starts it.
 func New(o Options) *Splitter {
-	s := &Splitter{node: o.Node, part: o.Part, log: o.Log, seqs: make([]uint64, o.Nodes), in: make(chan *Msg, o.Queue), tr: o.Tracker,
+	s := &Splitter{node: o.Node, epoch: o.Epoch, budget: o.Budget, logs: o.Logs, part: o.Part, log: o.Log, seqs: make([]uint64, o.Nodes), in: make(chan *Msg, o.Queue), tr: o.Tracker,
 		due: o.DUE, front: o.Frontier, out: make([]*peer.Batch, o.Nodes), batchSize: o.BatchSize, batchAge: o.BatchAge,
 		flushTick: o.FlushTick, now: o.Now, onError: o.OnError,
 		stop: make(chan struct{}), done: make(chan struct{}), ckpt: make(chan Cut), redirs: o.Redirects,
@@ -142,99 +155,55 @@ func New(o Options) *Splitter {
 	if o.CacheSize > 0 {
 		s.cache = due.NewClock(o.CacheSize)
 	}
-	if o.QueueBytes > 0 {
-		s.budget = bytebudget.New(o.QueueBytes)
+	if o.Ring != nil {
+		s.ring, s.hosts, s.seeds = o.Ring, make(map[string]struct{}), o.Seeds
+		s.live = make([]bool, o.Nodes)
+		for i := range s.live {
+			s.live[i] = true
+		}
+		s.owner.Store(o.Ring)
 	}
 	return s
 }
 
-// SetTransport sets the transport batches for peers go to; before Run.
+// SetTransport sets the transport batches for peers go to; before Run
+// (or the first Handle). It is not an Option because a transport is made
+// after the splitter: it delivers to the splitter (a peer.Receiver), and
+// a TCP transport loads its outbox from the checkpoint the splitter's
+// parts are restored from.
 func (s *Splitter) SetTransport(t peer.Transport) { s.transport = t }
-
-// SetEvents sets the node's event log; before Run.
-func (s *Splitter) SetEvents(e Events) { s.events = e }
-
-// SetEpoch sets this node's incarnation, carried in batch ids; before
-// Run.
-func (s *Splitter) SetEpoch(epoch uint64) { s.epoch = epoch }
-
-// EnableFailover makes the splitter route by ring, a consistent
-// partitioner over every node id, restricted to the live nodes (all of
-// them at first); seeds are the crawl's, admitted by their new owner when
-// a view change moves them. Before Run.
-func (s *Splitter) EnableFailover(ring *partition.Consistent, nodes int, seeds []string) {
-	s.ring, s.hosts, s.seeds = ring, make(map[string]struct{}), seeds
-	s.live = make([]bool, nodes)
-	for i := range s.live {
-		s.live[i] = true
-	}
-	s.owner.Store(ring)
-}
-
-// Failover reports whether EnableFailover was called.
-func (s *Splitter) Failover() bool { return s.ring != nil }
 
 // SendView hands the splitter a new set of live nodes (fail-over):
 // live[i] is true when node i is alive.
 func (s *Splitter) SendView(live []bool) bool { return s.Send(&Msg{view: live}) }
 
-// Owner is the live ring with fail-over (nil without): the node that owns
-// a URL now. Safe for concurrent use.
-func (s *Splitter) Owner() *partition.Consistent { return s.owner.Load() }
+// OwnerOf is the node that owns u now with fail-over (the live ring's),
+// and ok false without fail-over: fetch workers ask it of every URL they
+// take, to forward those a view change moved. Safe for concurrent use.
+func (s *Splitter) OwnerOf(u string) (node int, ok bool) {
+	if r := s.owner.Load(); r != nil {
+		return r.Node(u), true
+	}
+	return 0, false
+}
 
 // Inflight is the number of messages sent to the splitter and not yet
 // processed, plus the batches for peers being filled when
-// Options.BatchAge holds them. Safe for concurrent use.
+// Options.BatchAge holds them: zero when the splitter has no work, which
+// a node's idleness (termination detection) and its drain at a stop
+// wait for. Safe for concurrent use.
 func (s *Splitter) Inflight() int64 { return s.inflight.Load() }
-
-// Budget bounds the bytes of URL messages queued for the splitter (nil:
-// no bound): a sender takes a message's Bytes before Send and gives them
-// back when Send fails; the splitter gives them back once it is logged.
-func (s *Splitter) Budget() *bytebudget.Budget { return s.budget }
 
 // Stop ends Run once the messages already sent are processed, the last
 // batches handed to the transport and the logs closed, and waits for it.
-func (s *Splitter) Stop() {
+// It returns the logs' segments, for the manifest: a log whose write
+// failed was dropped then, and its segments are not listed.
+func (s *Splitter) Stop() Segments {
 	close(s.stop)
 	<-s.done
+	return s.segments()
 }
 
 // Checkpoint hands c to the splitter, which parks at it between two
 // messages (see Cut). It waits until the splitter takes c.
 func (s *Splitter) Checkpoint(c Cut) { s.ckpt <- c }
-
-// The methods below read or set the state the splitter's goroutine owns:
-// call them before Run, after Stop, or from a Cut's Park.
-
-// URLWriter and PageWriter are the node's URL and page logs (nil: none or
-// failed).
-func (s *Splitter) URLWriter() *tracefile.URLWriter { return s.urlw }
-
-// PageWriter: see URLWriter.
-func (s *Splitter) PageWriter() *tracefile.PageWriter { return s.pagew }
-
-// SetWriters sets the node's URL and page logs.
-func (s *Splitter) SetWriters(u *tracefile.URLWriter, p *tracefile.PageWriter) {
-	s.urlw, s.pagew = u, p
-}
-
-// DUE is the node's duplicate URL eliminator (the disk one, once the
-// in-memory one gave way to it).
-func (s *Splitter) DUE() due.Set { return s.due }
-
-// Stats are the splitter's counters; SetStats restores them from a
-// checkpoint.
-func (s *Splitter) Stats() Stats { return s.stats }
-
-// SetStats: see Stats.
-func (s *Splitter) SetStats(st Stats) {
-	s.stats = st
-	s.publish()
-}
-
-// Tracker counts the crawl's outstanding work.
-func (s *Splitter) Tracker() *peer.Tracker { return s.tr }
-
-// BatchLog is the node's record of the batch ids it processed, a part of
-// its checkpoint.
-func (s *Splitter) BatchLog() *peer.BatchLog { return s.log }

@@ -5,9 +5,12 @@
 // fail-over it routes by the consistent ring restricted to the live
 // nodes and, when a node is declared dead, routes again every URL its log
 // had sent to it (redo). One goroutine owns the URL and page writers, the
-// DUE and the splitter cache; the node reaches them through [Splitter]'s
-// methods, and the splitter reaches the node through the interfaces it
-// defines ([Frontier], [Redirects], [Events], [Cut]).
+// DUE, the splitter cache and the counters, and the splitter saves and
+// restores them itself ([Splitter.Parts], [Splitter.CountersPart]) and
+// publishes what others read of them ([Splitter.Published], the segments
+// [Splitter.Stop] returns); nothing else reaches into them. The splitter
+// reaches the node through the interfaces it defines ([Frontier],
+// [Redirects], [Events], [Cut]).
 package splitter
 
 import (
@@ -45,7 +48,7 @@ type Msg struct {
 	// another node owns now (fail-over).
 	Forward []string
 	Task    uint64 // the page's in-flight URL, finished once logged
-	Bytes   int64  // taken from the splitter's byte budget (see Budget)
+	Bytes   int64  // taken from the splitter's byte budget (see Options.Budget)
 	// Logged, when set, is called on the splitter's goroutine once Page
 	// is logged (the page's WARC records are queued then, in log order).
 	Logged func()
@@ -117,6 +120,7 @@ type Splitter struct {
 	in        chan *Msg
 	tr        *peer.Tracker
 	transport peer.Transport
+	logs      *Logs
 	urlw      *tracefile.URLWriter
 	pagew     *tracefile.PageWriter
 	due       due.Set
@@ -242,7 +246,7 @@ func (s *Splitter) Run() {
 					s.handle(m)
 				default:
 					s.flushPeers()
-					s.CloseWriters()
+					s.closeLogs()
 					s.publish()
 					return
 				}
@@ -439,21 +443,6 @@ func (s *Splitter) flushDue() {
 		if err := s.pagew.FlushIfDue(now); err != nil {
 			s.fail(err)
 			s.pagew = nil
-		}
-	}
-}
-
-// CloseWriters closes the URL and page logs (Run does when stopped; a
-// node that fails to start calls it instead).
-func (s *Splitter) CloseWriters() {
-	if s.urlw != nil {
-		if err := s.urlw.Close(); err != nil {
-			s.fail(err)
-		}
-	}
-	if s.pagew != nil {
-		if err := s.pagew.Close(); err != nil {
-			s.fail(err)
 		}
 	}
 }
