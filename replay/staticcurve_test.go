@@ -21,11 +21,7 @@ func staticPerSize(t *testing.T, trace []uint64, sizes []int, warmup int64, char
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j, k := range trace {
-			if p.Access(k) && int64(j) >= warmup {
-				hits[i]++
-			}
-		}
+		hits[i] = policyHits(p, trace, warmup)
 	}
 	return hits
 }
