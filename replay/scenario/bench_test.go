@@ -11,52 +11,55 @@ func benchCrawl(b *testing.B) string {
 	return c.write(b)
 }
 
-func reportURLs(b *testing.B, urls int64) {
+// benchURLs times run over the benchmark crawl and reports as URLs per
+// second the URL count it returns.
+func benchURLs(b *testing.B, run func(dir string) (int64, error)) {
+	dir := benchCrawl(b)
+	var urls int64
+	for b.Loop() {
+		n, err := run(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		urls = n
+	}
 	b.ReportMetric(float64(urls)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
 }
 
 func BenchmarkPartition(b *testing.B) {
-	dir := benchCrawl(b)
 	cfg := DefaultPartitionConfig()
-	cfg.Input, cfg.Plots = dir, false
-	var urls int64
-	for b.Loop() {
+	cfg.Plots = false
+	benchURLs(b, func(dir string) (int64, error) {
+		cfg.Input = dir
 		res, err := Partition(cfg)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
-		urls = res.Rows[0].URLs
-	}
-	reportURLs(b, urls)
+		return res.Rows[0].URLs, nil
+	})
 	b.ReportMetric(float64(len(cfg.Nodes)*len(cfg.Partitioners)), "configs")
 }
 
 func BenchmarkNodeLoss(b *testing.B) {
-	dir := benchCrawl(b)
 	cfg := DefaultNodeLossConfig()
-	cfg.Input = dir
-	var urls int64
-	for b.Loop() {
+	benchURLs(b, func(dir string) (int64, error) {
+		cfg.Input = dir
 		res, err := NodeLoss(cfg)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
-		urls = res.Rows[0].URLs
-	}
-	reportURLs(b, urls)
+		return res.Rows[0].URLs, nil
+	})
 }
 
 func BenchmarkLocality(b *testing.B) {
-	dir := benchCrawl(b)
 	cfg := DefaultLocalityConfig()
-	cfg.Input = dir
-	var urls int64
-	for b.Loop() {
+	benchURLs(b, func(dir string) (int64, error) {
+		cfg.Input = dir
 		res, err := Locality(cfg)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
-		urls = res.Rows[len(res.Rows)-1].Requests
-	}
-	reportURLs(b, urls)
+		return res.Rows[len(res.Rows)-1].Requests, nil
+	})
 }
