@@ -61,7 +61,10 @@ type fakeNode struct {
 
 func newFakeNode(t *testing.T, ev *events, id int) *fakeNode {
 	n := &fakeNode{id: id, ev: ev, cuts: make(chan func()), taken: make(chan struct{}, 16)}
-	n.parts = []*fakePart{{n: n, name: "a", data: []byte(fmt.Sprintf("node %d a", id))}, {n: n, name: "b", data: []byte(fmt.Sprintf("node %d b", id))}}
+	n.parts = []*fakePart{
+		{n: n, bytesPart: bytesPart{name: "a", data: []byte(fmt.Sprintf("node %d a", id))}},
+		{n: n, bytesPart: bytesPart{name: "b", data: []byte(fmt.Sprintf("node %d b", id))}},
+	}
 	return n
 }
 
@@ -116,33 +119,18 @@ func (n *fakeNode) Committed() {
 	}
 }
 
-// fakePart saves its bytes, noting whether it was saved on its node's
-// goroutine during a cut.
+// fakePart is a bytesPart of a node that notes each save and whether it
+// was on its node's goroutine during a cut.
 type fakePart struct {
+	bytesPart
 	n      *fakeNode
-	name   string
-	data   []byte
-	err    error
 	onNode []bool // per Save: on the node's goroutine, in a cut
-	loaded []byte
 }
-
-func (p *fakePart) Name() string { return p.name }
 
 func (p *fakePart) Save(w io.Writer) error {
 	p.n.ev.add("save %d %s", p.n.id, p.name)
 	p.onNode = append(p.onNode, p.n.inCut.Load())
-	if p.err != nil {
-		return p.err
-	}
-	_, err := w.Write(p.data)
-	return err
-}
-
-func (p *fakePart) Load(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	p.loaded = b
-	return err
+	return p.bytesPart.Save(w)
 }
 
 // fakeTransit notes when it is snapshot; snapped is closed at the first.
@@ -190,7 +178,7 @@ func loadAll(t *testing.T, dir string, fs []*fakeNode) (*Set, []map[string]strin
 		var ps []Part
 		var fps []*fakePart
 		for _, p := range n.parts {
-			fp := &fakePart{n: n, name: p.name}
+			fp := &fakePart{n: n, bytesPart: bytesPart{name: p.name}}
 			ps, fps = append(ps, fp), append(fps, fp)
 		}
 		if err := Load(set.Dirs[n.id], set.Meta[n.id], ps); err != nil {
