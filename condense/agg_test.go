@@ -42,6 +42,20 @@ func checkBrute(t *testing.T, rep *Report, recs [][]tracefile.URLRecord, h finge
 	}
 }
 
+// checkBruteAt16 is checkBrute at 16 bits on recs, which must hold at
+// least 10 colliding pairs for the check to mean something; it returns
+// their number.
+func checkBruteAt16(t *testing.T, rep *Report, recs [][]tracefile.URLRecord) int {
+	t.Helper()
+	h, _ := fingerprint.New(0, 16)
+	_, _, pairs := bruteForce(slices.Concat(recs...), h)
+	if len(pairs) < 10 {
+		t.Fatalf("fixture too small: only %d pairs", len(pairs))
+	}
+	checkBrute(t, rep, recs, h)
+	return len(pairs)
+}
+
 // A run whose distinct URLs fit counts them in memory, spilling nothing,
 // and counts what a brute-force map counts: at 16 bits, with many
 // colliding fingerprints, on 1 to 3 workers; and what a spilling run
