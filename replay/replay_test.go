@@ -35,6 +35,16 @@ func genTrace(t testing.TB, dir, name string, cfg GenConfig) string {
 	return path
 }
 
+// mustKeys is GenerateKeys(cfg), failing t on an error.
+func mustKeys(t testing.TB, cfg GenConfig) []uint64 {
+	t.Helper()
+	keys, err := GenerateKeys(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 func smallGen(seed uint64) GenConfig {
 	return GenConfig{Requests: 20_000, Keys: 3_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: seed}
 }

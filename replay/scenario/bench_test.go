@@ -12,54 +12,36 @@ func benchCrawl(b *testing.B) string {
 }
 
 // benchURLs times run over the benchmark crawl and reports as URLs per
-// second the URL count it returns.
-func benchURLs(b *testing.B, run func(dir string) (int64, error)) {
+// second the count urls takes from its result.
+func benchURLs[R any](b *testing.B, run func(dir string) (R, error), urls func(R) int64) {
 	dir := benchCrawl(b)
-	var urls int64
+	var n int64
 	for b.Loop() {
-		n, err := run(dir)
+		res, err := run(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		urls = n
+		n = urls(res)
 	}
-	b.ReportMetric(float64(urls)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
 }
 
 func BenchmarkPartition(b *testing.B) {
 	cfg := DefaultPartitionConfig()
 	cfg.Plots = false
-	benchURLs(b, func(dir string) (int64, error) {
-		cfg.Input = dir
-		res, err := Partition(cfg)
-		if err != nil {
-			return 0, err
-		}
-		return res.Rows[0].URLs, nil
-	})
+	benchURLs(b, func(dir string) (*PartitionResult, error) { cfg.Input = dir; return Partition(cfg) },
+		func(r *PartitionResult) int64 { return r.Rows[0].URLs })
 	b.ReportMetric(float64(len(cfg.Nodes)*len(cfg.Partitioners)), "configs")
 }
 
 func BenchmarkNodeLoss(b *testing.B) {
 	cfg := DefaultNodeLossConfig()
-	benchURLs(b, func(dir string) (int64, error) {
-		cfg.Input = dir
-		res, err := NodeLoss(cfg)
-		if err != nil {
-			return 0, err
-		}
-		return res.Rows[0].URLs, nil
-	})
+	benchURLs(b, func(dir string) (*NodeLossResult, error) { cfg.Input = dir; return NodeLoss(cfg) },
+		func(r *NodeLossResult) int64 { return r.Rows[0].URLs })
 }
 
 func BenchmarkLocality(b *testing.B) {
 	cfg := DefaultLocalityConfig()
-	benchURLs(b, func(dir string) (int64, error) {
-		cfg.Input = dir
-		res, err := Locality(cfg)
-		if err != nil {
-			return 0, err
-		}
-		return res.Rows[len(res.Rows)-1].Requests, nil
-	})
+	benchURLs(b, func(dir string) (*LocalityResult, error) { cfg.Input = dir; return Locality(cfg) },
+		func(r *LocalityResult) int64 { return r.Rows[len(r.Rows)-1].Requests })
 }
