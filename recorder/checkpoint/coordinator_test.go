@@ -160,6 +160,18 @@ func newFakes(t *testing.T, nodes int, running bool) (*events, []*fakeNode, []No
 	return ev, fs, ns, &fakeTransit{ev: ev, snapped: make(chan struct{})}
 }
 
+// checkLoaded checks that every part of every node loaded want(part).
+func checkLoaded(t *testing.T, fs []*fakeNode, got []map[string]string, want func(p *fakePart) []byte) {
+	t.Helper()
+	for _, n := range fs {
+		for _, p := range n.parts {
+			if w := string(want(p)); got[n.id][p.name] != w {
+				t.Errorf("node %d part %s: loaded %q, want %q", n.id, p.name, got[n.id][p.name], w)
+			}
+		}
+	}
+}
+
 // loadAll finds the nodes' checkpoint and loads it into fresh parts; it
 // returns the generation and each node's bytes per part name.
 func loadAll(t *testing.T, dir string, fs []*fakeNode) (*Set, []map[string]string) {
@@ -246,15 +258,11 @@ func TestCoordinatorCut(t *testing.T) {
 	if set.Gen != 5 {
 		t.Errorf("generation %d, want 5 (the one after the resumed 4)", set.Gen)
 	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data })
 	for _, n := range fs {
 		m := set.Meta[n.id]
 		if m.CrawlID != "crawl" || m.Node != n.id || m.Stop != "" || m.Attempts != 0 || m.CrawlDone {
 			t.Errorf("node %d: periodic checkpoint's description %+v", n.id, m)
-		}
-		for _, p := range n.parts {
-			if got[n.id][p.name] != string(p.data) {
-				t.Errorf("node %d part %s loaded %q, want %q", n.id, p.name, got[n.id][p.name], p.data)
-			}
 		}
 		state := StateDir(dir, n.id)
 		for _, name := range []string{TmpName, OldName} {
@@ -298,13 +306,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	if set.Gen != 1 {
 		t.Fatalf("after the failed checkpoint the nodes resume from generation %d, want 1", set.Gen)
 	}
-	for _, n := range fs {
-		for _, p := range n.parts {
-			if want := string(p.data[len("newer "):]); got[n.id][p.name] != want {
-				t.Errorf("node %d part %s: loaded %q, want the first checkpoint's %q", n.id, p.name, got[n.id][p.name], want)
-			}
-		}
-	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data[len("newer "):] }) // the first checkpoint's
 	fs[1].parts[1].err = nil
 	if err := k.Periodic(); err != nil {
 		t.Fatalf("the cut after a failed one: %v", err)
@@ -313,13 +315,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	if set.Gen != 3 {
 		t.Errorf("generation %d after a failed one, want 3 (a failed generation's number is not reused)", set.Gen)
 	}
-	for _, n := range fs {
-		for _, p := range n.parts {
-			if got[n.id][p.name] != string(p.data) {
-				t.Errorf("node %d part %s: loaded %q, want %q", n.id, p.name, got[n.id][p.name], p.data)
-			}
-		}
-	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data })
 	if k.Taken() != 2 {
 		t.Errorf("Taken %d, want 2", k.Taken())
 	}
