@@ -192,8 +192,7 @@ func TestMemoryBudgetGivesSameReport(t *testing.T) {
 	makeCrawl(t, in, 2, 20000, 15000, 3)
 	base := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20})
 	// A budget far below the input: many partitions, each split again.
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 2 << 10
+	setForTest(t, &minPartitionBytes, 2<<10)
 	small := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20, MemoryBytes: 1, Workers: 2})
 	if small.Partitions < 64 {
 		t.Errorf("only %d partitions under a tiny budget", small.Partitions)
@@ -313,8 +312,7 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	makeCrawl(t, in, 5, 5000, 3000, 5)
 	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
 	// A small budget: several ranges per shard, and oversized ones split.
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
+	setForTest(t, &minPartitionBytes, 4<<10)
 	// Workers 1: segments read in order.
 	merged, _, reads := runSharded(t, in, 4, 1)
 	if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
@@ -342,8 +340,7 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 // N map tasks reads about 1/N of it, and the merged report and traces
 // equal an unsharded run's.
 func TestShardingSplitsOneNode(t *testing.T) {
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
+	setForTest(t, &minPartitionBytes, 4<<10)
 	for _, tc := range []struct {
 		name    string
 		segment int64
@@ -576,10 +573,8 @@ func TestShardedNodeAllCut(t *testing.T) {
 func TestKeptAndWrittenBlocks(t *testing.T) {
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 3, 4000, 3000, 5)
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
-	defer func(old int64) { keepFloor = old }(keepFloor)
-	keepFloor = 0
+	setForTest(t, &minPartitionBytes, 4<<10)
+	setForTest(t, &keepFloor, 0)
 	var kept, written int
 	testAfterMap = func(k, w rangeChunks) {
 		for _, cs := range k {
@@ -609,8 +604,8 @@ func TestGateBypassesFilterExactly(t *testing.T) {
 	if whole.UnfilteredRows != 0 {
 		t.Fatalf("%d rows unfiltered with windows of %d rows", whole.UnfilteredRows, gateWindow)
 	}
-	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
-	gateWindow, gateBypass = 700, 2000
+	setForTest(t, &gateWindow, 700)
+	setForTest(t, &gateBypass, 2000)
 	rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})
 	if rep.UnfilteredRows == 0 || rep.UnfilteredRows >= rep.Total.Rows {
 		t.Fatalf("%d of %d rows unfiltered: want some", rep.UnfilteredRows, rep.Total.Rows)
@@ -627,8 +622,8 @@ func TestGateBypassesFilterExactly(t *testing.T) {
 // The gate opens after a window in which the filter dropped fewer than
 // half the rows, stays open for gateBypass rows, then watches again.
 func TestFilterGate(t *testing.T) {
-	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
-	gateWindow, gateBypass = 100, 300
+	setForTest(t, &gateWindow, 100)
+	setForTest(t, &gateBypass, 300)
 	var g filterGate
 	steps := []struct {
 		rows, hits int64
