@@ -160,6 +160,18 @@ func newFakes(t *testing.T, nodes int, running bool) (*events, []*fakeNode, []No
 	return ev, fs, ns, &fakeTransit{ev: ev, snapped: make(chan struct{})}
 }
 
+// firstCheckpoint has a coordinator of three running fake nodes take a
+// checkpoint into dir.
+func firstCheckpoint(t *testing.T, dir string) (*Coordinator, []*fakeNode) {
+	t.Helper()
+	_, fs, ns, tr := newFakes(t, 3, true)
+	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
+	if err := k.Periodic(); err != nil {
+		t.Fatal(err)
+	}
+	return k, fs
+}
+
 // checkLoaded checks that every part of every node loaded want(part).
 func checkLoaded(t *testing.T, fs []*fakeNode, got []map[string]string, want func(p *fakePart) []byte) {
 	t.Helper()
@@ -281,11 +293,7 @@ func TestCoordinatorCut(t *testing.T) {
 // next cut finds them all).
 func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	dir := t.TempDir()
-	_, fs, ns, tr := newFakes(t, 3, true)
-	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
-	if err := k.Periodic(); err != nil {
-		t.Fatal(err)
-	}
+	k, fs := firstCheckpoint(t, dir)
 	for _, n := range fs {
 		for _, p := range n.parts {
 			p.data = append([]byte("newer "), p.data...)
@@ -327,11 +335,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 // previous one in checkpoint.old/.
 func TestCoordinatorRemovesOldAfterAllCommitted(t *testing.T) {
 	dir := t.TempDir()
-	_, fs, ns, tr := newFakes(t, 3, true)
-	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
-	if err := k.Periodic(); err != nil {
-		t.Fatal(err)
-	}
+	k, fs := firstCheckpoint(t, dir)
 	checked := false
 	fs[0].commit = func() {
 		checked = true
