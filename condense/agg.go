@@ -642,30 +642,14 @@ func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 // quarter the worker leaves it aside for the next recentBypass rows, then
 // watches again. Either way every row it does not drop is looked up in
 // the large table: the counts are the same.
-type recentGate struct {
-	bypass     bool
-	rows, hits int64
-}
+type recentGate struct{ windowGate }
 
 // recentWindow and recentBypass are rows of one worker (variables for
 // tests).
 var recentWindow, recentBypass int64 = 1 << 18, 4 << 20
 
-func (g *recentGate) looking() bool { return !g.bypass }
+func (g *recentGate) looking() bool { return g.open() }
 
 // done counts a batch of rows, of which hits were dropped by the recent
 // table.
-func (g *recentGate) done(rows, hits int64) {
-	g.rows += rows
-	if g.bypass {
-		if g.rows >= recentBypass {
-			g.bypass, g.rows, g.hits = false, 0, 0
-		}
-		return
-	}
-	g.hits += hits
-	if g.rows >= recentWindow {
-		g.bypass = 4*g.hits < g.rows
-		g.rows, g.hits = 0, 0
-	}
-}
+func (g *recentGate) done(rows, hits int64) { g.count(rows, hits, recentWindow, recentBypass, 4) }

@@ -19,9 +19,16 @@ import (
 // distinct URLs outgrow memory do.
 func spillOnly(t *testing.T) {
 	t.Helper()
-	old := testAggLimit
-	testAggLimit = -1
-	t.Cleanup(func() { testAggLimit = old })
+	setForTest(t, &testAggLimit, -1)
+}
+
+// setForTest sets *p, one of the package's tuning variables, to v until t
+// and its subtests end.
+func setForTest[T any](t *testing.T, p *T, v T) {
+	t.Helper()
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
 }
 
 // checkBrute compares a report with a brute-force map's counts and
@@ -40,6 +47,20 @@ func checkBrute(t *testing.T, rep *Report, recs [][]tracefile.URLRecord, h finge
 	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || !reflect.DeepEqual(pairSet(rep.Total.Collisions), pairs) {
 		t.Errorf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs, len(rep.Total.Collisions), urls, fps, len(pairs))
 	}
+}
+
+// checkBruteAt16 is checkBrute at 16 bits on recs, which must hold at
+// least 10 colliding pairs for the check to mean something; it returns
+// their number.
+func checkBruteAt16(t *testing.T, rep *Report, recs [][]tracefile.URLRecord) int {
+	t.Helper()
+	h, _ := fingerprint.New(0, 16)
+	_, _, pairs := bruteForce(slices.Concat(recs...), h)
+	if len(pairs) < 10 {
+		t.Fatalf("fixture too small: only %d pairs", len(pairs))
+	}
+	checkBrute(t, rep, recs, h)
+	return len(pairs)
 }
 
 // A run whose distinct URLs fit counts them in memory, spilling nothing,
@@ -210,8 +231,8 @@ func TestAggTableLimit(t *testing.T) {
 func TestGateSwitchesToSpilling(t *testing.T) {
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 3, 6000, 40000, 23) // few repeats
-	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
-	gateWindow, gateBypass = 700, 2000
+	setForTest(t, &gateWindow, 700)
+	setForTest(t, &gateBypass, 2000)
 	old := testAggLimit
 	defer func() { testAggLimit = old }()
 	h, _ := fingerprint.New(0, 16)
@@ -331,11 +352,11 @@ func TestExchangeCountsExactly(t *testing.T) {
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 4, 20000, 30000, 23)
 	h, _ := fingerprint.New(0, 16)
-	oldW, oldB, oldL := recentWindow, recentBypass, testAggLimit
-	t.Cleanup(func() { recentWindow, recentBypass, testAggLimit = oldW, oldB, oldL })
 	// The recent table drops under a quarter of this fixture's rows in
 	// some windows: with short windows the workers hand rows over.
-	recentWindow, recentBypass = 500, 4000
+	setForTest(t, &recentWindow, 500)
+	setForTest(t, &recentBypass, 4000)
+	setForTest(t, &testAggLimit, 0) // and per run below
 	for _, w := range []int{2, 3} {
 		for _, full := range []bool{false, true} {
 			testAggLimit = 0
@@ -359,9 +380,8 @@ func TestExchangeCountsExactly(t *testing.T) {
 // after a window in which it dropped under a quarter of them, then
 // watches again.
 func TestRecentGate(t *testing.T) {
-	oldW, oldB := recentWindow, recentBypass
-	t.Cleanup(func() { recentWindow, recentBypass = oldW, oldB })
-	recentWindow, recentBypass = 100, 300
+	setForTest(t, &recentWindow, 100)
+	setForTest(t, &recentBypass, 300)
 	var g recentGate
 	steps := []struct {
 		rows, hits int64

@@ -66,24 +66,19 @@ func (r *run) mapTask(ctx context.Context, units []unit, inBytes int64) (*Report
 	rep := r.newReport()
 	rep.Stage = StageMap
 	ranges := r.cfg.Shards * r.parts
+	// Buckets and trace parts are written under temporary names and renamed
+	// when complete, so a retried task never leaves a partial set of them
+	// for the reduce.
 	final := MapBucketDir(r.cfg.Output, r.cfg.Shard)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	// Written under a temporary name and renamed when complete, so a retried
-	// task never leaves a partial set of buckets for the reduce.
-	tmp, err := os.MkdirTemp(filepath.Dir(final), fmt.Sprintf(".map-%d-", r.cfg.Shard))
+	tmp, err := mapTempDir(final, r.cfg.Shard)
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	finalParts := MapPartsDir(r.cfg.Output, r.cfg.Shard)
-	if err := os.MkdirAll(filepath.Dir(finalParts), 0o755); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	tmpParts, err := os.MkdirTemp(filepath.Dir(finalParts), fmt.Sprintf(".map-%d-", r.cfg.Shard))
+	tmpParts, err := mapTempDir(finalParts, r.cfg.Shard)
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(tmpParts)
 	r.traceDir = tmpParts
@@ -118,6 +113,19 @@ func (r *run) mapTask(ctx context.Context, units []unit, inBytes int64) (*Report
 	rep.Head = r.head
 	r.finishReport(rep, nodeReps, Counts{})
 	return rep, nil
+}
+
+// mapTempDir makes the temporary directory, beside final, in which map task
+// shard writes what it renames to final when complete.
+func mapTempDir(final string, shard int) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return "", fmt.Errorf("condense: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(final), fmt.Sprintf(".map-%d-", shard))
+	if err != nil {
+		return "", fmt.Errorf("condense: %w", err)
+	}
+	return tmp, nil
 }
 
 // HeadPart is, in a map task's report, what the task read of the segment

@@ -157,28 +157,8 @@ func TestCollisionsAt16Bits(t *testing.T) {
 	in, out := t.TempDir(), t.TempDir()
 	recs := makeCrawl(t, in, 2, 4000, 3000, 2)
 	rep := mustRun(t, Config{Input: in, Output: out, Bits: 16})
-	h, _ := fingerprint.New(0, 16)
-	var all []tracefile.URLRecord
-	for _, r := range recs {
-		all = append(all, r...)
-	}
-	urls, fps, pairs := bruteForce(all, h)
-	if len(pairs) < 10 {
-		t.Fatalf("fixture too small: only %d pairs", len(pairs))
-	}
-	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || rep.Total.CollisionPairs != int64(len(pairs)) {
-		t.Fatalf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs,
-			rep.Total.CollisionPairs, urls, fps, len(pairs))
-	}
-	if got := pairSet(rep.Total.Collisions); !reflect.DeepEqual(got, pairs) {
-		t.Errorf("listed pairs differ from brute force")
-	}
-	for n := range recs {
-		u, f, p := bruteForce(recs[n], h)
-		nr := rep.PerNode[n]
-		if nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
-			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
-		}
+	if pairs := checkBruteAt16(t, rep, recs); rep.Total.CollisionPairs != int64(pairs) {
+		t.Errorf("%d collision pairs counted, %d listed by brute force", rep.Total.CollisionPairs, pairs)
 	}
 	if rep.Total.ExpectedCollisions < 1 {
 		t.Errorf("expected collisions at 16 bits: %v", rep.Total.ExpectedCollisions)
@@ -212,8 +192,7 @@ func TestMemoryBudgetGivesSameReport(t *testing.T) {
 	makeCrawl(t, in, 2, 20000, 15000, 3)
 	base := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20})
 	// A budget far below the input: many partitions, each split again.
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 2 << 10
+	setForTest(t, &minPartitionBytes, 2<<10)
 	small := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 20, MemoryBytes: 1, Workers: 2})
 	if small.Partitions < 64 {
 		t.Errorf("only %d partitions under a tiny budget", small.Partitions)
@@ -333,8 +312,7 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 	makeCrawl(t, in, 5, 5000, 3000, 5)
 	whole := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 17})
 	// A small budget: several ranges per shard, and oversized ones split.
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
+	setForTest(t, &minPartitionBytes, 4<<10)
 	// Workers 1: segments read in order.
 	merged, _, reads := runSharded(t, in, 4, 1)
 	if !reflect.DeepEqual(comparable(whole), comparable(merged)) {
@@ -362,8 +340,7 @@ func TestShardedEqualsUnsharded(t *testing.T) {
 // N map tasks reads about 1/N of it, and the merged report and traces
 // equal an unsharded run's.
 func TestShardingSplitsOneNode(t *testing.T) {
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
+	setForTest(t, &minPartitionBytes, 4<<10)
 	for _, tc := range []struct {
 		name    string
 		segment int64
@@ -596,10 +573,8 @@ func TestShardedNodeAllCut(t *testing.T) {
 func TestKeptAndWrittenBlocks(t *testing.T) {
 	in := t.TempDir()
 	recs := makeCrawl(t, in, 3, 4000, 3000, 5)
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
-	defer func(old int64) { keepFloor = old }(keepFloor)
-	keepFloor = 0
+	setForTest(t, &minPartitionBytes, 4<<10)
+	setForTest(t, &keepFloor, 0)
 	var kept, written int
 	testAfterMap = func(k, w rangeChunks) {
 		for _, cs := range k {
@@ -615,26 +590,7 @@ func TestKeptAndWrittenBlocks(t *testing.T) {
 		t.Fatalf("%d blocks kept in memory and %d written: want some of each", kept, written)
 	}
 	t.Logf("%d ranges, %d blocks kept, %d written", rep.Partitions, kept, written)
-	h, _ := fingerprint.New(0, 16)
-	var all []tracefile.URLRecord
-	for _, r := range recs {
-		all = append(all, r...)
-	}
-	urls, fps, pairs := bruteForce(all, h)
-	if len(pairs) < 10 {
-		t.Fatalf("fixture too small: only %d pairs", len(pairs))
-	}
-	if rep.Total.DistinctURLs != urls || rep.Total.DistinctFPs != fps || !reflect.DeepEqual(pairSet(rep.Total.Collisions), pairs) {
-		t.Fatalf("total urls/fps/pairs %d/%d/%d, want %d/%d/%d", rep.Total.DistinctURLs, rep.Total.DistinctFPs,
-			len(rep.Total.Collisions), urls, fps, len(pairs))
-	}
-	for n := range recs {
-		u, f, p := bruteForce(recs[n], h)
-		nr := rep.PerNode[n]
-		if nr.DistinctURLs != u || nr.DistinctFPs != f || !reflect.DeepEqual(pairSet(nr.Collisions), p) {
-			t.Errorf("node %d: %d/%d/%d pairs, want %d/%d/%d", n, nr.DistinctURLs, nr.DistinctFPs, len(nr.Collisions), u, f, len(p))
-		}
-	}
+	checkBruteAt16(t, rep, recs)
 }
 
 // Rows the gate spills without the filter (it drops too few of them) are
@@ -648,8 +604,8 @@ func TestGateBypassesFilterExactly(t *testing.T) {
 	if whole.UnfilteredRows != 0 {
 		t.Fatalf("%d rows unfiltered with windows of %d rows", whole.UnfilteredRows, gateWindow)
 	}
-	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
-	gateWindow, gateBypass = 700, 2000
+	setForTest(t, &gateWindow, 700)
+	setForTest(t, &gateBypass, 2000)
 	rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 2})
 	if rep.UnfilteredRows == 0 || rep.UnfilteredRows >= rep.Total.Rows {
 		t.Fatalf("%d of %d rows unfiltered: want some", rep.UnfilteredRows, rep.Total.Rows)
@@ -660,18 +616,14 @@ func TestGateBypassesFilterExactly(t *testing.T) {
 	if !reflect.DeepEqual(comparable(rep), comparable(whole)) {
 		t.Errorf("report differs with the filter bypassed:\n%+v\n%+v", rep.Total, whole.Total)
 	}
-	h, _ := fingerprint.New(0, 16)
-	if _, _, pairs := bruteForce(slices.Concat(recs...), h); len(pairs) < 10 {
-		t.Fatalf("fixture too small: only %d pairs", len(pairs))
-	}
-	checkBrute(t, rep, recs, h)
+	checkBruteAt16(t, rep, recs)
 }
 
 // The gate opens after a window in which the filter dropped fewer than
 // half the rows, stays open for gateBypass rows, then watches again.
 func TestFilterGate(t *testing.T) {
-	defer func(w, b int64) { gateWindow, gateBypass = w, b }(gateWindow, gateBypass)
-	gateWindow, gateBypass = 100, 300
+	setForTest(t, &gateWindow, 100)
+	setForTest(t, &gateBypass, 300)
 	var g filterGate
 	steps := []struct {
 		rows, hits int64

@@ -433,37 +433,17 @@ type workerState struct {
 // (docs/benchmarks.md). A run that does not fit, such as uniform 50M,
 // spills early as before: counting until the table filled and spilling
 // it then took 15.2-15.5 against 10.8-14.9 s.
-type filterGate struct {
-	bypass     bool
-	rows, hits int64 // in the current window
-	bypassed   int64 // rows spilled unfiltered, in all
-}
+type filterGate struct{ windowGate }
 
 // gateWindow and gateBypass are rows of one worker (variables for tests).
 var gateWindow, gateBypass int64 = 1 << 20, 8 << 20
 
 // filtering reports whether the next batch goes through the filter.
-func (g *filterGate) filtering() bool { return !g.bypass }
+func (g *filterGate) filtering() bool { return g.open() }
 
-// watch has the gate filter again and start a new window.
-func (g *filterGate) watch() { g.bypass, g.rows, g.hits = false, 0, 0 }
-
-// done counts a batch of rows, of which hits were dropped by the filter.
-func (g *filterGate) done(rows, hits int64) {
-	g.rows += rows
-	if g.bypass {
-		g.bypassed += rows
-		if g.rows >= gateBypass {
-			g.bypass, g.rows, g.hits = false, 0, 0
-		}
-		return
-	}
-	g.hits += hits
-	if g.rows >= gateWindow {
-		g.bypass = 2*g.hits < g.rows
-		g.rows, g.hits = 0, 0
-	}
-}
+// done counts a batch of rows, of which hits were dropped by the filter;
+// bypassed counts the rows spilled unfiltered.
+func (g *filterGate) done(rows, hits int64) { g.count(rows, hits, gateWindow, gateBypass, 2) }
 
 // prefetchBlock is how many lookups of the repeat filter overlap their
 // cache misses.

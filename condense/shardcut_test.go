@@ -142,8 +142,7 @@ func damageBatch(t *testing.T, seg string, off int64, kind string) {
 // segment) and traces equal the unsharded run's, which itself holds
 // exactly the rows before the damaged batch of that segment.
 func TestShardedEqualsUnshardedOnDamage(t *testing.T) {
-	defer func(old int64) { minPartitionBytes = old }(minPartitionBytes)
-	minPartitionBytes = 4 << 10
+	setForTest(t, &minPartitionBytes, 4<<10)
 	type damage struct {
 		kind     string
 		batch    int

@@ -26,91 +26,76 @@ func reportRate(b *testing.B, n int) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
 }
 
-// BenchmarkLRUCurve26 is the one-pass LRU curve at the paper's 26 sizes.
-func BenchmarkLRUCurve26(b *testing.B) {
+// benchMissRate times run over the benchmark trace and reports the miss
+// rate at 2^16 it returns, and the requests per second.
+func benchMissRate(b *testing.B, run func(tr []uint64) float64) {
 	tr := benchTrace()
 	b.SetBytes(8 * int64(len(tr)))
 	b.ResetTimer()
 	for b.Loop() {
-		c, _ := LRUCurve(NewSliceSource(tr), PaperSizes(), 0)
-		b.ReportMetric(c.MissRate(16), "missrate@64K")
+		b.ReportMetric(run(tr), "missrate@64K")
 	}
 	reportRate(b, len(tr))
+}
+
+// simulateMissRate is the miss rate of one per-size simulation of name at
+// 2^16 over tr.
+func simulateMissRate(b *testing.B, name string, tr []uint64) float64 {
+	cfg := Config{}
+	hits, _, err := simulate(context.Background(), &cfg, "bench", name, 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return 1 - float64(hits)/float64(len(tr))
+}
+
+// BenchmarkLRUCurve26 is the one-pass LRU curve at the paper's 26 sizes.
+func BenchmarkLRUCurve26(b *testing.B) {
+	benchMissRate(b, func(tr []uint64) float64 {
+		c, _ := LRUCurve(NewSliceSource(tr), PaperSizes(), 0)
+		return c.MissRate(16)
+	})
 }
 
 // BenchmarkLRUMarkers26 is the one-pass LRU curve at the paper's 26 sizes
 // with markers (what `crawltrace replay` runs for lru).
 func BenchmarkLRUMarkers26(b *testing.B) {
-	tr := benchTrace()
-	b.SetBytes(8 * int64(len(tr)))
-	b.ResetTimer()
-	for b.Loop() {
+	benchMissRate(b, func(tr []uint64) float64 {
 		m, _ := NewLRUMarkers(PaperSizes(), 0)
 		m.AccessBatch(tr)
-		b.ReportMetric(m.Curve().MissRate(16), "missrate@64K")
-	}
-	reportRate(b, len(tr))
+		return m.Curve().MissRate(16)
+	})
 }
 
 // BenchmarkMINMarkers26 is the one-pass MIN curve at the paper's 26 sizes
 // with bucket heaps (what `crawltrace replay` runs for min), next-use pass
 // included.
 func BenchmarkMINMarkers26(b *testing.B) {
-	tr := benchTrace()
-	b.SetBytes(8 * int64(len(tr)))
-	b.ResetTimer()
-	for b.Loop() {
+	benchMissRate(b, func(tr []uint64) float64 {
 		c, _ := MINMarkers(tr, nil, PaperSizes(), 0)
-		b.ReportMetric(c.MissRate(16), "missrate@64K")
-	}
-	reportRate(b, len(tr))
+		return c.MissRate(16)
+	})
 }
 
 // BenchmarkMINCurve26 is the one-pass MIN curve at the paper's 26 sizes,
 // next-use pass included.
 func BenchmarkMINCurve26(b *testing.B) {
-	tr := benchTrace()
-	b.SetBytes(8 * int64(len(tr)))
-	b.ResetTimer()
-	for b.Loop() {
+	benchMissRate(b, func(tr []uint64) float64 {
 		c, _ := MINCurve(tr, nil, PaperSizes(), 0)
-		b.ReportMetric(c.MissRate(16), "missrate@64K")
-	}
-	reportRate(b, len(tr))
+		return c.MissRate(16)
+	})
 }
 
 // BenchmarkLRUSingleSize is one per-size LRU simulation (size 2^16), the
 // cost the one-pass curve replaces 26 times over.
 func BenchmarkLRUSingleSize(b *testing.B) {
-	tr := benchTrace()
-	b.SetBytes(8 * int64(len(tr)))
-	b.ResetTimer()
-	for b.Loop() {
-		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "lru", 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(1-float64(hits)/float64(len(tr)), "missrate@64K")
-	}
-	reportRate(b, len(tr))
+	benchMissRate(b, func(tr []uint64) float64 { return simulateMissRate(b, "lru", tr) })
 }
 
 // BenchmarkMINSingleSize is one per-size MIN simulation (policy package,
 // size 2^16, next-use pass included), to compare with the one-pass curve.
 func BenchmarkMINSingleSize(b *testing.B) {
-	tr := benchTrace()
-	b.SetBytes(8 * int64(len(tr)))
-	b.ResetTimer()
-	for b.Loop() {
-		cfg := Config{}
-		hits, _, err := simulate(context.Background(), &cfg, "bench", "min", 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(1-float64(hits)/float64(len(tr)), "missrate@64K")
-	}
-	reportRate(b, len(tr))
+	benchMissRate(b, func(tr []uint64) float64 { return simulateMissRate(b, "min", tr) })
 }
 
 // crossoverSizes returns k sizes spread evenly (in log scale) over 2^10 ..

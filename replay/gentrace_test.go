@@ -23,10 +23,7 @@ func TestScrambleKeyPinned(t *testing.T) {
 
 func TestGeneratePinned(t *testing.T) {
 	cfg := GenConfig{Requests: 8, Keys: 1000, Alpha: 0.9, Locality: 0.5, Window: 4, Seed: 7}
-	got, err := GenerateKeys(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := mustKeys(t, cfg)
 	want := pinnedGen
 	if !slices.Equal(got, want) {
 		t.Errorf("Generate(%+v) =\n%#v\nwant\n%#v", cfg, got, want)
@@ -47,10 +44,7 @@ var pinnedGen = []uint64{0xe1efefb5d14f69ea, 0xe1efefb5d14f69ea, 0xe220a8397b1dc
 func TestZipfFrequencies(t *testing.T) {
 	for _, alpha := range []float64{0, 0.6, 1, 1.4} {
 		cfg := GenConfig{Requests: 200_000, Keys: 50, Alpha: alpha, Window: 1, Seed: 3}
-		keys, err := GenerateKeys(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		keys := mustKeys(t, cfg)
 		count := map[uint64]int{}
 		for _, k := range keys {
 			count[k]++

@@ -14,14 +14,7 @@ func TestLRUMarkersMatchesStackAndPerSize(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		universe := 2 + rng.IntN(300)
-		trace := make([]uint64, 3000)
-		for i := range trace {
-			if rng.IntN(3) == 0 && i > 0 {
-				trace[i] = trace[rng.IntN(i)] // locality
-			} else {
-				trace[i] = uint64(rng.IntN(universe))
-			}
-		}
+		trace := repeatTrace(rng, 3000, universe, 3, 0)
 		sizes := [][]int{{1}, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 17, 64, 65, 200, 1000}, PaperSizes()[:12], {universe, 2 * universe}}[seed%5]
 		warmup := int64(rng.IntN(500))
 		m, err := NewLRUMarkers(sizes, warmup)
@@ -37,13 +30,7 @@ func TestLRUMarkersMatchesStackAndPerSize(t *testing.T) {
 		}
 		for i, size := range got.Sizes {
 			p, _ := policy.New("lru", size, policy.Options{})
-			var hits int64
-			for j, k := range trace {
-				if p.Access(k) && int64(j) >= warmup {
-					hits++
-				}
-			}
-			if hits != got.Hits[i] {
+			if hits := policyHits(p, trace, warmup); hits != got.Hits[i] {
 				t.Fatalf("seed %d size %d: markers %d hits, LRU simulation %d", seed, size, got.Hits[i], hits)
 			}
 		}
@@ -62,14 +49,7 @@ func TestLRUMarkersPrefetchAndBatches(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		universe := 2 + rng.IntN(2500)
-		trace := make([]uint64, 20000)
-		for i := range trace {
-			if rng.IntN(2) == 0 && i > 0 {
-				trace[i] = trace[i-1-rng.IntN(min(i, 20))]
-			} else {
-				trace[i] = uint64(rng.IntN(universe))
-			}
-		}
+		trace := repeatTrace(rng, 20000, universe, 2, 20)
 		sizes := []int{1, 2, 5, 16, 33, 100, 128, 400, 1500}
 		warmup := int64(rng.IntN(6000))
 		m, err := NewLRUMarkers(sizes, warmup)

@@ -13,14 +13,7 @@ func TestMINMarkersMatchesStackAndPerSize(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		universe := 2 + rng.IntN(200)
-		trace := make([]uint64, 2500)
-		for i := range trace {
-			if rng.IntN(3) == 0 && i > 0 {
-				trace[i] = trace[rng.IntN(i)]
-			} else {
-				trace[i] = uint64(rng.IntN(universe))
-			}
-		}
+		trace := repeatTrace(rng, 2500, universe, 3, 0)
 		sizes := [][]int{{1}, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 17, 64, 65, 150, 1000}, PaperSizes()[:10], {universe - 1, universe, 2 * universe}}[seed%5]
 		warmup := int64(rng.IntN(300))
 		got, err := MINMarkers(trace, nil, sizes, warmup)
@@ -36,13 +29,7 @@ func TestMINMarkersMatchesStackAndPerSize(t *testing.T) {
 		}
 		for i, size := range got.Sizes {
 			p, _ := policy.New("min", size, policy.Options{Trace: trace})
-			var hits int64
-			for j, k := range trace {
-				if p.Access(k) && int64(j) >= warmup {
-					hits++
-				}
-			}
-			if hits != got.Hits[i] {
+			if hits := policyHits(p, trace, warmup); hits != got.Hits[i] {
 				t.Fatalf("seed %d size %d: markers %d hits, MIN simulation %d", seed, size, got.Hits[i], hits)
 			}
 		}
@@ -62,14 +49,7 @@ func TestMINMarkersPrefetchMatchesNaive(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		universe := 2 + rng.IntN(1200)
-		trace := make([]uint64, 6000)
-		for i := range trace {
-			if rng.IntN(2) == 0 && i > 0 {
-				trace[i] = trace[i-1-rng.IntN(min(i, 30))]
-			} else {
-				trace[i] = uint64(rng.IntN(universe))
-			}
-		}
+		trace := repeatTrace(rng, 6000, universe, 2, 30)
 		sizes := []int{1, 2, 3, 8, 40, 41, 256, 700}
 		warmup := int64(rng.IntN(2000))
 		next, err := policy.NextUse32Cancel(trace, nil)

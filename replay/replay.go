@@ -484,6 +484,22 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return rows
 	}
+	// streamCurve reads the trace (or its sample) once through the
+	// one-pass curve c.
+	streamCurve := func(c interface {
+		AccessBatch(keys []uint64)
+		Curve() Curve
+	}) ([]Row, error) {
+		src, err := cfg.open(path, ts)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		if err := stream(ctx, src, tick, c.AccessBatch); err != nil {
+			return nil, err
+		}
+		return curveRows(c.Curve()), nil
+	}
 	needNext := slices.Contains(cfg.Policies, "min")
 	if u.size > 0 && ts != nil && ts.small.has(u.size) {
 		// Below the sample's resolution: the exact row, if any, comes
@@ -516,20 +532,12 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			}
 			return sh.rows(name), nil
 		}
-		src, err := cfg.open(path, ts)
-		if err != nil {
-			return nil, err
-		}
-		defer src.Close()
 		// One pass for every size: LRU with markers at the sizes.
 		s, err := NewLRUMarkers(sizes, cfg.Warmup)
 		if err != nil {
 			return nil, err
 		}
-		if err := stream(ctx, src, tick, s.AccessBatch); err != nil {
-			return nil, err
-		}
-		return curveRows(s.Curve()), nil
+		return streamCurve(s)
 	case "min":
 		if !cfg.onePass("min") {
 			break
@@ -549,19 +557,11 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		// One count and one sort for every size, streamed: the trace
 		// stays on disk (or in the sample held in memory).
-		src, err := cfg.open(path, ts)
-		if err != nil {
-			return nil, err
-		}
-		defer src.Close()
 		s, err := NewStaticCurve(sizes, cfg.Warmup, cfg.ChargeStatic)
 		if err != nil {
 			return nil, err
 		}
-		if err := stream(ctx, src, tick, s.AccessBatch); err != nil {
-			return nil, err
-		}
-		return curveRows(s.Curve()), nil
+		return streamCurve(s)
 	case "infinite":
 		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil, tick)
 		if err != nil {

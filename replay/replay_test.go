@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/crawltrace/crawltrace/internal/arrowtest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
@@ -33,6 +33,16 @@ func genTrace(t testing.TB, dir, name string, cfg GenConfig) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// mustKeys is GenerateKeys(cfg), failing t on an error.
+func mustKeys(t testing.TB, cfg GenConfig) []uint64 {
+	t.Helper()
+	keys, err := GenerateKeys(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 func smallGen(seed uint64) GenConfig {
@@ -437,15 +447,8 @@ func TestArrowNoLeak(t *testing.T) {
 	if err := WriteArrow(&b, rows, meta, mem); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ipc.NewFileReader(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := arrowtest.FirstBatch(t, b.Bytes(), nil)
 	defer r.Close()
-	rec, err := r.RecordBatch(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if rec.NumRows() != 1 || rec.Column(7).NullN() != 1 || rec.Schema().Field(6).Name != "miss_rate" {
 		t.Errorf("arrow results: %v", rec)
 	}

@@ -16,10 +16,7 @@ import (
 // lowestHashes keeps the n keys of lowest hash, whatever the order and
 // repetition of the offers, as sorting all of them does.
 func TestLowestHashes(t *testing.T) {
-	keys, err := GenerateKeys(GenConfig{Requests: 20_000, Keys: 3_000, Alpha: 0.7, Locality: 0.2, Window: 16, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := mustKeys(t, GenConfig{Requests: 20_000, Keys: 3_000, Alpha: 0.7, Locality: 0.2, Window: 16, Seed: 4})
 	const n = 100
 	l := newLowestHashes(n)
 	distinct := map[uint64]bool{}
@@ -239,10 +236,7 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 	dir := t.TempDir()
 	gc := GenConfig{Requests: 300_000, Keys: 30_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 11}
 	path := genTrace(t, dir, "h.arrow", gc)
-	all, err := GenerateKeys(gc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := mustKeys(t, gc)
 	for _, base := range []Config{
 		{Sample: 0.05},
 		{SampleMaxKeys: 2000},
@@ -370,10 +364,7 @@ func TestSampleExactBelowResolution(t *testing.T) {
 // The small caches of a sampled run are checked hit by hit against the
 // policy package's LRU and CLOCK at every small size.
 func TestTinyCachesMatchPolicies(t *testing.T) {
-	keys, err := GenerateKeys(GenConfig{Requests: 50_000, Keys: 300, Alpha: 0.8, Locality: 0.3, Window: 16, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := mustKeys(t, GenConfig{Requests: 50_000, Keys: 300, Alpha: 0.8, Locality: 0.3, Window: 16, Seed: 7})
 	const depth = 99
 	lru := newTinyLRU(depth)
 	for _, k := range keys {

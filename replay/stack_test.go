@@ -3,6 +3,8 @@ package replay
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
 // refLRU is a deliberately naive LRU: a slice ordered most recent first.
@@ -85,6 +87,36 @@ func randomTrace(rng *rand.Rand, n, keys int) []uint64 {
 		}
 	}
 	return tr
+}
+
+// repeatTrace returns n keys below universe in which, with probability
+// 1/oneIn, a request repeats an earlier one: any earlier request when
+// window is 0, else one of the window requests before it.
+func repeatTrace(rng *rand.Rand, n, universe, oneIn, window int) []uint64 {
+	tr := make([]uint64, n)
+	for i := range tr {
+		switch {
+		case rng.IntN(oneIn) != 0 || i == 0:
+			tr[i] = uint64(rng.IntN(universe))
+		case window == 0:
+			tr[i] = tr[rng.IntN(i)]
+		default:
+			tr[i] = tr[i-1-rng.IntN(min(i, window))]
+		}
+	}
+	return tr
+}
+
+// policyHits feeds trace to p and counts its hits after the warmup, as
+// Run's simulate counts them.
+func policyHits(p policy.Policy, trace []uint64, warmup int64) int64 {
+	var hits int64
+	for j, k := range trace {
+		if p.Access(k) && int64(j) >= warmup {
+			hits++
+		}
+	}
+	return hits
 }
 
 func sizes1to(n int) []int {

@@ -21,11 +21,7 @@ func staticPerSize(t *testing.T, trace []uint64, sizes []int, warmup int64, char
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j, k := range trace {
-			if p.Access(k) && int64(j) >= warmup {
-				hits[i]++
-			}
-		}
+		hits[i] = policyHits(p, trace, warmup)
 	}
 	return hits
 }
@@ -55,10 +51,7 @@ func TestStaticCurveMatchesPerSize(t *testing.T) {
 	}
 	traces["all-distinct"] = distinct
 	traces["one-key"] = slices.Repeat([]uint64{42}, 250)
-	zipf, err := GenerateKeys(GenConfig{Requests: 3000, Keys: 400, Alpha: 0.9, Locality: 0.2, Window: 8, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipf := mustKeys(t, GenConfig{Requests: 3000, Keys: 400, Alpha: 0.9, Locality: 0.2, Window: 8, Seed: 4})
 	traces["zipf"] = zipf
 	for name, tr := range traces {
 		d := len(uniq(tr))

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,18 +36,7 @@ type DB struct {
 // is skipped, or failed in CI.
 func Open(t testing.TB) *DB {
 	t.Helper()
-	miss := func(what string) {
-		t.Helper()
-		sampledata.Missing(t, fmt.Sprintf("DuckDB not available: %s (run .ci/duckdb, or set %s to an npm prefix holding @duckdb/node-api)", what, EnvDir))
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		miss("no node on PATH")
-	}
-	dir := Dir()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api", "package.json")); err != nil {
-		miss(fmt.Sprintf("no @duckdb/node-api under %s", dir))
-	}
+	node, dir := sampledata.NodePackage(t, "DuckDB", EnvDir, "duckdb", "@duckdb/node-api")
 	return &DB{node: node, dir: dir}
 }
 

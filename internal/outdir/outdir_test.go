@@ -20,6 +20,16 @@ func touch(t *testing.T, path string) string {
 	return path
 }
 
+// mustPrepare is Prepare, failing t on an error.
+func mustPrepare(t *testing.T, dir string, opts Options) *Dir {
+	t.Helper()
+	d, err := Prepare(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // names lists dir without the listing files.
@@ -63,29 +73,20 @@ func TestRefusesForeignDirectory(t *testing.T) {
 	}
 	// Another command's outputs are foreign too.
 	other := t.TempDir()
-	d, err := Prepare(other, Options{Command: "condense"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustPrepare(t, other, Options{Command: "condense"})
 	d.Done(touch(t, filepath.Join(other, "report.json")))
 	if _, err := Prepare(other, Options{Command: "replay"}); !errors.Is(err, ErrRefused) {
 		t.Fatalf("replay into condense's directory: %v", err)
 	}
 	// --force writes into it and removes nothing.
-	d, err = Prepare(dir, Options{Command: "replay", Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustPrepare(t, dir, Options{Command: "replay", Force: true})
 	d.Done(touch(t, filepath.Join(dir, "results.csv")))
 	if got := names(t, dir); !slices.Equal(got, []string{"notes.txt", "results.csv"}) {
 		t.Fatalf("after --force: %v", got)
 	}
 	// ... and from then on the directory is the command's: a forced rerun
 	// removes its outputs, never notes.txt.
-	d, err = Prepare(dir, Options{Command: "replay", Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustPrepare(t, dir, Options{Command: "replay", Force: true})
 	if got := names(t, dir); !slices.Equal(got, []string{"notes.txt"}) {
 		t.Fatalf("forced rerun kept %v", got)
 	}
@@ -95,24 +96,18 @@ func TestRefusesForeignDirectory(t *testing.T) {
 // included, and the new run's listing replaces the old one.
 func TestRerunAndForce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "res")
-	d, err := Prepare(dir, Options{Command: "replay"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustPrepare(t, dir, Options{Command: "replay"})
 	// Reported files, a subdirectory and a file the run did not report
 	// (found because it appeared during the run).
 	d.Done(touch(t, filepath.Join(dir, "results.csv")), touch(t, filepath.Join(dir, "figs", "a.png")))
 	touch(t, filepath.Join(dir, "full-vs-cross-node-000.png"))
 	_ = d.Done()
-	_, err = Prepare(dir, Options{Command: "replay"})
+	_, err := Prepare(dir, Options{Command: "replay"})
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "earlier run") {
 		t.Fatalf("rerun: %v", err)
 	}
 	touch(t, filepath.Join(dir, "mine.txt")) // not the command's
-	d, err = Prepare(dir, Options{Command: "replay", Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustPrepare(t, dir, Options{Command: "replay", Force: true})
 	if got := names(t, dir); !slices.Equal(got, []string{"mine.txt"}) {
 		t.Fatalf("after --force: %v", got)
 	}
@@ -136,10 +131,7 @@ func TestUnits(t *testing.T) {
 	if _, err := Prepare(dir, Options{Command: "replay", Unit: "task-1-of-2"}); !errors.Is(err, ErrRefused) {
 		t.Fatalf("slice rerun: %v", err)
 	}
-	d, err := Prepare(dir, Options{Command: "replay", Unit: "task-1-of-2", Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustPrepare(t, dir, Options{Command: "replay", Unit: "task-1-of-2", Force: true})
 	if got := names(t, dir); !slices.Equal(got, []string{"results-task-0-of-2.csv"}) {
 		t.Fatalf("forced slice rerun removed %v", got)
 	}
@@ -158,10 +150,7 @@ func TestUnits(t *testing.T) {
 // A failed run that wrote nothing does not block the next one.
 func TestFailedRunLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "o")
-	d, err := Prepare(dir, Options{Command: "condense"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustPrepare(t, dir, Options{Command: "condense"})
 	if err := d.Done(); err != nil {
 		t.Fatal(err)
 	}
@@ -219,10 +208,7 @@ func TestKilledRun(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "crawl") {
 		t.Fatalf("rerun after a killed run: %v", err)
 	}
-	d, err := Prepare(dir, Options{Command: "demo", Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustPrepare(t, dir, Options{Command: "demo", Force: true})
 	if got := names(t, dir); !slices.Equal(got, []string{"notes.txt"}) {
 		t.Fatalf("forced rerun after a killed run kept %v", got)
 	}

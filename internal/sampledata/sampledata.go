@@ -8,7 +8,9 @@
 package sampledata
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -60,6 +62,27 @@ func CacheDir(env, name string) string {
 		c = os.TempDir()
 	}
 	return filepath.Join(c, "crawltrace", name)
+}
+
+// NodePackage finds node on PATH and the npm package pkg that .ci/name
+// installs under CacheDir(env, name), and returns node's path and that
+// prefix. When either is missing the test is skipped, or failed in CI;
+// tool names what is missing in the message.
+func NodePackage(t testing.TB, tool, env, name, pkg string) (node, dir string) {
+	t.Helper()
+	miss := func(what string) {
+		t.Helper()
+		Missing(t, fmt.Sprintf("%s not available: %s (run .ci/%s, or set %s to an npm prefix holding %s)", tool, what, name, env, pkg))
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		miss("no node on PATH")
+	}
+	dir = CacheDir(env, name)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		miss(fmt.Sprintf("no %s under %s", pkg, dir))
+	}
+	return node, dir
 }
 
 // Path returns the sample file Dir()/parts. When it does not exist the test

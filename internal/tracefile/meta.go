@@ -83,9 +83,15 @@ func (m Meta) metadata() arrow.Metadata {
 		keys = append(keys, "subtrace")
 		vals = append(vals, m.Subtrace)
 	}
-	if m.Checksum != "" {
+	return prefixedMetadata(keys, vals, m.Checksum)
+}
+
+// prefixedMetadata is keys and vals, then the checksum when there is one,
+// as Arrow metadata with every key under metaPrefix.
+func prefixedMetadata(keys, vals []string, checksum string) arrow.Metadata {
+	if checksum != "" {
 		keys = append(keys, "checksum")
-		vals = append(vals, m.Checksum)
+		vals = append(vals, checksum)
 	}
 	for i := range keys {
 		keys[i] = metaPrefix + keys[i]
@@ -229,14 +235,7 @@ func (m TableMeta) Metadata() arrow.Metadata {
 	keys := []string{"format", "version", "kind", "table", "crawl_id", "inputs", "params", "created", "tool_version"}
 	vals := []string{FormatName, strconv.Itoa(FormatVersion), m.Kind, m.Table, m.CrawlID, string(inputs), string(params),
 		created.UTC().Format(time.RFC3339Nano), tv}
-	if m.Checksum != "" {
-		keys = append(keys, "checksum")
-		vals = append(vals, m.Checksum)
-	}
-	for i := range keys {
-		keys[i] = metaPrefix + keys[i]
-	}
-	return arrow.NewMetadata(keys, vals)
+	return prefixedMetadata(keys, vals, m.Checksum)
 }
 
 // ParseTableMeta reads [TableMeta] from schema metadata. It fails with

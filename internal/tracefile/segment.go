@@ -204,15 +204,13 @@ type URLWriter struct {
 
 // CreateURLWriter starts a raw URL log in nodeDir.
 func CreateURLWriter(nodeDir string, m Meta, cfg WriterConfig) (*URLWriter, error) {
-	cfg.fill()
-	schema := URLSchema(m)
-	seg, err := newSegWriter(nodeDir, PrefixURLs, schema, cfg)
+	lw, err := newLogWriter(nodeDir, PrefixURLs, URLSchema(m), cfg)
 	if err != nil {
 		return nil, err
 	}
-	b := array.NewRecordBuilder(cfg.Allocator, schema)
-	w := &URLWriter{logWriter: logWriter{seg: seg, b: b, lastFlush: time.Now()}}
+	w := &URLWriter{logWriter: lw}
 	w.logWriter.reserve = w.reserve
+	b := w.b
 	w.seq = b.Field(0).(*array.Uint64Builder)
 	w.tm = b.Field(1).(*array.TimestampBuilder)
 	w.url = b.Field(2).(*array.StringBuilder)
@@ -269,13 +267,11 @@ type PageWriter struct {
 
 // CreatePageWriter starts a page log in nodeDir.
 func CreatePageWriter(nodeDir string, m Meta, cfg WriterConfig) (*PageWriter, error) {
-	cfg.fill()
-	schema := PageSchema(m)
-	seg, err := newSegWriter(nodeDir, PrefixPages, schema, cfg)
+	lw, err := newLogWriter(nodeDir, PrefixPages, PageSchema(m), cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &PageWriter{logWriter{seg: seg, b: array.NewRecordBuilder(cfg.Allocator, schema), lastFlush: time.Now()}}, nil
+	return &PageWriter{lw}, nil
 }
 
 func appendOptString(b *array.StringBuilder, s string) {
@@ -320,6 +316,17 @@ type logWriter struct {
 	lastFlush time.Time
 	closed    bool
 	reserve   func(n int) // optional: presize builders after a flush of n rows
+}
+
+// newLogWriter starts a log of prefix's segments in nodeDir, its rows
+// built with schema.
+func newLogWriter(nodeDir, prefix string, schema *arrow.Schema, cfg WriterConfig) (logWriter, error) {
+	cfg.fill()
+	seg, err := newSegWriter(nodeDir, prefix, schema, cfg)
+	if err != nil {
+		return logWriter{}, err
+	}
+	return logWriter{seg: seg, b: array.NewRecordBuilder(cfg.Allocator, schema), lastFlush: time.Now()}, nil
 }
 
 // added counts one appended row and flushes when the batch is full or,

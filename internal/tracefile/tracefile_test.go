@@ -356,24 +356,13 @@ func FuzzSegmentReader(f *testing.F) {
 // Random byte corruption of a valid segment never panics: the reader either
 // refuses the file with a marked error or yields the batches it can check.
 func TestRandomCorruption(t *testing.T) {
-	dir := t.TempDir()
-	writeURLs(t, dir, genURLs(50, 4), WriterConfig{FlushRows: 10})
-	p, _ := ListSegments(dir, PrefixURLs)
-	good, _ := os.ReadFile(p[0])
-	rng := rand.New(rand.NewPCG(1, 2))
-	path := filepath.Join(t.TempDir(), "f.arrows")
-	for i := 0; i < 600; i++ {
-		data := append([]byte(nil), good...)
-		for k := 0; k < 1+rng.IntN(4); k++ {
-			data[rng.IntN(len(data))] = byte(rng.IntN(256))
-		}
-		os.WriteFile(path, data, 0o644)
+	corruptions(t, smallSegment(t), rand.New(rand.NewPCG(1, 2)), 600, func(i int, path string) {
 		s, err := OpenSegment(path, KindURLs)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrBadInput) {
 				t.Fatalf("mutation %d: unmarked error %v", i, err)
 			}
-			continue
+			return
 		}
 		for s.Next() {
 			b := NewURLBatch(s.Record())
@@ -382,6 +371,35 @@ func TestRandomCorruption(t *testing.T) {
 			}
 		}
 		s.Close()
+	})
+}
+
+// smallSegment is a valid URL segment: 50 rows in batches of 10.
+func smallSegment(t testing.TB) []byte {
+	dir := t.TempDir()
+	writeURLs(t, dir, genURLs(50, 4), WriterConfig{FlushRows: 10})
+	p, _ := ListSegments(dir, PrefixURLs)
+	good, err := os.ReadFile(p[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return good
+}
+
+// corruptions writes n mutations of good in turn to one file, each with 1
+// to 4 bytes set at random by rng, and calls check with each mutation's
+// number and the file's path.
+func corruptions(t *testing.T, good []byte, rng *rand.Rand, n int, check func(i int, path string)) {
+	path := filepath.Join(t.TempDir(), "f.arrows")
+	for i := range n {
+		data := append([]byte(nil), good...)
+		for k := 0; k < 1+rng.IntN(4); k++ {
+			data[rng.IntN(len(data))] = byte(rng.IntN(256))
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(i, path)
 	}
 }
 

@@ -258,19 +258,8 @@ func TestNextURLsMappedTruncated(t *testing.T) {
 // clean. (Metadata corruption the Arrow reader trips over in fields
 // NextURLs does not use can make them stop at different batches.)
 func TestNextURLsRandomCorruption(t *testing.T) {
-	dir := t.TempDir()
-	writeURLs(t, dir, genURLs(50, 4), WriterConfig{FlushRows: 10})
-	p, _ := ListSegments(dir, PrefixURLs)
-	good, _ := os.ReadFile(p[0])
-	rng := rand.New(rand.NewPCG(3, 4))
-	path := filepath.Join(t.TempDir(), "f.arrows")
 	differ := 0
-	for i := 0; i < 2000; i++ {
-		data := append([]byte(nil), good...)
-		for k := 0; k < 1+rng.IntN(4); k++ {
-			data[rng.IntN(len(data))] = byte(rng.IntN(256))
-		}
-		os.WriteFile(path, data, 0o644)
+	corruptions(t, smallSegment(t), rand.New(rand.NewPCG(3, 4)), 2000, func(i int, path string) {
 		slow, fast := readCols(t, path, false), readCols(t, path, true)
 		if fast.Info.Rows != int64(len(fast.URLs)) || (!fast.Info.Clean && fast.Err == "" && fast.Info.Error == "") {
 			t.Fatalf("mutation %d: inconsistent state %+v", i, fast.Info)
@@ -279,21 +268,18 @@ func TestNextURLsRandomCorruption(t *testing.T) {
 			if !reflect.DeepEqual(slow, fast) {
 				t.Fatalf("mutation %d: both clean, rows differ", i)
 			}
-			continue
+			return
 		}
 		slow.Info.Error, fast.Info.Error = "", ""
 		if !reflect.DeepEqual(slow, fast) {
 			differ++
 		}
-	}
+	})
 	t.Logf("%d of 2000 mutations stop at a different batch", differ)
 }
 
 func FuzzNextURLs(f *testing.F) {
-	dir := f.TempDir()
-	writeURLs(f, dir, genURLs(50, 4), WriterConfig{FlushRows: 10})
-	p, _ := ListSegments(dir, PrefixURLs)
-	good, _ := os.ReadFile(p[0])
+	good := smallSegment(f)
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	path := filepath.Join(f.TempDir(), "f.arrows")

@@ -12,10 +12,8 @@ package warciotest
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/sampledata"
@@ -95,18 +93,7 @@ function base32(buf) {
 // is skipped, or failed in CI.
 func Read(t testing.TB, files ...string) []File {
 	t.Helper()
-	miss := func(what string) {
-		t.Helper()
-		sampledata.Missing(t, fmt.Sprintf("warcio not available: %s (run .ci/warcio, or set %s to an npm prefix holding warcio)", what, EnvDir))
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		miss("no node on PATH")
-	}
-	dir := Dir()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "warcio", "package.json")); err != nil {
-		miss(fmt.Sprintf("no warcio under %s", dir))
-	}
+	node, dir := sampledata.NodePackage(t, "warcio", EnvDir, "warcio", "warcio")
 	cmd := exec.Command(node, append([]string{"-e", script, "--"}, files...)...)
 	cmd.Env = append(os.Environ(), "WARCIO_DIR="+dir)
 	var stdout, stderr bytes.Buffer

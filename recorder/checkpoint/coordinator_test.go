@@ -61,7 +61,10 @@ type fakeNode struct {
 
 func newFakeNode(t *testing.T, ev *events, id int) *fakeNode {
 	n := &fakeNode{id: id, ev: ev, cuts: make(chan func()), taken: make(chan struct{}, 16)}
-	n.parts = []*fakePart{{n: n, name: "a", data: []byte(fmt.Sprintf("node %d a", id))}, {n: n, name: "b", data: []byte(fmt.Sprintf("node %d b", id))}}
+	n.parts = []*fakePart{
+		{n: n, bytesPart: bytesPart{name: "a", data: []byte(fmt.Sprintf("node %d a", id))}},
+		{n: n, bytesPart: bytesPart{name: "b", data: []byte(fmt.Sprintf("node %d b", id))}},
+	}
 	return n
 }
 
@@ -116,33 +119,18 @@ func (n *fakeNode) Committed() {
 	}
 }
 
-// fakePart saves its bytes, noting whether it was saved on its node's
-// goroutine during a cut.
+// fakePart is a bytesPart of a node that notes each save and whether it
+// was on its node's goroutine during a cut.
 type fakePart struct {
+	bytesPart
 	n      *fakeNode
-	name   string
-	data   []byte
-	err    error
 	onNode []bool // per Save: on the node's goroutine, in a cut
-	loaded []byte
 }
-
-func (p *fakePart) Name() string { return p.name }
 
 func (p *fakePart) Save(w io.Writer) error {
 	p.n.ev.add("save %d %s", p.n.id, p.name)
 	p.onNode = append(p.onNode, p.n.inCut.Load())
-	if p.err != nil {
-		return p.err
-	}
-	_, err := w.Write(p.data)
-	return err
-}
-
-func (p *fakePart) Load(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	p.loaded = b
-	return err
+	return p.bytesPart.Save(w)
 }
 
 // fakeTransit notes when it is snapshot; snapped is closed at the first.
@@ -172,6 +160,30 @@ func newFakes(t *testing.T, nodes int, running bool) (*events, []*fakeNode, []No
 	return ev, fs, ns, &fakeTransit{ev: ev, snapped: make(chan struct{})}
 }
 
+// firstCheckpoint has a coordinator of three running fake nodes take a
+// checkpoint into dir.
+func firstCheckpoint(t *testing.T, dir string) (*Coordinator, []*fakeNode) {
+	t.Helper()
+	_, fs, ns, tr := newFakes(t, 3, true)
+	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
+	if err := k.Periodic(); err != nil {
+		t.Fatal(err)
+	}
+	return k, fs
+}
+
+// checkLoaded checks that every part of every node loaded want(part).
+func checkLoaded(t *testing.T, fs []*fakeNode, got []map[string]string, want func(p *fakePart) []byte) {
+	t.Helper()
+	for _, n := range fs {
+		for _, p := range n.parts {
+			if w := string(want(p)); got[n.id][p.name] != w {
+				t.Errorf("node %d part %s: loaded %q, want %q", n.id, p.name, got[n.id][p.name], w)
+			}
+		}
+	}
+}
+
 // loadAll finds the nodes' checkpoint and loads it into fresh parts; it
 // returns the generation and each node's bytes per part name.
 func loadAll(t *testing.T, dir string, fs []*fakeNode) (*Set, []map[string]string) {
@@ -190,7 +202,7 @@ func loadAll(t *testing.T, dir string, fs []*fakeNode) (*Set, []map[string]strin
 		var ps []Part
 		var fps []*fakePart
 		for _, p := range n.parts {
-			fp := &fakePart{n: n, name: p.name}
+			fp := &fakePart{n: n, bytesPart: bytesPart{name: p.name}}
 			ps, fps = append(ps, fp), append(fps, fp)
 		}
 		if err := Load(set.Dirs[n.id], set.Meta[n.id], ps); err != nil {
@@ -258,15 +270,11 @@ func TestCoordinatorCut(t *testing.T) {
 	if set.Gen != 5 {
 		t.Errorf("generation %d, want 5 (the one after the resumed 4)", set.Gen)
 	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data })
 	for _, n := range fs {
 		m := set.Meta[n.id]
 		if m.CrawlID != "crawl" || m.Node != n.id || m.Stop != "" || m.Attempts != 0 || m.CrawlDone {
 			t.Errorf("node %d: periodic checkpoint's description %+v", n.id, m)
-		}
-		for _, p := range n.parts {
-			if got[n.id][p.name] != string(p.data) {
-				t.Errorf("node %d part %s loaded %q, want %q", n.id, p.name, got[n.id][p.name], p.data)
-			}
 		}
 		state := StateDir(dir, n.id)
 		for _, name := range []string{TmpName, OldName} {
@@ -285,11 +293,7 @@ func TestCoordinatorCut(t *testing.T) {
 // next cut finds them all).
 func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	dir := t.TempDir()
-	_, fs, ns, tr := newFakes(t, 3, true)
-	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
-	if err := k.Periodic(); err != nil {
-		t.Fatal(err)
-	}
+	k, fs := firstCheckpoint(t, dir)
 	for _, n := range fs {
 		for _, p := range n.parts {
 			p.data = append([]byte("newer "), p.data...)
@@ -310,13 +314,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	if set.Gen != 1 {
 		t.Fatalf("after the failed checkpoint the nodes resume from generation %d, want 1", set.Gen)
 	}
-	for _, n := range fs {
-		for _, p := range n.parts {
-			if want := string(p.data[len("newer "):]); got[n.id][p.name] != want {
-				t.Errorf("node %d part %s: loaded %q, want the first checkpoint's %q", n.id, p.name, got[n.id][p.name], want)
-			}
-		}
-	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data[len("newer "):] }) // the first checkpoint's
 	fs[1].parts[1].err = nil
 	if err := k.Periodic(); err != nil {
 		t.Fatalf("the cut after a failed one: %v", err)
@@ -325,13 +323,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 	if set.Gen != 3 {
 		t.Errorf("generation %d after a failed one, want 3 (a failed generation's number is not reused)", set.Gen)
 	}
-	for _, n := range fs {
-		for _, p := range n.parts {
-			if got[n.id][p.name] != string(p.data) {
-				t.Errorf("node %d part %s: loaded %q, want %q", n.id, p.name, got[n.id][p.name], p.data)
-			}
-		}
-	}
+	checkLoaded(t, fs, got, func(p *fakePart) []byte { return p.data })
 	if k.Taken() != 2 {
 		t.Errorf("Taken %d, want 2", k.Taken())
 	}
@@ -343,11 +335,7 @@ func TestCoordinatorFailedNodeKeepsPrevious(t *testing.T) {
 // previous one in checkpoint.old/.
 func TestCoordinatorRemovesOldAfterAllCommitted(t *testing.T) {
 	dir := t.TempDir()
-	_, fs, ns, tr := newFakes(t, 3, true)
-	k := NewCoordinator(Options{OutDir: dir, CrawlID: "crawl", Transit: tr}, ns)
-	if err := k.Periodic(); err != nil {
-		t.Fatal(err)
-	}
+	k, fs := firstCheckpoint(t, dir)
 	checked := false
 	fs[0].commit = func() {
 		checked = true

@@ -58,17 +58,25 @@ func FuzzCheckpointMeta(f *testing.F) {
 	}
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(filepath.Join(cp, MetaName), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Find(dir, "c", []int{0})
-		if err != nil && !isCorrupt(err) {
-			t.Fatalf("error not marked ErrCorrupt: %v", err)
-		}
-		if err == nil && string(data) != string(good) {
-			t.Fatalf("a changed checkpoint.json was accepted:\n%s", data)
-		}
+		findRefusesChange(t, dir, filepath.Join(cp, MetaName), good, data)
 	})
+}
+
+// findRefusesChange writes data over the file at path, whose writer wrote
+// good, and requires Find to refuse it with an error marked ErrCorrupt
+// unless it is good.
+func findRefusesChange(t *testing.T, dir, path string, good, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Find(dir, "c", []int{0})
+	if err != nil && !isCorrupt(err) {
+		t.Fatalf("error not marked ErrCorrupt: %v", err)
+	}
+	if err == nil && string(data) != string(good) {
+		t.Fatalf("a changed %s was accepted: %q", filepath.Base(path), data)
+	}
 }
 
 // FuzzCheckpointPart: a checkpoint whose part holds anything but what
@@ -86,15 +94,6 @@ func FuzzCheckpointPart(f *testing.F) {
 	f.Add(good)
 	f.Add(good[1:])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Find(dir, "c", []int{0})
-		if err != nil && !isCorrupt(err) {
-			t.Fatalf("error not marked ErrCorrupt: %v", err)
-		}
-		if err == nil && string(data) != string(good) {
-			t.Fatalf("a changed part was accepted: %q", data)
-		}
+		findRefusesChange(t, dir, path, good, data)
 	})
 }

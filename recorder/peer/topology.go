@@ -55,26 +55,47 @@ type Topology struct {
 // differs, naming the flag and both values ("--nodes 1, saved 3"); empty
 // when they agree.
 func (t Topology) Diff(saved Topology) []string {
+	fields := []topoField{crawlIDField}
+	if len(t.Peers) == 0 || len(saved.Peers) == 0 {
+		fields = append(fields, nodesField)
+	}
+	if len(t.Peers) != 0 || len(saved.Peers) != 0 {
+		fields = append(fields, peersField, nodeIDField)
+	}
+	fields = append(fields, sharedFields...)
+	return diffFields(t, saved, "%s %s, saved %s", fields)
+}
+
+// topoField is a field of a topology: the flag (or name) that sets it and
+// its value as a phrase shows it.
+type topoField struct {
+	flag string
+	text func(Topology) string
+}
+
+var (
+	crawlIDField = topoField{"--crawl-id", func(t Topology) string { return strconv.Quote(t.CrawlID) }}
+	nodesField   = topoField{"--nodes", func(t Topology) string { return strconv.Itoa(t.Nodes) }}
+	peersField   = topoField{"--peers", func(t Topology) string { return peersText(t.Peers) }}
+	nodeIDField  = topoField{"--node-id", func(t Topology) string { return strconv.Itoa(t.NodeID) }}
+	// sharedFields follow the node count in a phrase list.
+	sharedFields = []topoField{
+		{"--partitioner", func(t Topology) string { return t.Partitioner }},
+		{"--replicas", func(t Topology) string { return strconv.Itoa(t.Replicas) }},
+		{"--politeness-key", func(t Topology) string { return t.PolitenessKey }},
+		{"fingerprint scheme", func(t Topology) string { return t.Fingerprint }},
+	}
+)
+
+// diffFields returns one phrase per field whose text differs between a and
+// b, format applied to the field's flag, a's text and b's text.
+func diffFields(a, b Topology, format string, fields []topoField) []string {
 	var out []string
-	add := func(flag, got, want string) {
-		if got != want {
-			out = append(out, fmt.Sprintf("%s %s, saved %s", flag, got, want))
+	for _, f := range fields {
+		if x, y := f.text(a), f.text(b); x != y {
+			out = append(out, fmt.Sprintf(format, f.flag, x, y))
 		}
 	}
-	add("--crawl-id", strconv.Quote(t.CrawlID), strconv.Quote(saved.CrawlID))
-	if len(t.Peers) == 0 && len(saved.Peers) == 0 {
-		add("--nodes", strconv.Itoa(t.Nodes), strconv.Itoa(saved.Nodes))
-	} else {
-		if len(t.Peers) == 0 || len(saved.Peers) == 0 {
-			add("--nodes", strconv.Itoa(t.Nodes), strconv.Itoa(saved.Nodes))
-		}
-		add("--peers", peersText(t.Peers), peersText(saved.Peers))
-		add("--node-id", strconv.Itoa(t.NodeID), strconv.Itoa(saved.NodeID))
-	}
-	add("--partitioner", t.Partitioner, saved.Partitioner)
-	add("--replicas", strconv.Itoa(t.Replicas), strconv.Itoa(saved.Replicas))
-	add("--politeness-key", t.PolitenessKey, saved.PolitenessKey)
-	add("fingerprint scheme", t.Fingerprint, saved.Fingerprint)
 	return out
 }
 
@@ -103,18 +124,7 @@ func (t Topology) Hash() string {
 // peerDiff compares the shared parts of two nodes' descriptors: one phrase
 // per field that differs, "--peers: here ..., there ...".
 func (t Topology) peerDiff(o Topology) []string {
-	var out []string
-	add := func(what, here, there string) {
-		if here != there {
-			out = append(out, fmt.Sprintf("%s: here %s, there %s", what, here, there))
-		}
-	}
-	add("--crawl-id", strconv.Quote(t.CrawlID), strconv.Quote(o.CrawlID))
-	add("--peers", peersText(t.Peers), peersText(o.Peers))
-	add("--partitioner", t.Partitioner, o.Partitioner)
-	add("--replicas", strconv.Itoa(t.Replicas), strconv.Itoa(o.Replicas))
-	add("--politeness-key", t.PolitenessKey, o.PolitenessKey)
-	add("fingerprint scheme", t.Fingerprint, o.Fingerprint)
+	out := diffFields(t, o, "%s: here %s, there %s", append([]topoField{crawlIDField, peersField}, sharedFields...))
 	if len(out) == 0 && t.Hash() != o.Hash() {
 		out = append(out, "descriptors differ")
 	}

@@ -28,8 +28,7 @@ package policy
 type ARC struct {
 	size int
 	p    float64
-	t    table
-	s    slab
+	lists
 }
 
 const (
@@ -45,7 +44,7 @@ var _ Policy = (*ARC)(nil)
 // to size evicted keys).
 func NewARC(size int) *ARC {
 	mustSize("arc", size)
-	return &ARC{size: size, t: newTable(2 * size), s: newSlab(4, 2*size)}
+	return &ARC{size: size, lists: newLists(4, 2*size)}
 }
 
 // Access implements [Policy].
@@ -104,16 +103,8 @@ func (c *ARC) replace(inB2 bool) {
 	}
 }
 
-func (c *ARC) drop(i int32) {
-	c.s.unlink(i)
-	c.t.del(c.s.nodes[i].key)
-	c.s.release(i)
-}
-
 // Name implements [Policy].
 func (c *ARC) Name() string { return "arc" }
 
 // Len implements [Policy].
 func (c *ARC) Len() int { return c.s.lens[arcT1] + c.s.lens[arcT2] }
-
-func (c *ARC) memBytes() int { return c.t.bytes() + c.s.bytes() }

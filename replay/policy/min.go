@@ -51,11 +51,8 @@ var _ Policy = (*MIN)(nil)
 // sequence opts.Trace (which must not be nil). opts.NextUse, when not nil,
 // must be [NextUse](opts.Trace); otherwise it is computed here.
 func NewMIN(size int, opts Options) (*MIN, error) {
-	if size < 1 {
-		return nil, fmt.Errorf("policy: min: size must be at least 1, got %d", size)
-	}
-	if opts.Trace == nil {
-		return nil, fmt.Errorf("policy: min: needs the whole trace (Options.Trace is nil)")
+	if err := checkOffline("min", size, opts); err != nil {
+		return nil, err
 	}
 	next := opts.NextUse
 	if next == nil {

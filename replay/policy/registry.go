@@ -61,6 +61,18 @@ func New(name string, size int, opts Options) (Policy, error) {
 	return nil, fmt.Errorf("policy: unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
+// checkOffline is what the offline policies' constructors, which return
+// errors, require: a size of at least 1 and the whole trace.
+func checkOffline(name string, size int, opts Options) error {
+	if size < 1 {
+		return fmt.Errorf("policy: %s: size must be at least 1, got %d", name, size)
+	}
+	if opts.Trace == nil {
+		return fmt.Errorf("policy: %s: needs the whole trace (Options.Trace is nil)", name)
+	}
+	return nil
+}
+
 // mustSize panics on a size below 1: the New* constructors are for callers
 // that already validated their sizes (New returns an error instead).
 func mustSize(name string, size int) {

@@ -54,8 +54,7 @@ package policy
 // It is not safe for concurrent use.
 type S3FIFO struct {
 	size, small, main, ghost int
-	t                        table
-	s                        slab
+	lists
 }
 
 const (
@@ -76,7 +75,7 @@ func s3fifoSizes(k int) (small, main, ghost int) {
 func NewS3FIFO(size int) *S3FIFO {
 	mustSize("s3fifo", size)
 	s, m, g := s3fifoSizes(size)
-	return &S3FIFO{size: size, small: s, main: m, ghost: g, t: newTable(size + g), s: newSlab(3, size+g)}
+	return &S3FIFO{size: size, small: s, main: m, ghost: g, lists: newLists(3, size+g)}
 }
 
 // Access implements [Policy].
@@ -162,5 +161,3 @@ func (c *S3FIFO) Name() string { return "s3fifo" }
 
 // Len implements [Policy].
 func (c *S3FIFO) Len() int { return c.s.lens[s3Small] + c.s.lens[s3Main] }
-
-func (c *S3FIFO) memBytes() int { return c.t.bytes() + c.s.bytes() }

@@ -8,10 +8,9 @@ package policy
 // stays at the next key toward the head. New keys enter at the head,
 // unvisited, and are never moved. It is not safe for concurrent use.
 type SIEVE struct {
-	size int
-	hand int32 // -1: start at the tail
-	t    table
-	s    slab // one list; freq holds the visited bit
+	size  int
+	hand  int32 // -1: start at the tail
+	lists       // one list; freq holds the visited bit
 }
 
 var _ Policy = (*SIEVE)(nil)
@@ -19,7 +18,7 @@ var _ Policy = (*SIEVE)(nil)
 // NewSIEVE returns an empty SIEVE cache of size >= 1 keys.
 func NewSIEVE(size int) *SIEVE {
 	mustSize("sieve", size)
-	return &SIEVE{size: size, hand: -1, t: newTable(size), s: newSlab(1, size)}
+	return &SIEVE{size: size, hand: -1, lists: newLists(1, size)}
 }
 
 // Access implements [Policy].
@@ -60,5 +59,3 @@ func (c *SIEVE) Name() string { return "sieve" }
 
 // Len implements [Policy].
 func (c *SIEVE) Len() int { return c.s.lens[0] }
-
-func (c *SIEVE) memBytes() int { return c.t.bytes() + c.s.bytes() }

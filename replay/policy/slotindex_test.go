@@ -105,12 +105,7 @@ func TestRandomLargeAgainstReference(t *testing.T) {
 		misses := 0
 		for lo := 0; lo < len(trace); lo += 50000 {
 			keys := trace[lo:min(lo+50000, len(trace))]
-			want := 0
-			for _, k := range keys {
-				if ref.access(k) {
-					want++
-				}
-			}
+			want := oneByOneHits(ref.access, keys)
 			misses += len(keys) - want
 			if got := p.AccessBatch(keys); got != want {
 				t.Fatalf("size %d, batch at %d: %d hits, reference %d", size, lo, got, want)

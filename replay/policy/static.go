@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -29,11 +28,8 @@ var _ Policy = (*Static)(nil)
 // NewStatic returns a STATIC cache of size >= 1 keys preloaded from
 // opts.Trace (which must not be nil).
 func NewStatic(size int, opts Options) (*Static, error) {
-	if size < 1 {
-		return nil, fmt.Errorf("policy: static: size must be at least 1, got %d", size)
-	}
-	if opts.Trace == nil {
-		return nil, fmt.Errorf("policy: static: needs the whole trace (Options.Trace is nil)")
+	if err := checkOffline("static", size, opts); err != nil {
+		return nil, err
 	}
 	// Distinct keys in order of first request, with their counts.
 	idx := newTable(min(len(opts.Trace), 1<<16))

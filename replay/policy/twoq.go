@@ -13,8 +13,7 @@ package policy
 // k = 1). It is not safe for concurrent use.
 type TwoQ struct {
 	size, kin, kout int
-	t               table
-	s               slab
+	lists
 }
 
 const (
@@ -31,7 +30,7 @@ func twoqSizes(k int) (kin, kout int) { return max(1, k/4), max(1, k/2) }
 func NewTwoQ(size int) *TwoQ {
 	mustSize("2q", size)
 	kin, kout := twoqSizes(size)
-	return &TwoQ{size: size, kin: kin, kout: kout, t: newTable(size + kout), s: newSlab(3, size+kout)}
+	return &TwoQ{size: size, kin: kin, kout: kout, lists: newLists(3, size+kout)}
 }
 
 // Access implements [Policy].
@@ -74,16 +73,8 @@ func (c *TwoQ) reclaim() {
 	c.drop(s.back(twoqAm))
 }
 
-func (c *TwoQ) drop(i int32) {
-	c.s.unlink(i)
-	c.t.del(c.s.nodes[i].key)
-	c.s.release(i)
-}
-
 // Name implements [Policy].
 func (c *TwoQ) Name() string { return "2q" }
 
 // Len implements [Policy].
 func (c *TwoQ) Len() int { return c.s.lens[twoqA1in] + c.s.lens[twoqAm] }
-
-func (c *TwoQ) memBytes() int { return c.t.bytes() + c.s.bytes() }

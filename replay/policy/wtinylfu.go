@@ -21,9 +21,8 @@ package policy
 // not safe for concurrent use.
 type WTinyLFU struct {
 	size, window, main, protected int
-	t                             table
-	s                             slab
-	sk                            cmSketch
+	lists
+	sk cmSketch
 }
 
 const (
@@ -46,9 +45,8 @@ func NewWTinyLFU(size int) *WTinyLFU {
 	w, m, p := wtinylfuSizes(size)
 	return &WTinyLFU{
 		size: size, window: w, main: m, protected: p,
-		t:  newTable(size),
-		s:  newSlab(3, size),
-		sk: newSketch(size),
+		lists: newLists(3, size),
+		sk:    newSketch(size),
 	}
 }
 
@@ -101,12 +99,6 @@ func (c *WTinyLFU) evict(cand int32) {
 	c.drop(cand)
 }
 
-func (c *WTinyLFU) drop(i int32) {
-	c.s.unlink(i)
-	c.t.del(c.s.nodes[i].key)
-	c.s.release(i)
-}
-
 // Name implements [Policy].
 func (c *WTinyLFU) Name() string { return "wtinylfu" }
 
@@ -115,4 +107,4 @@ func (c *WTinyLFU) Len() int {
 	return c.s.lens[wtWindow] + c.s.lens[wtProbation] + c.s.lens[wtProtected]
 }
 
-func (c *WTinyLFU) memBytes() int { return c.t.bytes() + c.s.bytes() + cap(c.sk.words)*8 }
+func (c *WTinyLFU) memBytes() int { return c.lists.memBytes() + cap(c.sk.words)*8 }

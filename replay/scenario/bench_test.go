@@ -11,52 +11,37 @@ func benchCrawl(b *testing.B) string {
 	return c.write(b)
 }
 
-func reportURLs(b *testing.B, urls int64) {
-	b.ReportMetric(float64(urls)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
-}
-
-func BenchmarkPartition(b *testing.B) {
+// benchURLs times run over the benchmark crawl and reports as URLs per
+// second the count urls takes from its result.
+func benchURLs[R any](b *testing.B, run func(dir string) (R, error), urls func(R) int64) {
 	dir := benchCrawl(b)
-	cfg := DefaultPartitionConfig()
-	cfg.Input, cfg.Plots = dir, false
-	var urls int64
+	var n int64
 	for b.Loop() {
-		res, err := Partition(cfg)
+		res, err := run(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		urls = res.Rows[0].URLs
+		n = urls(res)
 	}
-	reportURLs(b, urls)
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+}
+
+func BenchmarkPartition(b *testing.B) {
+	cfg := DefaultPartitionConfig()
+	cfg.Plots = false
+	benchURLs(b, func(dir string) (*PartitionResult, error) { cfg.Input = dir; return Partition(cfg) },
+		func(r *PartitionResult) int64 { return r.Rows[0].URLs })
 	b.ReportMetric(float64(len(cfg.Nodes)*len(cfg.Partitioners)), "configs")
 }
 
 func BenchmarkNodeLoss(b *testing.B) {
-	dir := benchCrawl(b)
 	cfg := DefaultNodeLossConfig()
-	cfg.Input = dir
-	var urls int64
-	for b.Loop() {
-		res, err := NodeLoss(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		urls = res.Rows[0].URLs
-	}
-	reportURLs(b, urls)
+	benchURLs(b, func(dir string) (*NodeLossResult, error) { cfg.Input = dir; return NodeLoss(cfg) },
+		func(r *NodeLossResult) int64 { return r.Rows[0].URLs })
 }
 
 func BenchmarkLocality(b *testing.B) {
-	dir := benchCrawl(b)
 	cfg := DefaultLocalityConfig()
-	cfg.Input = dir
-	var urls int64
-	for b.Loop() {
-		res, err := Locality(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		urls = res.Rows[len(res.Rows)-1].Requests
-	}
-	reportURLs(b, urls)
+	benchURLs(b, func(dir string) (*LocalityResult, error) { cfg.Input = dir; return Locality(cfg) },
+		func(r *LocalityResult) int64 { return r.Rows[len(r.Rows)-1].Requests })
 }

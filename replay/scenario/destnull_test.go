@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/crawltrace/crawltrace/internal/arrowtest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -35,15 +35,8 @@ func TestDestMismatchesBlankWhenNotApplicable(t *testing.T) {
 	if err := tb.WriteArrow(&buf, tracefile.TableMeta{}, mem); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()), ipc.WithAllocator(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := arrowtest.FirstBatch(t, buf.Bytes(), mem)
 	defer r.Close()
-	rec, err := r.Record(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	i := len(tb.Columns) - 1
 	col := rec.Column(i).(*array.Int64)
 	if !rec.Schema().Field(i).Nullable || col.IsNull(0) || col.Value(0) != 0 || !col.IsNull(1) {

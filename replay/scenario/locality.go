@@ -36,10 +36,7 @@ type LocalityConfig struct {
 
 // DefaultLocalityConfig returns sizes 2^0 .. 2^20.
 func DefaultLocalityConfig() LocalityConfig {
-	sizes := make([]int, 21)
-	for i := range sizes {
-		sizes[i] = 1 << i
-	}
+	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
 	return LocalityConfig{Sizes: sizes, Plots: true}
 }
 
@@ -94,11 +91,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := readCrawlInfo(cfg.Input)
-	if err != nil {
-		return nil, err
-	}
-	pages, err := loadPages(cfg.Input, info.nodes)
+	info, pages, err := readCrawlPages(cfg.Input)
 	if err != nil {
 		return nil, err
 	}

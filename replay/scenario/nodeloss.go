@@ -213,12 +213,10 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	countedBit := func(i int) uint32 { return 1 << (2 + 2*i) }
 	flags := map[uint64]uint32{}
 	hosts := map[uint64]struct{}{}
-	var urls int64
 	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
 	defer rows.finish()
 	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
 		rows.row()
-		urls++
 		h := hostKey(rec.URL)
 		_, oldHost := hosts[h]
 		if !oldHost {
@@ -272,7 +270,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	}
 	for _, r := range runs {
 		row := &r.row
-		row.URLs, row.Distinct, row.Hosts = urls, int64(len(flags)), int64(len(hosts))
+		row.URLs, row.Distinct, row.Hosts = rows.n, int64(len(flags)), int64(len(hosts))
 		row.HostsMovedFraction = ratio(float64(row.HostsMoved), float64(row.Hosts))
 		row.RefetchedFraction = ratio(float64(row.Refetched), float64(row.Distinct))
 		ul := make([]int64, len(r.ids))

@@ -219,11 +219,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	if len(cfg.Nodes) == 0 || len(cfg.Partitioners) == 0 {
 		return nil, fmt.Errorf("%w: scenario: partition needs at least one N and one partitioner", tracefile.ErrBadInput)
 	}
-	info, err := readCrawlInfo(cfg.Input)
-	if err != nil {
-		return nil, err
-	}
-	pages, err := loadPages(cfg.Input, info.nodes)
+	info, pages, err := readCrawlPages(cfg.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -234,12 +230,10 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	res := &PartitionResult{}
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
 	hostIdx := map[uint64]int{}
-	var urls int64
 	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
 	defer rows.finish()
 	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
 		rows.row()
-		urls++
 		h := hostKey(rec.URL)
 		hi, ok := hostIdx[h]
 		if !ok {
@@ -299,7 +293,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 		row := &r.row
-		row.URLs, row.Hosts = urls, int64(len(hostIdx))
+		row.URLs, row.Hosts = rows.n, int64(len(hostIdx))
 		row.MaxURLs, row.MeanURLs, row.BalanceURLs = balance(r.owned)
 		row.MaxHosts, row.MeanHosts, row.BalanceHosts = balance(hosts)
 		for node := range r.n {
@@ -308,7 +302,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			res.Nodes = append(res.Nodes, PartitionNodeRow{Partitioner: row.Partitioner, Nodes: r.n, Node: node,
 				URLs: r.owned[node], Hosts: hosts[node], Extracted: r.extracted[node], CrossOut: r.crossOut[node], CrossBytes: r.crossB[node]})
 		}
-		row.CrossFraction = ratio(float64(row.Cross), float64(urls))
+		row.CrossFraction = ratio(float64(row.Cross), float64(rows.n))
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.WriteTraces != "" {

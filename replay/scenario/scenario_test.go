@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/crawltrace/crawltrace/fingerprint"
+	"github.com/crawltrace/crawltrace/internal/arrowtest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
@@ -518,15 +518,8 @@ func TestTableArrowRoundTrip(t *testing.T) {
 	if err := tb.WriteArrow(&buf, meta, mem); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()), ipc.WithAllocator(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := arrowtest.FirstBatch(t, buf.Bytes(), mem)
 	defer r.Close()
-	rec, err := r.Record(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if rec.NumRows() != 2 || rec.NumCols() != 3 {
 		t.Fatalf("arrow table %d x %d", rec.NumRows(), rec.NumCols())
 	}

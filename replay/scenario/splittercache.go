@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawltrace/crawltrace/fingerprint"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/policy"
 )
 
@@ -48,10 +49,7 @@ type SplitterCacheConfig struct {
 // DefaultSplitterCacheConfig returns CLOCK (the recorder's splitter cache),
 // LRU and RANDOM at 2^0 .. 2^16 entries, batches of 1024 URLs.
 func DefaultSplitterCacheConfig() SplitterCacheConfig {
-	sizes := make([]int, 17)
-	for i := range sizes {
-		sizes[i] = 1 << i
-	}
+	sizes := replay.PaperSizes()[:17] // 2^0 .. 2^16
 	return SplitterCacheConfig{Policies: []string{"clock", "lru", "random"}, Sizes: sizes, Batch: 1024,
 		FramingBytes: 20, Seed: 1, Plots: true}
 }

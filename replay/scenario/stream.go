@@ -250,6 +250,16 @@ func readCrawlInfo(dir string) (crawlInfo, error) {
 	return info, nil
 }
 
+// readCrawlPages is readCrawlInfo and the page logs of every node.
+func readCrawlPages(dir string) (crawlInfo, pageIndex, error) {
+	info, err := readCrawlInfo(dir)
+	if err != nil {
+		return crawlInfo{}, nil, err
+	}
+	pages, err := loadPages(dir, info.nodes)
+	return info, pages, err
+}
+
 // countRows counts the rows of every node's log (one pass over the batches,
 // no row decoding).
 func (rd Reading) countRows(dir string, nodes []int) (int64, error) {
@@ -326,7 +336,7 @@ func hostKey(u string) uint64 { return fingerprint.URL(partition.HostOf(u)) }
 // stream visitors that call it.
 type rowCounter struct {
 	p *progress.Reporter
-	n int64
+	n int64 // rows read so far, reported or not
 }
 
 func newRowCounter(w io.Writer, name, dir string) *rowCounter {

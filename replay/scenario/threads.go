@@ -37,10 +37,7 @@ type ThreadsConfig struct {
 
 // DefaultThreadsConfig returns k = 2^0 .. 2^20 with W from the trace.
 func DefaultThreadsConfig() ThreadsConfig {
-	sizes := make([]int, 21)
-	for i := range sizes {
-		sizes[i] = 1 << i
-	}
+	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
 	return ThreadsConfig{Sizes: sizes, Plots: true}
 }
 
