@@ -222,7 +222,7 @@ func TestBackoffVirtualClock(t *testing.T) {
 	if tk, ok := nextTask(f, c, time.Hour); ok {
 		t.Errorf("task %q after every URL", tk.URL)
 	}
-	if q, _ := f.Sizes(); q != 0 {
+	if q, _ := queuedWaiting(f); q != 0 {
 		t.Errorf("%d URLs queued at the end", q)
 	}
 }

@@ -33,6 +33,14 @@ func nextTask(f *Frontier, c *vclock, limit time.Duration) (Task, bool) {
 	}
 }
 
+// queuedWaiting reads f's URLs queued (parked ones included) and its
+// origins waiting for a robots.txt retry, under its lock.
+func queuedWaiting(f *Frontier) (queued, waiting int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.queued, f.s.waitingRobots(f.now())
+}
+
 // testPolicy dates rules as the worker does: a TTL of an hour, a failed
 // fetch retried after 100ms, then 200ms.
 var testPolicy = robots.Policy{TTL: time.Hour, Retry: 100 * time.Millisecond, Retries: 4}
@@ -71,7 +79,7 @@ func TestRobotsParkedWhileFetched(t *testing.T) {
 	if _, _, wait, _ := f.Poll(); wait >= 0 {
 		t.Errorf("a host with only parked URLs waits %v in the schedule, want no place there", wait)
 	}
-	if q, _ := f.Sizes(); q != 3 {
+	if q, _ := queuedWaiting(f); q != 3 {
 		t.Errorf("%d URLs queued, want the 3 parked", q)
 	}
 
@@ -136,7 +144,7 @@ func TestRobotsParkedWhileRetried(t *testing.T) {
 		f.ReleaseFetch(tk.Host, 5*time.Millisecond, false)
 	}
 	fail()
-	if n := f.RobotsWaiting(); n != 1 {
+	if _, n := queuedWaiting(f); n != 1 {
 		t.Errorf("%d origins waiting for a retry, want 1", n)
 	}
 
@@ -169,7 +177,7 @@ func TestRobotsParkedWhileRetried(t *testing.T) {
 	if want := []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}; !slices.Equal(robotsAt, want) {
 		t.Errorf("robots.txt requests at %v, want %v", robotsAt, want)
 	}
-	if n := f.RobotsWaiting(); n != 0 {
+	if _, n := queuedWaiting(f); n != 0 {
 		t.Errorf("%d origins waiting for a retry after the rules came", n)
 	}
 	var allowed, excluded []string
