@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder/fetch"
 	"github.com/crawltrace/crawltrace/recorder/politeness"
 	"github.com/crawltrace/crawltrace/recorder/robots"
@@ -158,5 +159,75 @@ func TestRobotsTTLRefetch(t *testing.T) {
 	}
 	if n, r := len(w.of("http://a.test/robots.txt")), node.st.RobotsRefetches.Load(); n < 2 || r < 1 {
 		t.Errorf("robots.txt requested %d times, %d refetches counted; want 2 or more and 1 or more", n, r)
+	}
+}
+
+// TestRobotsRedirectToHTTPS: http://a.test/robots.txt redirects to
+// https, the common case on the real web: the hop waits in the host's
+// own queue, the HTTPS rules apply to the http origin, and the https
+// origin fetches its own robots.txt; every request to the host, of
+// either origin, hops included, waits the host's delay after the last.
+func TestRobotsRedirectToHTTPS(t *testing.T) {
+	w := newVWeb(func(u string, _ int) (fetch.Result, string) {
+		switch u {
+		case "http://a.test/robots.txt":
+			return redirectTo("https://a.test/robots.txt")
+		case "https://a.test/robots.txt":
+			return robotsTxt("User-agent: *\nDisallow: /secret\n")
+		case "http://a.test/":
+			return linkPage("/secret", "/open", "https://a.test/page")
+		}
+		return linkPage()
+	})
+	delay := politeness.Delay{Min: 100 * time.Millisecond, Max: time.Minute}.Wait
+	node := newVNode(t, w, 0, Options{}, delay, "http://a.test/")
+	w.run(t, time.Minute, node)
+	var got []string
+	for _, r := range w.reqs {
+		got = append(got, r.url)
+	}
+	want := []string{"http://a.test/robots.txt", "https://a.test/robots.txt", "http://a.test/", "http://a.test/open",
+		"https://a.test/robots.txt", "https://a.test/page"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+	for i := 1; i < len(w.reqs); i++ {
+		if gap := w.reqs[i].start - w.reqs[i-1].end; gap < 100*time.Millisecond {
+			t.Errorf("%s began %v after %s ended, within the host's delay", w.reqs[i].url, gap, w.reqs[i-1].url)
+		}
+	}
+	if r, e := node.st.RobotsRedirects.Load(), node.st.RobotsExcluded.Load(); r != 1 || e != 1 {
+		t.Errorf("robots.txt redirects %d, URLs excluded %d; want 1 and 1 (/secret)", r, e)
+	}
+}
+
+// TestMaxRedirectsChain: an endless chain /r0 -> /r1 -> ... is cut after
+// MaxRedirects redirects: MaxRedirects+1 fetches, a redirect target
+// submitted for each followed, one chain cut.
+func TestMaxRedirectsChain(t *testing.T) {
+	for _, maxRedirects := range []int{0, 5} {
+		w := newVWeb(func(u string, _ int) (fetch.Result, string) {
+			if u == "http://a.test/robots.txt" {
+				return status(404, "")
+			}
+			var i int
+			fmt.Sscanf(u, "http://a.test/r%d", &i)
+			return redirectTo(fmt.Sprintf("/r%d", i+1))
+		})
+		node := newVNode(t, w, 0, Options{MaxRedirects: maxRedirects}, nil, "http://a.test/r0")
+		w.run(t, time.Minute, node)
+		targets := 0
+		for _, m := range node.sink.msgs {
+			for _, u := range m.URLs {
+				if u.Kind == tracefile.URLRedirect {
+					targets++
+				}
+			}
+		}
+		st := node.st
+		if a, c := st.FetchAttempts.Load(), st.RedirectsCut.Load(); a != int64(maxRedirects+1) || c != 1 || targets != maxRedirects || len(w.reqs) != maxRedirects+2 {
+			t.Errorf("max %d: %d fetches, %d requests, %d targets submitted, %d cut; want %d, %d, %d, 1",
+				maxRedirects, a, len(w.reqs), targets, c, maxRedirects+1, maxRedirects+2, maxRedirects)
+		}
 	}
 }

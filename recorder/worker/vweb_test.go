@@ -116,9 +116,6 @@ func newVNode(t *testing.T, w *vweb, n int, o Options, delay func(d, crawlDelay 
 	if o.Robots.TTL == 0 {
 		o.Robots.TTL = time.Hour
 	}
-	if o.MaxRedirects == 0 {
-		o.MaxRedirects = 5
-	}
 	o.Now, o.RulesNow, o.Start, o.Get = w.clock, w.clock, w.now, w.get(n)
 	o.Redirects = &fetch.Redirects{}
 	vn := &vnode{f: f, sink: &sink{}, st: &Stats{}}
