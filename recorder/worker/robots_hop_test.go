@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,5 +230,36 @@ func TestMaxRedirectsChain(t *testing.T) {
 			t.Errorf("max %d: %d fetches, %d requests, %d targets submitted, %d cut; want %d, %d, %d, 1",
 				maxRedirects, a, len(w.reqs), targets, c, maxRedirects+1, maxRedirects+2, maxRedirects)
 		}
+	}
+}
+
+// TestUnreachableOriginOneRetry: an origin whose connection is refused
+// (its robots.txt has no response) is retried once, not Retries times
+// like a 5xx; its URLs wait meanwhile, are then excluded, and the crawl
+// ends on its own, while the host's other origin is crawled.
+func TestUnreachableOriginOneRetry(t *testing.T) {
+	w := newVWeb(func(u string, _ int) (fetch.Result, string) {
+		switch {
+		case strings.HasPrefix(u, "https://"):
+			return fetch.Result{Err: fmt.Errorf("dial tcp 127.0.0.1:443: %w", syscall.ECONNREFUSED)}, ""
+		case u == "http://a.test/robots.txt":
+			return status(404, "")
+		case u == "http://a.test/":
+			return linkPage("/ok", "https://a.test/s1", "https://a.test/s2")
+		}
+		return linkPage()
+	})
+	node := newVNode(t, w, 0, Options{Robots: robots.Policy{TTL: time.Hour, Retry: 200 * time.Millisecond, Retries: 4}}, nil, "http://a.test/")
+	w.run(t, time.Minute, node)
+	tries := w.of("https://a.test/robots.txt")
+	if len(tries) != 2 || tries[1].start-tries[0].end != 200*time.Millisecond {
+		t.Fatalf("https://a.test/robots.txt requested %+v, want twice, 200ms apart", tries)
+	}
+	if !w.requested("http://a.test/ok") || w.requested("https://a.test/s1") || w.requested("https://a.test/s2") {
+		t.Errorf("requests %+v", w.reqs)
+	}
+	st := node.st
+	if r, e, errs := st.RobotsRetries.Load(), st.RobotsExcluded.Load(), st.Snapshot().RobotsByStatus[0]; r != 1 || e != 2 || errs != 2 {
+		t.Errorf("robots.txt retries %d, excluded %d, without a response %d; want 1, 2 and 2", r, e, errs)
 	}
 }
