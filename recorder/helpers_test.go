@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,4 +141,14 @@ func linkPage(links ...string) http.HandlerFunc {
 
 func partitionNew(name string, n int) (partition.Partitioner, error) {
 	return partition.New(name, n, 0)
+}
+
+// atoiSuffix is the number ending a path ("/r3" -> 3; 0 when none).
+func atoiSuffix(p string) int {
+	i := len(p)
+	for i > 0 && p[i-1] >= '0' && p[i-1] <= '9' {
+		i--
+	}
+	n, _ := strconv.Atoi(p[i:])
+	return n
 }

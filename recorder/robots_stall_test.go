@@ -99,32 +99,6 @@ func TestMixedOriginHostNotHeldBack(t *testing.T) {
 	}
 }
 
-// TestUnreachableOriginGivenUpAfterOneRetry: an origin that does not
-// answer TLS is retried once, then its URLs are counted as excluded, and
-// the crawl ends on its own.
-func TestUnreachableOriginGivenUpAfterOneRetry(t *testing.T) {
-	v, srv := startVhosts(t, map[string]http.HandlerFunc{"a.test": func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" {
-			linkPage("/ok", "https://a.test/s1", "https://a.test/s2")(w, r)
-			return
-		}
-		linkPage()(w, r)
-	}})
-	cfg := localConfig(t, srv.Listener.Addr().String(), "http://a.test/")
-	cfg.RobotsRetry = 200 * time.Millisecond
-	cfg.RobotsRetries = 4
-	res := runCrawl(t, cfg)
-	if got := v.got(); !slices.Contains(got, "a.test/ok") {
-		t.Errorf("requests %v", got)
-	}
-	if res.Stats.RobotsRetries != 1 || res.Stats.RobotsExcluded != 2 {
-		t.Errorf("robots.txt retries %d, excluded %d; want 1 and 2", res.Stats.RobotsRetries, res.Stats.RobotsExcluded)
-	}
-	if res.Stats.RobotsByStatus["error"] != 2 {
-		t.Errorf("robots.txt outcomes %v, want 2 errors (the fetch and its retry)", res.Stats.RobotsByStatus)
-	}
-}
-
 // TestRobotsHubDoesNotFreezeOtherHosts: 100 hosts whose robots.txt
 // redirects to one slow hub server do not hold the workers: a fast host
 // is served at its own delay meanwhile, and the hub sees one request at a

@@ -67,10 +67,6 @@ func smallSizes(sizes []int, rate float64) []int {
 	return slices.Compact(s)
 }
 
-// exactBelowResolution reports whether a sampled run computes name exactly
-// at the sizes below the sample's resolution.
-func exactBelowResolution(name string) bool { return name == "lru" || name == "clock" }
-
 // newSmallExact returns the exact caches of cfg's lru and clock at sizes.
 func newSmallExact(cfg *Config, sizes []int) *smallExact {
 	se := &smallExact{sizes: sizes}
