@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -173,33 +172,9 @@ func TestWARCKill9Resume(t *testing.T) {
 		if kill > 1 {
 			a = []string{"crawl", "-o", dir, "--resume"}
 		}
-		cmd := crawltest.Command(cliChild, a...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
-		before, _ := os.Stat(ckpt)
-		start := time.Now()
-		for {
-			// Killed at least 1 s in, after a checkpoint of this run.
-			st, err := os.Stat(ckpt)
-			if err == nil && (before == nil || st.ModTime().After(before.ModTime())) && time.Since(start) >= time.Second {
-				break
-			}
-			select {
-			case err := <-exited:
-				t.Fatalf("run %d ended before it was killed (%v): make the test web larger", kill, err)
-			case <-time.After(20 * time.Millisecond):
-			}
-			if time.Since(start) > time.Minute {
-				cmd.Process.Kill()
-				t.Fatalf("run %d: no checkpoint within a minute", kill)
-			}
-		}
-		cmd.Process.Kill() // SIGKILL
-		<-exited
+		// Killed at least 1 s in, after a checkpoint of this run.
+		p := startProc(t, filepath.Join(t.TempDir(), fmt.Sprintf("run-%d.log", kill)), a...)
+		kill9AfterCheckpoint(t, p, dir, time.Second)
 	}
 	if code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--progress", "never"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
