@@ -32,25 +32,10 @@ func crawlRows(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
-		paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, n), tracefile.PrefixPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Next() {
-				rec := s.Record()
-				for i := range int(rec.NumRows()) {
-					r := tracefile.PageRow(rec, i)
-					r.Time -= t0
-					out = append(out, fmt.Sprintf("page %+v", r))
-				}
-			}
-			s.Close()
-		}
+		eachPageRow(t, dir, n, func(r tracefile.PageRecord) {
+			r.Time -= t0
+			out = append(out, fmt.Sprintf("page %+v", r))
+		})
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -83,15 +83,26 @@ func checkWARCio(t *testing.T, files []string, want []warcRec, stats recorder.St
 	if int64(len(got)) != stats.WARCRecords {
 		t.Errorf("warcio read %d records, stats.json says %d were written", len(got), stats.WARCRecords)
 	}
-	if !reflect.DeepEqual(got, want) {
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				t.Errorf("record %d: warcio %+v, gowarc %+v", i, got[i], want[i])
-				break
-			}
-		}
+	if !sameRows(t, "record", "warcio", "gowarc", got, want) {
 		t.Errorf("warcio read %d records, the Go library %d", len(got), len(want))
 	}
+}
+
+// sameRows reports whether a and b hold the same rows in the same order;
+// where they do not, it fails the test naming the first row that differs
+// (a row of what, aName's against bName's), if either has one.
+func sameRows[T comparable](t testing.TB, what, aName, bName string, a, b []T) bool {
+	t.Helper()
+	if slices.Equal(a, b) {
+		return true
+	}
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			t.Errorf("%s %d: %s %+v, %s %+v", what, i, aName, a[i], bName, b[i])
+			break
+		}
+	}
+	return false
 }
 
 // The round trip: a crawl of the local web with --warc (files rotated at
@@ -137,13 +148,7 @@ func TestWARCRoundTrip(t *testing.T) {
 	if len(crawled) < 1000 {
 		t.Fatalf("the crawl logged %d URLs: too small a web", len(crawled))
 	}
-	if !reflect.DeepEqual(crawled, back) {
-		for i := range min(len(crawled), len(back)) {
-			if crawled[i] != back[i] {
-				t.Errorf("row %d: crawl %+v, import %+v", i, crawled[i], back[i])
-				break
-			}
-		}
+	if !sameRows(t, "row", "crawl", "import", crawled, back) {
 		t.Fatalf("crawl logged %d URLs, the import of its WARC %d", len(crawled), len(back))
 	}
 	if len(files) < 2 || stats.WARCFiles != int64(len(files)) {
@@ -202,14 +207,8 @@ func TestWARCKill9Resume(t *testing.T) {
 			t.Errorf("page %s has %d response records", id, n)
 		}
 	}
-	if !reflect.DeepEqual(got, want) {
+	if !sameRows(t, "response", "WARC", "page log", got, want) {
 		t.Errorf("%d response records, %d fetches with a response in the page log", len(got), len(want))
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				t.Errorf("response %d: %+v, page log %+v", i, got[i], want[i])
-				break
-			}
-		}
 	}
 	if stats.Resumes != 3 || stats.DiscardedWARCBytes == 0 || stats.WARCResponses != int64(len(got)) {
 		t.Errorf("stats: %d resumes, %d WARC bytes discarded, %d responses: want 3, > 0, %d", stats.Resumes, stats.DiscardedWARCBytes, stats.WARCResponses, len(got))
