@@ -44,10 +44,7 @@ func crawlRows(t *testing.T, dir string) []string {
 // same rows with one core as with two: crawltrace run as a child process
 // with GOMAXPROCS=1 and GOMAXPROCS=2.
 func TestLocalWebCrawlGOMAXPROCS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two 5,000-page crawls in child processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "two 5,000-page crawls in child processes")
 	var first []string
 	for _, procs := range []string{"1", "2"} {
 		dir := filepath.Join(t.TempDir(), "crawl")

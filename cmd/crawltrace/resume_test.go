@@ -107,10 +107,7 @@ func kill9AfterCheckpoint(t *testing.T, p *proc, dir string, least time.Duration
 // with three in one process (URLs in transit between nodes at the
 // checkpoint are not lost).
 func TestKill9Resume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls a test web several times, in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "crawls a test web several times, in child processes")
 	srv, seeds := resumeWeb(t)
 	// The uninterrupted crawl: every page of the web is fetched and every
 	// link logged whatever the number of nodes, so one serves both cases.

@@ -170,10 +170,7 @@ func linesHaving(s, sub string) []string {
 // prefix), and a URL byte flipped in that prefix fails it, naming the
 // file, and refuses the resume.
 func TestKill9VerifySegments(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a crawl process")
-	}
-	t.Parallel() // a child process waiting on the network
+	childProcesses(t, "starts a crawl process")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "300ms")...)

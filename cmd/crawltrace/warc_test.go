@@ -165,10 +165,7 @@ func TestWARCRoundTrip(t *testing.T) {
 // URL), in log order; no other response is left.
 func TestWARCKill9Resume(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("crawls a test web in child processes")
-	}
-	t.Parallel()
+	childProcesses(t, "crawls a test web in child processes")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "killed")
 	args := crawlArgs(dir, srv.Addr(), seeds, "--warc", "--warc-file-size", "256KiB", "--checkpoint-every", "300ms")
