@@ -253,6 +253,17 @@ func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord))
 	})
 }
 
+// crawlNodes lists the nodes of the crawl in dir (tracefile.CrawlNodes),
+// failing the test if they cannot be listed.
+func crawlNodes(t testing.TB, dir string) []int {
+	t.Helper()
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
 // eachPageRow calls fn with every row of node's page log, robots.txt
 // fetches included, in order, skipping segments a kill left without a
 // schema.

@@ -27,10 +27,7 @@ func crawlRows(t *testing.T, dir string) []string {
 		r.Time -= t0
 		out = append(out, fmt.Sprintf("url %+v", r))
 	}
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes := crawlNodes(t, dir)
 	for _, n := range nodes {
 		eachPageRow(t, dir, n, func(r tracefile.PageRecord) {
 			r.Time -= t0

@@ -253,10 +253,7 @@ func TestTraceFormatDuckDBQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	crawl := filepath.Join(run, "crawl")
-	nodes, err := tracefile.CrawlNodes(crawl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes := crawlNodes(t, crawl)
 	links := map[uint32]int{}
 	firstSeen := map[string]int64{}
 	hostURLs, hostSet := map[string]int{}, map[string]map[string]bool{}

@@ -44,10 +44,7 @@ func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
 func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 	t.Helper()
 	pages, urls = map[string]bool{}, map[string]bool{}
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes := crawlNodes(t, dir)
 	for _, n := range nodes {
 		nodeSets(t, dir, n, pages, urls)
 	}
