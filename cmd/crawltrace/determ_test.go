@@ -27,12 +27,9 @@ func crawlRows(t *testing.T, dir string) []string {
 		r.Time -= t0
 		out = append(out, fmt.Sprintf("url %+v", r))
 	}
-	nodes := crawlNodes(t, dir)
-	for _, n := range nodes {
-		eachPageRow(t, dir, n, func(r tracefile.PageRecord) {
-			r.Time -= t0
-			out = append(out, fmt.Sprintf("page %+v", r))
-		})
+	for _, r := range crawltest.PageRows(t, dir) {
+		r.Time -= t0
+		out = append(out, fmt.Sprintf("page %+v", r))
 	}
 	return out
 }
