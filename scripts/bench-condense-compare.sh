@@ -14,13 +14,8 @@ cd "$(dirname "$0")/.."
 a=$1 b=$2; shift 2
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}/compare
 mkdir -p "$dir"
-for rev in "$a" "$b"; do
-  wt="$dir/src-$rev"
-  rm -rf "$wt"
-  git worktree add --detach -q "$wt" "$rev"
-  (cd "$wt" && go build -o "$dir/crawltrace-$rev" ./cmd/crawltrace)
-  git worktree remove --force "$wt"
-done
+. scripts/lib.sh
+for rev in "$a" "$b"; do build_at "$dir" "$rev"; done
 reps=${REPS:-5}
 echo "| trace | $a wall min / median | CPU min / median | $b wall min / median | CPU min / median |"
 echo "|---|---|---|---|---|"
@@ -37,14 +32,8 @@ for t in "$@"; do
   done
   row="| $(basename "$t")"
   for rev in "$a" "$b"; do
-    row+=$(sort -n "$dir/times-$rev" | awk -v n="$reps" '
-      { w[NR] = $1; c[NR] = $2 + $3 }
-      END {
-        # min and median of wall, then of CPU (sorted separately)
-        for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
-        m = int((NR + 1) / 2)
-        printf " | %.2f / %.2f s | %.2f / %.2f s", w[1], w[m], c[1], c[m]
-      }')
+    read -r wmin wmed cmin cmed < <(time_minmed "$dir/times-$rev")
+    row+=" | $wmin / $wmed s | $cmin / $cmed s"
   done
   echo "$row |"
 done

@@ -25,19 +25,9 @@ ns=${*:-3 8}
 reps=${REPS:-3}
 port_base=${PORT_BASE:-19100}
 web_port=${WEB_PORT:-18090}
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 2; }
-work=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/crawltrace-tcp.XXXXXX")}
-mkdir -p "$work"
-bin=${CRAWLTRACE_BIN:-$work/crawltrace}
-if [ -z "${CRAWLTRACE_BIN:-}" ]; then go build -o "$bin" ./cmd/crawltrace; fi
+. scripts/lib.sh
+bench_setup tcp
 go build -o "$work/tracetool" ./scripts/tracetool
-
-web_pid=
-cleanup() {
-  [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null || true
-  [ -z "${BENCH_DIR:-}" ] && rm -rf "$work"
-}
-trap cleanup EXIT
 
 # run MODE N OUT: one whole crawl; prints "wall cpu".
 run() {
@@ -66,21 +56,13 @@ run() {
   fi
 }
 
-stats() { # min and median of the numbers on stdin
-  sort -g | awk '{a[NR] = $1} END {printf "%.2f %.2f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
-
 echo "| nodes | mode | wall min / median (s) | CPU min / median (s) | pages |"
 echo "|---|---|---|---|---|"
 summary=()
 for n in $ns; do
   hosts=$((200 * n / 3))
   budget=$((20000 * n / 3))
-  [ -n "$web_pid" ] && kill "$web_pid" && wait "$web_pid" 2>/dev/null || true
-  "$bin" testweb --hosts "$hosts" --pages 100 --seed 3 --traps 0 --listen "127.0.0.1:$web_port" \
-    --seeds-out "$work/seeds-$n.txt" >"$work/web.log" 2>&1 &
-  web_pid=$!
-  for _ in $(seq 100); do [ -s "$work/seeds-$n.txt" ] && break; sleep 0.1; done
+  start_testweb "$work/seeds-$n.txt" --hosts "$hosts" --pages 100 --seed 3 --traps 0 --listen "127.0.0.1:$web_port"
   : >"$work/inproc.$n"
   : >"$work/tcp.$n"
   spans=
@@ -91,10 +73,10 @@ for n in $ns; do
   done
   pages_in=$(grep -o '"fetch_attempts": *[0-9]*' "$work/out-inproc/stats.json" | grep -o '[0-9]*$')
   pages_tcp=$(cat "$work"/out-tcp/node-*/stats.json | grep -o '"fetch_attempts": *[0-9]*' | grep -o '[0-9]*$' | paste -sd+ | bc)
-  read -r iw_min iw_med < <(cut -d' ' -f1 "$work/inproc.$n" | stats)
-  read -r ic_min ic_med < <(cut -d' ' -f2 "$work/inproc.$n" | stats)
-  read -r tw_min tw_med < <(cut -d' ' -f1 "$work/tcp.$n" | stats)
-  read -r tc_min tc_med < <(cut -d' ' -f2 "$work/tcp.$n" | stats)
+  read -r iw_min iw_med < <(cut -d' ' -f1 "$work/inproc.$n" | minmed)
+  read -r ic_min ic_med < <(cut -d' ' -f2 "$work/inproc.$n" | minmed)
+  read -r tw_min tw_med < <(cut -d' ' -f1 "$work/tcp.$n" | minmed)
+  read -r tc_min tc_med < <(cut -d' ' -f2 "$work/tcp.$n" | minmed)
   echo "| $n | in one process | $iw_min / $iw_med | $ic_min / $ic_med | $pages_in |"
   echo "| $n | $n processes over TCP | $tw_min / $tw_med | $tc_min / $tc_med | $pages_tcp |"
   summary+=("N=$n: TCP / in-process, median wall $(echo "scale=2; $tw_med / $iw_med" | bc)x, median CPU $(echo "scale=2; $tc_med / $ic_med" | bc)x")

@@ -29,23 +29,9 @@ reps=${REPS:-3}
 max_pages=${MAX_PAGES:-50000}
 [ -n "${CALLGRIND:-}" ] && max_pages=${MAX_PAGES:-10000}
 web_port=${WEB_PORT:-18091}
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 2; }
-work=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/crawltrace-warc.XXXXXX")}
-mkdir -p "$work"
-bin=${CRAWLTRACE_BIN:-$work/crawltrace}
-if [ -z "${CRAWLTRACE_BIN:-}" ]; then go build -o "$bin" ./cmd/crawltrace; fi
-
-web_pid=
-cleanup() {
-  [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null || true
-  [ -z "${BENCH_DIR:-}" ] && rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$bin" testweb --hosts 400 --pages-per-host 200 --web-seed 1 --listen "127.0.0.1:$web_port" \
-  --seeds-out "$work/seeds.txt" >"$work/web.log" 2>&1 &
-web_pid=$!
-for _ in $(seq 100); do [ -s "$work/seeds.txt" ] && break; sleep 0.1; done
+. scripts/lib.sh
+bench_setup warc
+start_testweb "$work/seeds.txt" --hosts 400 --pages-per-host 200 --web-seed 1 --listen "127.0.0.1:$web_port"
 
 field() { grep -o "\"$1\": *[0-9.e+]*" "$2" | grep -o '[0-9.e+]*$'; }
 
@@ -61,10 +47,6 @@ run() {
   [ "$1" = warc ] && w=$(field warc_bytes "$out/stats.json")
   printf "%s %s %s %s\n" "$(field pages_per_second "$out/stats.json")" \
     "$(awk '{printf "%.2f %.2f", $1, $2 + $3}' "$work/time")" "$(field fetch_attempts "$out/stats.json")" "$w"
-}
-
-stats() { # min and median of the numbers on stdin
-  sort -g | awk '{a[NR] = $1} END {printf "%.2f %.2f\n", a[1], (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
 
 if [ -n "${CALLGRIND:-}" ]; then
@@ -94,10 +76,10 @@ for r in $(seq "$reps"); do
   run plain >>"$work/plain"
   run warc >>"$work/warc"
 done
-read -r pw_min pw_med < <(cut -d' ' -f2 "$work/plain" | stats)
-read -r ww_min ww_med < <(cut -d' ' -f2 "$work/warc" | stats)
-read -r pc_min pc_med < <(cut -d' ' -f3 "$work/plain" | stats)
-read -r wc_min wc_med < <(cut -d' ' -f3 "$work/warc" | stats)
+read -r pw_min pw_med < <(cut -d' ' -f2 "$work/plain" | minmed)
+read -r ww_min ww_med < <(cut -d' ' -f2 "$work/warc" | minmed)
+read -r pc_min pc_med < <(cut -d' ' -f3 "$work/plain" | minmed)
+read -r wc_min wc_med < <(cut -d' ' -f3 "$work/warc" | minmed)
 pages=$(cut -d' ' -f4 "$work/plain" | head -1)
 rate() { echo "scale=0; $pages / $1" | bc; }
 echo "| crawl | wall min / median (s) | pages/s at min / median | CPU min / median (s) | WARC bytes |"

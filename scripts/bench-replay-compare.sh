@@ -21,13 +21,10 @@ a=$1 b=$2 trace=$3 policy=$4; shift 4
 [ -s "$trace" ] || { echo "$0: no trace at $trace" >&2; exit 2; }
 dir=${BENCH_DIR:-${TMPDIR:-/tmp}/crawltrace-bench}/replay-compare
 mkdir -p "$dir"
+. scripts/lib.sh
 for rev in "$a" "$b"; do
   [ -x "$dir/crawltrace-$rev" ] && [ -z "${REBUILD:-}" ] && continue
-  wt="$dir/src-$rev"
-  rm -rf "$wt"
-  git worktree add --detach -q "$wt" "$rev"
-  (cd "$wt" && go build -o "$dir/crawltrace-$rev" ./cmd/crawltrace)
-  git worktree remove --force "$wt"
+  build_at "$dir" "$rev"
 done
 [ -n "${BUILD_ONLY:-}" ] && exit 0
 reps=${REPS:-5}
@@ -46,13 +43,8 @@ for s in "$@"; do
   row="| $s"
   for rev in "$a" "$b"; do
     mr=$(awk -F, -v p="$policy" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$dir/out-$rev/results.csv")
-    row+=$(awk -v n="$reps" '
-      { w[NR] = $1; c[NR] = $2 + $3 }
-      function sort(a, n,   i, j, t) {
-        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-      }
-      function med(a, n) { return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
-      END { sort(w, n); sort(c, n); printf " | %.2f / %.2f | %.2f / %.2f", w[1], med(w, n), c[1], med(c, n) }' "$dir/times-$rev")
+    read -r wmin wmed cmin cmed < <(time_minmed "$dir/times-$rev")
+    row+=" | $wmin / $wmed | $cmin / $cmed"
     row+=" | $mr"
   done
   echo "$row |"

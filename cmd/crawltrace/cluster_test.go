@@ -253,6 +253,17 @@ func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord))
 	})
 }
 
+// crawlNodes lists the nodes of the crawl in dir (tracefile.CrawlNodes),
+// failing the test if they cannot be listed.
+func crawlNodes(t testing.TB, dir string) []int {
+	t.Helper()
+	nodes, err := tracefile.CrawlNodes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
 // eachPageRow calls fn with every row of node's page log, robots.txt
 // fetches included, in order, skipping segments a kill left without a
 // schema.
@@ -383,10 +394,7 @@ func postRaw(t testing.TB, addr, auth, epoch string, body []byte) int {
 // resend only the batches that checkpoint does not cover; without, it
 // starts again from empty state and its peers resend everything.
 func TestClusterRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs four crawls in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "runs four crawls in child processes")
 	for _, tc := range []struct {
 		name  string
 		extra []string
@@ -493,10 +501,7 @@ func clusterRestart(t *testing.T, extra []string) {
 // TestClusterMaxPages: --max-pages is shared by the processes, and a
 // clean stop delivers every batch: sent equals received, none left.
 func TestClusterMaxPages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a crawl in child processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "runs a crawl in child processes")
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 3, "--min-delay", "0", "--max-pages", "100")
 	c.waitNodes(t, 60*time.Second)
@@ -529,10 +534,7 @@ func TestClusterMaxPages(t *testing.T) {
 // take its hosts by the ring (and only its hosts) and finish the crawl:
 // every page is fetched but those node 2 had fetched.
 func TestClusterFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs four crawls in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "runs four crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
@@ -633,10 +635,7 @@ func TestClusterRefusesURLPartitioner(t *testing.T) {
 // fetched.
 func TestClusterRejoin(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("runs four crawls in child processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "runs four crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "50ms", "--partitioner", "consistent", "--peer-timeout", "2s")
@@ -688,10 +687,7 @@ func TestClusterRejoin(t *testing.T) {
 // fetched.
 func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("runs three crawls in child processes")
-	}
-	t.Parallel()
+	childProcesses(t, "runs three crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms", "--checkpoint-every", "300ms"}}
@@ -738,10 +734,7 @@ func TestClusterKilledSenderKeepsOutbox(t *testing.T) {
 // node 0 resends them and the crawl finishes with every page fetched.
 func TestClusterStopKeepsOutbox(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("runs three crawls in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "runs three crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := &cluster{dir: t.TempDir(), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "20ms"}}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -69,39 +70,33 @@ every task sees.`,
 					return err
 				}
 			}
-			unit := ""
-			if cfg.Shards > 1 {
-				unit = fmt.Sprintf("map-%d-of-%d", cfg.Shard, cfg.Shards)
-			}
-			dir, err := prepareOut(cfg.Output, "condense", unit, force)
+			dir, err := prepareOut(cfg.Output, "condense", sliceUnit("map", cfg.Shard, cfg.Shards), force)
 			if err != nil {
 				return err
 			}
 			cfg.Progress = progressOut(cmd)
 			cfg.LimitHeap = true
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			rep, err := condense.Run(ctx, cfg)
 			reportPath := filepath.Join(cfg.Output, condense.ReportName(0, 1))
-			var files []string
 			if cfg.Shards > 1 {
 				reportPath = filepath.Join(cfg.Output, condense.MapReportName(cfg.Shard, cfg.Shards))
-				if rep != nil {
-					// Only this task's buckets and parts: the other tasks'
-					// sit beside them.
-					files = append(files, condense.MapBucketDir(cfg.Output, cfg.Shard), condense.MapPartsDir(cfg.Output, cfg.Shard))
-				}
 			}
-			if rep != nil {
-				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
-				files = append(files, reportPath)
-				if cfg.Shards <= 1 {
+			rep, err := runInOut(cmd, dir, func(ctx context.Context) (*condense.Report, error) { return condense.Run(ctx, cfg) },
+				func(rep *condense.Report) []string {
+					if cfg.Shards > 1 {
+						// Only this task's buckets and parts: the other
+						// tasks' sit beside them.
+						return []string{condense.MapBucketDir(cfg.Output, cfg.Shard), condense.MapPartsDir(cfg.Output, cfg.Shard), reportPath}
+					}
+					files := []string{reportPath}
 					for _, n := range rep.PerNode {
 						files = append(files, n.Full, n.Cross)
 					}
-				}
+					return files
+				})
+			if rep != nil {
+				printCondenseReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, reportPath)
 			}
-			return finishOut(dir, err, files...)
+			return err
 		},
 	}
 	f := cmd.Flags()

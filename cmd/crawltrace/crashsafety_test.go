@@ -24,10 +24,7 @@ import (
 // nothing of the running crawl is touched. Once the crawl is killed with
 // kill -9, its lock is gone with it and --resume proceeds.
 func TestCrawlDirectoryLock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts crawl processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "starts crawl processes")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	logs := t.TempDir()
@@ -100,10 +97,7 @@ func TestCrawlDirectoryLock(t *testing.T) {
 // the web again from the seeds.
 func TestKill9BeforeFirstCheckpoint(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("starts crawl processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "starts crawl processes")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "1h")...)
@@ -199,10 +193,7 @@ func TestResumeFinishedCrawlCLI(t *testing.T) {
 // directory, while the cluster goes on to finish.
 func TestClusterNodeLock(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("starts crawl processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "starts crawl processes")
 	web := startClusterWeb(t, 12, 30)
 	c := newCluster(t, web, 2, "--min-delay", "150ms") // a few seconds
 	lockFile := filepath.Join(tracefile.NodeDir(c.dir, 0), ".crawltrace-lock")
@@ -245,10 +236,7 @@ func TestClusterNodeLock(t *testing.T) {
 // name the process holding the directory, are left out). Before, each
 // resume bumped its epoch and added empty segments.
 func TestResumeFinishedClusterCLI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts crawl processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "starts crawl processes")
 	web := startClusterWeb(t, 8, 20)
 	c := newCluster(t, web, 3, "--min-delay", "0")
 	c.waitNodes(t, 90*time.Second)

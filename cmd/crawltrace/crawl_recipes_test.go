@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/launch"
 )
 
@@ -251,7 +252,7 @@ func TestCrawlStatefulSetMatchesFlags(t *testing.T) {
 	}
 	for i := range n {
 		pod := fmt.Sprintf("%s-%d", sts.Metadata.Name, i)
-		ln, err := launch.Resolve(launch.Input{PeersFile: peersFile, TokenFile: writeTemp(t, "token", "s\n")}, podEnv(pod))
+		ln, err := launch.Resolve(launch.Input{PeersFile: peersFile, TokenFile: crawltest.WriteFile(t, t.TempDir(), "token", "s\n")}, podEnv(pod))
 		if err != nil || ln.NodeID != i || ln.Peers[i] != peers[i] {
 			t.Errorf("pod %s: node %d (%v), peer %v; want node %d", pod, ln.NodeID, err, ln.Peers, i)
 		}
@@ -259,15 +260,6 @@ func TestCrawlStatefulSetMatchesFlags(t *testing.T) {
 	if _, err := launch.Resolve(launch.Input{PeersFile: peersFile}, podEnv(fmt.Sprintf("%s-%d", sts.Metadata.Name, n))); err == nil {
 		t.Errorf("pod %s-%d, beyond the peers file, was given a node id", sts.Metadata.Name, n)
 	}
-}
-
-func writeTemp(t *testing.T, name, text string) string {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
 
 // docs/cluster/crawl.sbatch gives every task one crawltrace command line

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestDeadHTTPSOriginsCrawlEnds is the dead-origin case of
@@ -28,15 +25,7 @@ import (
 func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 	t.Parallel()
 	const retry = 2 * time.Second
-	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsSrv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
-	go tlsSrv.Serve(tls.NewListener(tlsLn, &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-		return nil, errors.New("no certificate")
-	}}))
-	defer tlsSrv.Close()
+	deadAddr := crawltest.NoCertTLS(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +54,7 @@ func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "log"), "crawl", "-o", dir, "--allow-private",
-		"--resolve", "*:443:"+tlsLn.Addr().String(), "--resolve", "*:"+ln.Addr().String(),
+		"--resolve", "*:443:"+deadAddr, "--resolve", "*:"+ln.Addr().String(),
 		"--min-delay", "300ms", "--robots-retry", retry.String(), "http://live.test/p0")
 	if err := p.wait(t, "crawl", 60*time.Second); err != nil {
 		b, _ := readLog(p)

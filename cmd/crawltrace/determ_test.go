@@ -27,30 +27,9 @@ func crawlRows(t *testing.T, dir string) []string {
 		r.Time -= t0
 		out = append(out, fmt.Sprintf("url %+v", r))
 	}
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, n), tracefile.PrefixPages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range paths {
-			s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Next() {
-				rec := s.Record()
-				for i := range int(rec.NumRows()) {
-					r := tracefile.PageRow(rec, i)
-					r.Time -= t0
-					out = append(out, fmt.Sprintf("page %+v", r))
-				}
-			}
-			s.Close()
-		}
+	for _, r := range crawltest.PageRows(t, dir) {
+		r.Time -= t0
+		out = append(out, fmt.Sprintf("page %+v", r))
 	}
 	return out
 }
@@ -59,10 +38,7 @@ func crawlRows(t *testing.T, dir string) []string {
 // same rows with one core as with two: crawltrace run as a child process
 // with GOMAXPROCS=1 and GOMAXPROCS=2.
 func TestLocalWebCrawlGOMAXPROCS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two 5,000-page crawls in child processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "two 5,000-page crawls in child processes")
 	var first []string
 	for _, procs := range []string{"1", "2"} {
 		dir := filepath.Join(t.TempDir(), "crawl")

@@ -148,13 +148,10 @@ func failoverTrial(t *testing.T, web *clusterWeb, want map[string]bool, kill kil
 // event with the count.
 func TestClusterFailoverNoLoss(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("runs four crawls in child processes")
-	}
 	// Beside the other multi-process tests: a load that slows the peers'
 	// failure detectors apart is what this test must survive (views of
 	// the live set that disagree for longer lost URLs once).
-	t.Parallel()
+	childProcesses(t, "runs four crawls in child processes")
 	web := startClusterWeb(t, 40, 60)
 	want := controlPages(t, web)
 	r := failoverTrial(t, web, want, killAt{gen: 16}, 0)

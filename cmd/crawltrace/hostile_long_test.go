@@ -47,10 +47,8 @@ func hostilePage(w http.ResponseWriter, r *http.Request) {
 // 2-connection crawl with --memory 256MiB within the budget plus the
 // documented constant, recorder.MemoryAllowance.
 func TestHostilePagesMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls millions of links (half a minute, half a GiB)")
-	}
-	t.Parallel() // the child reads its own peak RSS: other tests may run beside it
+	// The child reads its own peak RSS: other tests may run beside it.
+	childProcesses(t, "crawls millions of links (half a minute, half a GiB)")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

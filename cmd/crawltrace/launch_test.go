@@ -85,10 +85,7 @@ func TestLaunchFlagsExit2(t *testing.T) {
 // fetches, each once. (.ci/slurm runs docs/cluster/crawl.sbatch on a real
 // Slurm.)
 func TestLaunchLikeSrun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs crawls in child processes")
-	}
-	t.Parallel()
+	childProcesses(t, "runs crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	base := t.TempDir()

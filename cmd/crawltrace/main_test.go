@@ -21,6 +21,18 @@ const cliChild = "crawltrace"
 // while they wait.
 const parallelTests = 8
 
+// childProcesses marks a test that runs crawltrace (or its test web) in
+// child processes: -short skips it, saying what it runs, and it runs in
+// parallel with the other such tests, its time being spent waiting on its
+// children and the network rather than on the CPU (see parallelTests).
+func childProcesses(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+	t.Parallel()
+}
+
 // TestMain runs the tests, or, in a process a test started, crawltrace.
 func TestMain(m *testing.M) {
 	crawltest.RunChild(map[string]func([]string) int{cliChild: run})

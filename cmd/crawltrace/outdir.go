@@ -30,6 +30,15 @@ func prepareOut(dir, command, unit string, force bool) (*outdir.Dir, error) {
 	return outdir.Prepare(dir, outdir.Options{Command: command, Unit: unit, Force: force})
 }
 
+// sliceUnit is the output unit of slice i of n of a run split across
+// tasks ("map-3-of-16" for kind "map"), or "" (the whole run) when n <= 1.
+func sliceUnit(kind string, i, n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%s-%d-of-%d", kind, i, n)
+}
+
 // finishOut records what a run wrote in d and returns the run's error, or
 // the recording's when the run succeeded.
 func finishOut(d *outdir.Dir, runErr error, files ...string) error {

@@ -40,6 +40,22 @@ func eq(t *testing.T, what string, duck string, want any) {
 	}
 }
 
+// perNode pairs DuckDB's rows of a per-node query (one row a node, in
+// node order, with a "node" column) with the report's per-node entries:
+// the number of nodes and each row's node must be the report's, and check
+// compares the rest of each pair.
+func perNode(t *testing.T, what string, rows []duckdbtest.Row, rep *condense.Report, check func(duckdbtest.Row, condense.NodeReport)) {
+	t.Helper()
+	if len(rows) != len(rep.PerNode) {
+		t.Errorf("%s: DuckDB sees %d nodes, the report %d", what, len(rows), len(rep.PerNode))
+	}
+	for i, row := range rows[:min(len(rows), len(rep.PerNode))] {
+		nr := rep.PerNode[i]
+		eq(t, what+": node", row.Str("node"), nr.Node)
+		check(row, nr)
+	}
+}
+
 // DuckDB reads every exported kind (raw URL and page logs, condensed
 // traces, results tables) with the counts crawltrace's own readers and
 // report.json give, and the same rows at sampled positions.
@@ -92,19 +108,11 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	eq(t, "URL rows", res[0][0].Str("n"), rep.Total.Rows)
 	eq(t, "distinct URLs", res[0][0].Str("d"), rep.Total.DistinctURLs)
 	eq(t, "cross rows", res[0][0].Str("x"), rep.Total.CrossRows)
-	if len(res[1]) != len(rep.PerNode) {
-		t.Errorf("DuckDB sees %d nodes with URL rows, the report %d", len(res[1]), len(rep.PerNode))
-	}
-	for i, row := range res[1] {
-		if i >= len(rep.PerNode) {
-			break
-		}
-		nr := rep.PerNode[i]
-		eq(t, "node", row.Str("node"), nr.Node)
+	perNode(t, "URL rows", res[1], rep, func(row duckdbtest.Row, nr condense.NodeReport) {
 		eq(t, fmt.Sprintf("node %d rows", nr.Node), row.Str("n"), nr.Rows)
 		eq(t, fmt.Sprintf("node %d cross rows", nr.Node), row.Str("x"), nr.CrossRows)
 		eq(t, fmt.Sprintf("node %d distinct URLs", nr.Node), row.Str("d"), nr.DistinctURLs)
-	}
+	})
 	var pageNodes int
 	for _, nm := range man.NodeInfo {
 		if nm.PageRows == 0 {
@@ -245,10 +253,7 @@ func TestTraceFormatDuckDBQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	crawl := filepath.Join(run, "crawl")
-	nodes, err := tracefile.CrawlNodes(crawl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes := crawlNodes(t, crawl)
 	links := map[uint32]int{}
 	firstSeen := map[string]int64{}
 	hostURLs, hostSet := map[string]int{}, map[string]map[string]bool{}
@@ -310,21 +315,13 @@ func TestTraceFormatDuckDBQueries(t *testing.T) {
 	}
 
 	// cross fraction per node
-	if len(res[2]) != len(rep.PerNode) {
-		t.Errorf("cross fraction: DuckDB %d nodes, report %d", len(res[2]), len(rep.PerNode))
-	}
-	for i, row := range res[2] {
-		if i >= len(rep.PerNode) {
-			break
-		}
-		nr := rep.PerNode[i]
-		eq(t, "node", row.Str("node"), nr.Node)
+	perNode(t, "cross fraction", res[2], rep, func(row duckdbtest.Row, nr condense.NodeReport) {
 		eq(t, fmt.Sprintf("node %d urls", nr.Node), row.Str("urls"), nr.Rows)
 		frac, _ := row["cross_fraction"].(float64)
 		if w := float64(nr.CrossRows) / float64(nr.Rows); math.Abs(frac-w) > 1e-12 {
 			t.Errorf("node %d cross fraction: DuckDB %v, report %v", nr.Node, row["cross_fraction"], w)
 		}
-	}
+	})
 
 	// distinct URLs over time
 	perSec := map[int64]int{}

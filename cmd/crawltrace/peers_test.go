@@ -23,10 +23,7 @@ import (
 // peers instead of 3 fetched pages twice and never ended, and nodes
 // given the list in another order completed with duplicate fetches.
 func TestPeerHandshakeRefuses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs crawls in child processes")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "runs crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	for _, tc := range []struct {
 		name  string
@@ -98,10 +95,7 @@ func TestPeerHandshakeRefuses(t *testing.T) {
 // node 0 answered the real node 2 "409 stale epoch" for ever.
 func TestPeerEpochsMovePast(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("runs four crawls in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "runs four crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
 	c := newCluster(t, web, 3, "--min-delay", "100ms", "--checkpoint-every", "500ms")

@@ -108,10 +108,7 @@ func TestREADMEFirstContact(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(cmds[1]) + `$`).Match(ci) {
 		t.Errorf(".ci/run does not run the README's %q verbatim", cmds[1])
 	}
-	if testing.Short() {
-		t.Skip("builds and runs the demo")
-	}
-	t.Parallel() // child processes: it overlaps with the others
+	childProcesses(t, "builds and runs the demo")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go on PATH")

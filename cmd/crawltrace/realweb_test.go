@@ -231,14 +231,7 @@ func head(s []string, n int) []string {
 // included, in time order.
 func allPageRows(t *testing.T, dir string) []tracefile.PageRecord {
 	t.Helper()
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracefile.PageRecord
-	for _, n := range nodes {
-		eachPageRow(t, dir, n, func(r tracefile.PageRecord) { out = append(out, r) })
-	}
+	out := crawltest.PageRows(t, dir)
 	sort.Slice(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out
 }

@@ -81,11 +81,7 @@ written to DIR/results-task-i-of-N.csv; combine the slices with
 			// doubling past each trace's distinct URLs.
 			cfg.PlotAllSizes = cmd.Flags().Changed("sizes")
 			cfg.Progress = progressOut(cmd)
-			unit := ""
-			if cfg.Tasks > 1 {
-				unit = fmt.Sprintf("task-%d-of-%d", cfg.Task, cfg.Tasks)
-			}
-			dir, err := prepareOut(cfg.OutDir, "replay", unit, force)
+			dir, err := prepareOut(cfg.OutDir, "replay", sliceUnit("task", cfg.Task, cfg.Tasks), force)
 			if err != nil {
 				return err
 			}

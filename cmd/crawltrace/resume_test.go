@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,10 +44,7 @@ func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
 func traceSets(t *testing.T, dir string) (pages, urls map[string]bool) {
 	t.Helper()
 	pages, urls = map[string]bool{}, map[string]bool{}
-	nodes, err := tracefile.CrawlNodes(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes := crawlNodes(t, dir)
 	for _, n := range nodes {
 		nodeSets(t, dir, n, pages, urls)
 	}
@@ -81,18 +77,25 @@ func nodeSets(t *testing.T, dir string, node int, pages, urls map[string]bool) {
 	}
 }
 
-func diff(a, b map[string]bool) []string {
-	var out []string
-	for k := range a {
-		if !b[k] {
-			out = append(out, k)
+// kill9AfterCheckpoint kills p, a crawl into dir, with SIGKILL once it
+// has run for at least least and node 0 has written a checkpoint since
+// this call (a resumed crawl's old checkpoint does not count), and waits
+// for it to exit. The test fails if the crawl ends first (too small a
+// web) or no checkpoint comes within a minute.
+func kill9AfterCheckpoint(t *testing.T, p *proc, dir string, least time.Duration) {
+	t.Helper()
+	ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
+	before, _ := os.Stat(ckpt)
+	start := time.Now()
+	crawltest.WaitFor(t, "a checkpoint of "+dir, time.Minute, func() bool {
+		if exited(p) {
+			t.Fatalf("the crawl into %s ended before it was killed (%v): make the test web larger", dir, p.err)
 		}
-	}
-	sort.Strings(out)
-	if len(out) > 5 {
-		out = out[:5]
-	}
-	return out
+		st, err := os.Stat(ckpt)
+		return err == nil && (before == nil || st.ModTime().After(before.ModTime())) && time.Since(start) >= least
+	})
+	p.cmd.Process.Kill() // SIGKILL
+	<-p.done
 }
 
 // A crawl killed with kill -9 about 2 s in and resumed to completion
@@ -101,10 +104,7 @@ func diff(a, b map[string]bool) []string {
 // with three in one process (URLs in transit between nodes at the
 // checkpoint are not lost).
 func TestKill9Resume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls a test web several times, in child processes")
-	}
-	t.Parallel() // child processes waiting on the network: it overlaps with the others
+	childProcesses(t, "crawls a test web several times, in child processes")
 	srv, seeds := resumeWeb(t)
 	// The uninterrupted crawl: every page of the web is fetched and every
 	// link logged whatever the number of nodes, so one serves both cases.
@@ -123,30 +123,8 @@ func TestKill9Resume(t *testing.T) {
 func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string) {
 	killed := filepath.Join(t.TempDir(), "killed")
 
-	cmd := crawltest.Command(cliChild, crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	ckpt := filepath.Join(tracefile.NodeDir(killed, 0), "state", "checkpoint", "checkpoint.json")
-	start := time.Now()
-	for {
-		if _, err := os.Stat(ckpt); err == nil && time.Since(start) >= 2*time.Second {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("crawl ended before it was killed (%v): make the test web larger", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Since(start) > time.Minute {
-			cmd.Process.Kill()
-			t.Fatal("no checkpoint within a minute")
-		}
-	}
-	cmd.Process.Kill() // SIGKILL
-	<-exited
+	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
+	kill9AfterCheckpoint(t, p, killed, 2*time.Second)
 	if _, err := os.Stat(filepath.Join(killed, tracefile.ManifestName)); err == nil {
 		t.Fatal("a killed crawl wrote a manifest")
 	}
@@ -159,11 +137,14 @@ func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string)
 
 	wp, wu := traceSets(t, whole)
 	kp, ku := traceSets(t, killed)
-	if len(wp) != len(kp) || len(diff(wp, kp)) > 0 || len(diff(kp, wp)) > 0 {
-		t.Errorf("pages: uninterrupted %d, resumed %d; only uninterrupted %v; only resumed %v", len(wp), len(kp), diff(wp, kp), diff(kp, wp))
-	}
-	if len(wu) != len(ku) || len(diff(wu, ku)) > 0 || len(diff(ku, wu)) > 0 {
-		t.Errorf("distinct URLs: uninterrupted %d, resumed %d; only uninterrupted %v; only resumed %v", len(wu), len(ku), diff(wu, ku), diff(ku, wu))
+	for _, c := range []struct {
+		what                   string
+		uninterrupted, resumed map[string]bool
+	}{{"pages", wp, kp}, {"distinct URLs", wu, ku}} {
+		onlyU, onlyR := setDiff(c.uninterrupted, c.resumed), setDiff(c.resumed, c.uninterrupted)
+		if len(onlyU) > 0 || len(onlyR) > 0 {
+			t.Errorf("%s: uninterrupted %d, resumed %d; only uninterrupted %v; only resumed %v", c.what, len(c.uninterrupted), len(c.resumed), head(onlyU, 5), head(onlyR, 5))
+		}
 	}
 
 	// One crawl: one crawl id, every segment of both runs in the manifest.

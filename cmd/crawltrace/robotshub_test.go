@@ -21,10 +21,7 @@ import (
 // the hub, so the hub sees at most one request per node at once: never
 // more than 2.
 func TestRobotsHubAcrossProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 2-process crawl")
-	}
-	t.Parallel()
+	childProcesses(t, "a 2-process crawl")
 	var mu sync.Mutex
 	var spans [][2]time.Time
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -170,30 +170,11 @@ func linesHaving(s, sub string) []string {
 // prefix), and a URL byte flipped in that prefix fails it, naming the
 // file, and refuses the resume.
 func TestKill9VerifySegments(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a crawl process")
-	}
-	t.Parallel() // a child process waiting on the network
+	childProcesses(t, "starts a crawl process")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(dir, srv.Addr(), seeds, "--checkpoint-every", "300ms")...)
-	ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
-	start := time.Now()
-	for {
-		if _, err := os.Stat(ckpt); err == nil && time.Since(start) >= 2*time.Second {
-			break
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("the crawl ended before it was killed (%v)", p.err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Since(start) > time.Minute {
-			t.Fatal("no checkpoint within a minute")
-		}
-	}
-	p.cmd.Process.Kill()
-	<-p.done
+	kill9AfterCheckpoint(t, p, dir, 2*time.Second)
 	if _, err := os.Stat(filepath.Join(dir, tracefile.ManifestName)); err == nil {
 		t.Fatal("a killed crawl wrote a manifest")
 	}

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -84,15 +83,26 @@ func checkWARCio(t *testing.T, files []string, want []warcRec, stats recorder.St
 	if int64(len(got)) != stats.WARCRecords {
 		t.Errorf("warcio read %d records, stats.json says %d were written", len(got), stats.WARCRecords)
 	}
-	if !reflect.DeepEqual(got, want) {
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				t.Errorf("record %d: warcio %+v, gowarc %+v", i, got[i], want[i])
-				break
-			}
-		}
+	if !sameRows(t, "record", "warcio", "gowarc", got, want) {
 		t.Errorf("warcio read %d records, the Go library %d", len(got), len(want))
 	}
+}
+
+// sameRows reports whether a and b hold the same rows in the same order;
+// where they do not, it fails the test naming the first row that differs
+// (a row of what, aName's against bName's), if either has one.
+func sameRows[T comparable](t testing.TB, what, aName, bName string, a, b []T) bool {
+	t.Helper()
+	if slices.Equal(a, b) {
+		return true
+	}
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			t.Errorf("%s %d: %s %+v, %s %+v", what, i, aName, a[i], bName, b[i])
+			break
+		}
+	}
+	return false
 }
 
 // The round trip: a crawl of the local web with --warc (files rotated at
@@ -138,13 +148,7 @@ func TestWARCRoundTrip(t *testing.T) {
 	if len(crawled) < 1000 {
 		t.Fatalf("the crawl logged %d URLs: too small a web", len(crawled))
 	}
-	if !reflect.DeepEqual(crawled, back) {
-		for i := range min(len(crawled), len(back)) {
-			if crawled[i] != back[i] {
-				t.Errorf("row %d: crawl %+v, import %+v", i, crawled[i], back[i])
-				break
-			}
-		}
+	if !sameRows(t, "row", "crawl", "import", crawled, back) {
 		t.Fatalf("crawl logged %d URLs, the import of its WARC %d", len(crawled), len(back))
 	}
 	if len(files) < 2 || stats.WARCFiles != int64(len(files)) {
@@ -161,10 +165,7 @@ func TestWARCRoundTrip(t *testing.T) {
 // URL), in log order; no other response is left.
 func TestWARCKill9Resume(t *testing.T) {
 	longOnly(t)
-	if testing.Short() {
-		t.Skip("crawls a test web in child processes")
-	}
-	t.Parallel()
+	childProcesses(t, "crawls a test web in child processes")
 	srv, seeds := resumeWeb(t)
 	dir := filepath.Join(t.TempDir(), "killed")
 	args := crawlArgs(dir, srv.Addr(), seeds, "--warc", "--warc-file-size", "256KiB", "--checkpoint-every", "300ms")
@@ -173,33 +174,9 @@ func TestWARCKill9Resume(t *testing.T) {
 		if kill > 1 {
 			a = []string{"crawl", "-o", dir, "--resume"}
 		}
-		cmd := crawltest.Command(cliChild, a...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		ckpt := filepath.Join(tracefile.NodeDir(dir, 0), "state", "checkpoint", "checkpoint.json")
-		before, _ := os.Stat(ckpt)
-		start := time.Now()
-		for {
-			// Killed at least 1 s in, after a checkpoint of this run.
-			st, err := os.Stat(ckpt)
-			if err == nil && (before == nil || st.ModTime().After(before.ModTime())) && time.Since(start) >= time.Second {
-				break
-			}
-			select {
-			case err := <-exited:
-				t.Fatalf("run %d ended before it was killed (%v): make the test web larger", kill, err)
-			case <-time.After(20 * time.Millisecond):
-			}
-			if time.Since(start) > time.Minute {
-				cmd.Process.Kill()
-				t.Fatalf("run %d: no checkpoint within a minute", kill)
-			}
-		}
-		cmd.Process.Kill() // SIGKILL
-		<-exited
+		// Killed at least 1 s in, after a checkpoint of this run.
+		p := startProc(t, filepath.Join(t.TempDir(), fmt.Sprintf("run-%d.log", kill)), a...)
+		kill9AfterCheckpoint(t, p, dir, time.Second)
 	}
 	if code, out, errs := runCLI(t, "crawl", "-o", dir, "--resume", "--progress", "never"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
@@ -227,14 +204,8 @@ func TestWARCKill9Resume(t *testing.T) {
 			t.Errorf("page %s has %d response records", id, n)
 		}
 	}
-	if !reflect.DeepEqual(got, want) {
+	if !sameRows(t, "response", "WARC", "page log", got, want) {
 		t.Errorf("%d response records, %d fetches with a response in the page log", len(got), len(want))
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				t.Errorf("response %d: %+v, page log %+v", i, got[i], want[i])
-				break
-			}
-		}
 	}
 	if stats.Resumes != 3 || stats.DiscardedWARCBytes == 0 || stats.WARCResponses != int64(len(got)) {
 		t.Errorf("stats: %d resumes, %d WARC bytes discarded, %d responses: want 3, > 0, %d", stats.Resumes, stats.DiscardedWARCBytes, stats.WARCResponses, len(got))

@@ -141,9 +141,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	rc := recorder.DefaultConfig()
 	if cfg.Live {
-		srvCtx, stopSrv := context.WithCancel(ctx)
-		defer stopSrv()
-		srv, err := testweb.ServeWeb(srvCtx, "127.0.0.1:0", web)
+		srv, err := testweb.ServeWeb(ctx, "127.0.0.1:0", web)
 		if err != nil {
 			return nil, fmt.Errorf("demo: test web: %w", err)
 		}

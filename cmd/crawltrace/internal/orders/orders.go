@@ -198,9 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	srvCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	srv, err := testweb.ServeWeb(srvCtx, "127.0.0.1:0", web)
+	srv, err := testweb.ServeWeb(ctx, "127.0.0.1:0", web)
 	if err != nil {
 		return nil, fmt.Errorf("orders: %w", err)
 	}
