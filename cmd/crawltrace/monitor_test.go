@@ -156,6 +156,11 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 
+	// Prometheus scrapes the three addresses (down: up is 0) before the
+	// nodes start, so a crawl of a few seconds is scraped while it runs.
+	crawltest.WaitFor(t, "prometheus to scrape the three targets", 60*time.Second, func() bool {
+		return len(promQuery(t, promAddr, "up")) == 3
+	})
 	c := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 3), web: web,
 		extra: []string{"--min-delay", "20ms", "--metrics-linger", "20s"}}
 	c.procs = make([]*proc, 3)
