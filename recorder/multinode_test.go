@@ -41,6 +41,7 @@ func TestMultiNodeSameTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a web three times")
 	}
+	t.Parallel() // waits on its servers and timers, not the CPU
 	w, addr := smallWeb(t)
 	cfg := webConfig(t, w, addr)
 	res := runCrawl(t, cfg)
@@ -77,6 +78,7 @@ func TestPeerDownThenBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a web twice")
 	}
+	t.Parallel() // waits on its servers and timers, not the CPU
 	w, addr := smallWeb(t)
 	cfg := webConfig(t, w, addr)
 	runCrawl(t, cfg)

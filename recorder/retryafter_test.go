@@ -24,6 +24,7 @@ func TestRetryAfter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits what the servers ask: about 3 s")
 	}
+	t.Parallel() // waits on its servers and timers, not the CPU
 	const retryCap = 2500 * time.Millisecond
 	var hits timedHits
 	var mu sync.Mutex

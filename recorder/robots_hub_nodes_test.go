@@ -13,6 +13,7 @@ import (
 // in that node's queue for the hub: the hub, which logs when each request
 // starts and ends, never has two at once.
 func TestRobotsHubOneRequestAtATime(t *testing.T) {
+	t.Parallel() // waits on its servers and timers, not the CPU
 	const hubTakes = 10 * time.Millisecond
 	var hits timedHits
 	sites := map[string]http.HandlerFunc{

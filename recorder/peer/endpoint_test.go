@@ -236,6 +236,7 @@ func answerCode(c net.Conn, d time.Duration) int {
 // not fit the endpoint's budget waits (503). A batch for another node is
 // refused (421), one of another topology (412) too, and stops the crawl.
 func TestBatchEndpointBounds(t *testing.T) {
+	t.Parallel() // waits on its servers and timers, not the CPU
 	ht, _, url := testEndpoint(t)
 	addr := strings.TrimPrefix(url, "http://")
 	if c := rawPost(t, addr, 100<<20, false, nil); answerCode(c, 5*time.Second) != http.StatusRequestEntityTooLarge {

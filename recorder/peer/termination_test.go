@@ -113,6 +113,7 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 // grace used to cover this window). Once it starts, with nothing to do,
 // every node detects the end, and the decision is complete.
 func TestTerminationWaitsForStart(t *testing.T) {
+	t.Parallel() // waits on its servers and timers, not the CPU
 	trs, _ := termCluster(t, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -136,6 +137,7 @@ func TestTerminationWaitsForStart(t *testing.T) {
 // holds the work it got (counters changed between snapshots, then the
 // receiver is busy), and ends once the work is done.
 func TestTerminationWaitsForWork(t *testing.T) {
+	t.Parallel() // waits on its servers and timers, not the CPU
 	trs, rs := termCluster(t, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
