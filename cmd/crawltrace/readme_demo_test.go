@@ -41,8 +41,10 @@ func readmeDemoBlock(out, dir string) string {
 // README.md's example output of `go run ./cmd/crawltrace demo` is the
 // output of the deterministic demo with the default flags, line for line
 // but for the wall-clock time the crawl took (`-update-readme` rewrites
-// it from a run).
+// it from a run). The default demo takes 15 s of CPU: it is in the long
+// tier (.ci/run runs it; -tags long -update-readme rewrites README.md).
 func TestREADMEDemoOutput(t *testing.T) {
+	longOnly(t)
 	t.Parallel() // child processes: it overlaps with the others
 	if testing.Short() {
 		t.Skip("runs the default demo")
