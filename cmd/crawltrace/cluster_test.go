@@ -315,7 +315,7 @@ func controlPages(t testing.TB, web *clusterWeb) map[string]bool {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "crawl")
 	p := startProc(t, filepath.Join(filepath.Dir(dir), "log"), "crawl", "-o", dir, "--resolve", "*:"+web.addr, "--allow-private",
-		"--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "8")
+		"--seeds", web.seeds, "--min-delay", "0", "--delay-factor", "0", "--workers", "8", "--max-retry-after", retryCap)
 	if err := p.wait(t, "control crawl", 60*time.Second); err != nil {
 		t.Fatalf("control crawl: %v", err)
 	}

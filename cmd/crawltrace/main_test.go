@@ -19,7 +19,7 @@ const cliChild = "crawltrace"
 // and the test web's latency, not on the CPU (a quarter of one core each
 // on two cores): the default, GOMAXPROCS, would leave two cores mostly idle
 // while they wait.
-const parallelTests = 8
+const parallelTests = 16
 
 // childProcesses marks a test that runs crawltrace (or its test web) in
 // child processes: -short skips it, saying what it runs, and it runs in

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,19 +110,27 @@ func TestKill9Resume(t *testing.T) {
 	srv, seeds := resumeWeb(t)
 	// The uninterrupted crawl: every page of the web is fetched and every
 	// link logged whatever the number of nodes, so one serves both cases.
+	// It runs beside the killed ones, which read it once they have resumed.
 	whole := filepath.Join(t.TempDir(), "whole")
-	if code, out, errs := runCLI(t, crawlArgs(whole, srv.Addr(), seeds, "--nodes", "2")...); code != 0 {
-		t.Fatalf("uninterrupted crawl: exit %d\n%s\n%s", code, out, errs)
-	}
+	done := make(chan error, 1)
+	go func() {
+		var out, errs strings.Builder
+		if code := runWith(crawlArgs(whole, srv.Addr(), seeds, "--nodes", "2"), &out, &errs); code != 0 {
+			done <- fmt.Errorf("uninterrupted crawl: exit %d\n%s\n%s", code, out.String(), errs.String())
+		}
+		close(done)
+	}()
+	wholeDone := sync.OnceValue(func() error { return <-done })
+	t.Cleanup(func() { wholeDone() }) // before its directory is removed
 	for _, nodes := range []string{"1", "3"} {
 		t.Run("nodes="+nodes, func(t *testing.T) {
 			t.Parallel()
-			kill9Resume(t, srv.Addr(), seeds, nodes, whole)
+			kill9Resume(t, srv.Addr(), seeds, nodes, whole, wholeDone)
 		})
 	}
 }
 
-func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string) {
+func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string, wholeDone func() error) {
 	killed := filepath.Join(t.TempDir(), "killed")
 
 	p := startProc(t, filepath.Join(t.TempDir(), "crawl.log"), crawlArgs(killed, addr, seeds, "--nodes", nodes, "--checkpoint-every", "300ms")...)
@@ -135,6 +145,9 @@ func kill9Resume(t *testing.T, addr string, seeds []string, nodes, whole string)
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
 	}
 
+	if err := wholeDone(); err != nil {
+		t.Fatal(err)
+	}
 	wp, wu := traceSets(t, whole)
 	kp, ku := traceSets(t, killed)
 	for _, c := range []struct {
