@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,8 +78,19 @@ func TestResumeMultiNode(t *testing.T) {
 		cfg.CheckpointEvery = 100 * time.Millisecond
 		return cfg
 	}
+	// The uninterrupted crawl runs beside the stopped and resumed one.
 	whole := mk()
-	runCrawl(t, whole)
+	wholeDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, err := Run(ctx, whole)
+		if err == nil && res.Stats.StopReason != StopDone {
+			err = fmt.Errorf("stopped by %s", res.Stats.StopReason)
+		}
+		wholeDone <- err
+	}()
+	t.Cleanup(func() { <-wholeDone }) // before its directory is removed
 
 	// The stopped and resumed crawl uses the disk DUE, whose state is
 	// saved and loaded too.
@@ -116,6 +128,10 @@ func TestResumeMultiNode(t *testing.T) {
 			t.Errorf("node %d epoch after one resume: %d, %v", id, e, err)
 		}
 	}
+	if err := <-wholeDone; err != nil {
+		t.Fatalf("uninterrupted crawl: %v", err)
+	}
+	wholeDone <- nil
 	wp, wu := crawlSets(t, whole.OutDir, 3)
 	kp, ku := crawlSets(t, cfg.OutDir, 3)
 	sameSet(t, "pages", wp, kp)
