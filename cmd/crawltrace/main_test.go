@@ -1,8 +1,6 @@
 package main
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -36,11 +34,6 @@ func childProcesses(t *testing.T, what string) {
 // TestMain runs the tests, or, in a process a test started, crawltrace.
 func TestMain(m *testing.M) {
 	crawltest.RunChild(map[string]func([]string) int{cliChild: run})
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", fmt.Sprint(parallelTests))
-	}
+	crawltest.Parallel(parallelTests)
 	os.Exit(m.Run())
 }

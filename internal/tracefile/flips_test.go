@@ -158,6 +158,7 @@ func recordedSegment(t testing.TB) (crawl, path string) {
 // manifest and its first checkpoint) carries no checksum: a flip in its
 // data is detectable only where it breaks the structure.
 func TestSegmentEveryBitFlipRefused(t *testing.T) {
+	t.Parallel() // CPU only, on files of its own
 	crawl, path := recordedSegment(t)
 	good, err := os.ReadFile(path)
 	if err != nil {

@@ -99,6 +99,7 @@ func marked(t *testing.T, err error, what string) {
 // as in the report of a panicking inspect (b[len(b)-342] ^= 88), gives an
 // error naming the file or a trace that reads: never a panic.
 func TestCondensedFlipsNeverPanic(t *testing.T) {
+	t.Parallel() // CPU only, on files of its own
 	good := smallCondensed(t, 1000)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.arrow")
@@ -133,6 +134,7 @@ func TestCondensedFlipsNeverPanic(t *testing.T) {
 
 // Every byte of a results table xored: an error or a table, never a panic.
 func TestTableFlipsNeverPanic(t *testing.T) {
+	t.Parallel() // CPU only, on files of its own
 	good := smallTable(t)
 	path := filepath.Join(t.TempDir(), "results.arrow")
 	for i := range good {

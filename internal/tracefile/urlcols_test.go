@@ -258,6 +258,7 @@ func TestNextURLsMappedTruncated(t *testing.T) {
 // clean. (Metadata corruption the Arrow reader trips over in fields
 // NextURLs does not use can make them stop at different batches.)
 func TestNextURLsRandomCorruption(t *testing.T) {
+	t.Parallel() // CPU only, on files of its own
 	differ := 0
 	corruptions(t, smallSegment(t), rand.New(rand.NewPCG(3, 4)), 2000, func(i int, path string) {
 		slow, fast := readCols(t, path, false), readCols(t, path, true)

@@ -20,6 +20,7 @@ package crawltest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,6 +186,21 @@ const childEnv = "CRAWLTEST_CHILD"
 func Main(m *testing.M, children map[string]func(args []string) int) {
 	RunChild(children)
 	os.Exit(m.Run())
+}
+
+// Parallel sets how many of a package's parallel tests run at once to n,
+// unless the command line gave -test.parallel. It is for packages whose
+// parallel tests spend their time waiting on servers, timers and child
+// processes rather than on the CPU: the default, GOMAXPROCS, would leave
+// the cores idle while they wait. A TestMain calls it after [RunChild],
+// before m.Run.
+func Parallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // RunChild, in a process that [Command] started, runs the child it names
