@@ -70,6 +70,7 @@ func TestDistinctKeys(t *testing.T) {
 // at the keys it can hold, so a 2^25-entry grid over a small trace fits in
 // little memory.
 func TestMemoryCheck(t *testing.T) {
+	t.Parallel() // CPU only, no package state
 	dir := t.TempDir()
 	const n = 2_000_000
 	path := genTrace(t, dir, "m.arrow", GenConfig{Requests: n, Keys: 20_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 9})

@@ -92,6 +92,7 @@ func meanAbsErr(t *testing.T, exact, sampled []Row, p string, minSize int) float
 // LRU; CLOCK at the rate that keeps that many keys). The exact curves come
 // from the exact code paths (the one-pass LRU stack and per-size CLOCK).
 func TestSampledCurveError(t *testing.T) {
+	t.Parallel() // CPU only, no package state
 	if testing.Short() {
 		t.Skip("replays a 2M-request trace exactly and sampled")
 	}
@@ -292,6 +293,7 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 // Over every size, resolved ones included, the sampled curves are within
 // 0.01 mean absolute error of the exact ones on a Zipf-like trace.
 func TestSampleExactBelowResolution(t *testing.T) {
+	t.Parallel() // CPU only, no package state
 	trace := genTrace(t, t.TempDir(), "z.arrow", GenConfig{Requests: 1_000_000, Keys: 1_000_000, Alpha: 0.9, Locality: 0.3, Window: 32, Seed: 35})
 	const rate = 0.01
 	var sizes []int

@@ -31,6 +31,7 @@ func staticPerSize(t *testing.T, trace []uint64, sizes []int, warmup int64, char
 // with warmups that end anywhere (between a key's first and later
 // requests, after the whole trace), with the preloads free or charged.
 func TestStaticCurveMatchesPerSize(t *testing.T) {
+	t.Parallel() // CPU only, no package state
 	rng := rand.New(rand.NewPCG(3, 17))
 	traces := map[string][]uint64{}
 	for n := range 4 {
