@@ -5,9 +5,7 @@ package recorder
 // checkpoint part.
 
 import (
-	"encoding/gob"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -38,7 +36,10 @@ func (n *node) newWARC() {
 		{"http-header-user-agent", cfg.UserAgent}, {"robots", "obey (agent " + n.agent + ")"}}
 	o.OnError = n.c.fail
 	n.warc = warcout.New(o)
-	n.addCheckpointPart(warcPart{n})
+	n.addCheckpointPart(n.warc.Part(n.discardDir, func(cut int64) {
+		n.resume.DiscardedWARCBytes += cut
+		n.warcRestored = true
+	}))
 }
 
 // startWARC starts node n's WARC writer once its state is loaded: a
@@ -83,39 +84,4 @@ func (n *node) archive() func(c *fetch.Capture, u string, start time.Time, page 
 		w.Reserve(ex.Size())
 		return func() { w.Add(ex) }
 	}
-}
-
-// warcPart saves the node's WARC series: its files and their sizes at the
-// cut, and its counters; loading cuts the files back to them.
-type warcPart struct{ n *node }
-
-// savedWARC is the warc part. gob writes its name into the checkpoint.
-type savedWARC struct {
-	State warcout.State
-	Stats warcout.Stats
-}
-
-func (warcPart) Name() string { return "warc" }
-
-func (p warcPart) Save(w io.Writer) error {
-	st, err := p.n.warc.Checkpoint()
-	if err != nil {
-		return err
-	}
-	return gob.NewEncoder(w).Encode(&savedWARC{State: st, Stats: p.n.warc.Stats()})
-}
-
-func (p warcPart) Load(r io.Reader) error {
-	var v savedWARC
-	if err := gob.NewDecoder(r).Decode(&v); err != nil {
-		return err
-	}
-	moved, err := p.n.warc.Restore(&v.State, p.n.discardDir)
-	if err != nil {
-		return err
-	}
-	p.n.warc.SetStats(v.Stats)
-	p.n.resume.DiscardedWARCBytes += moved
-	p.n.warcRestored = true
-	return nil
 }

@@ -174,10 +174,9 @@ func (l *tcpLink) drain(nodes []*node, reason string) (int, bool) {
 func (l *tcpLink) close() { l.ht.Close() }
 
 func (l *tcpLink) peerStats(s *Stats) {
-	s.BatchesAcked = int64(l.ht.Sent())
-	s.BatchesResent = int64(l.ht.Resent())
-	s.BatchesRefused = int64(l.ht.Refused())
-	s.Epoch = l.ht.Epoch()
+	ts := l.ht.Stats()
+	s.BatchesAcked, s.BatchesResent, s.BatchesRefused = int64(ts.Sent), int64(ts.Resent), int64(ts.Refused)
+	s.Epoch = ts.Epoch
 }
 
 func (l *tcpLink) stopped(reason string, left int) {

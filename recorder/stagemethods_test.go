@@ -17,7 +17,7 @@ import (
 
 // stagePackages are the stages whose exported methods the root may call:
 // each is in docs/architecture.md's table of stage methods.
-var stagePackages = []string{"recorder/frontier", "recorder/splitter", "recorder/worker"}
+var stagePackages = []string{"recorder/frontier", "recorder/peer", "recorder/splitter", "recorder/warcout", "recorder/worker"}
 
 // rootCalls type-checks the root package's non-test files (against the
 // compiled export data of its imports, as go list -export gives it) and

@@ -332,22 +332,25 @@ func (t *HTTPTransport) Loaded() int { return t.loaded }
 // keep them in their outboxes. The node is stopping.
 func (t *HTTPTransport) Refuse() { t.refusing.Store(true) }
 
-// Epoch is this node's current incarnation (moved past a peer's view of
-// it when needed).
-func (t *HTTPTransport) Epoch() uint64 { return t.epoch.Load() }
+// TransportStats are a transport's counters, this incarnation.
+type TransportStats struct {
+	// Epoch is this node's current incarnation (moved past a peer's view
+	// of it when needed).
+	Epoch uint64
+	// Sent is the number of batches peers acknowledged; Resent the number
+	// of batches sent again (loaded from the outbox, or requeued for a
+	// restarted receiver).
+	Sent, Resent uint64
+	// Refused is the number of requests this node's endpoint refused (a
+	// wrong token, topology or node, a stale epoch, a body too large) or
+	// turned away for now (503: no free slot or memory, or stopping).
+	Refused uint64
+}
 
-// Sent is the number of batches peers acknowledged, this incarnation;
-// Resent the number of batches sent again (loaded from the outbox, or
-// requeued for a restarted receiver).
-func (t *HTTPTransport) Sent() uint64 { return t.sent.Load() }
-
-// Resent: see Sent.
-func (t *HTTPTransport) Resent() uint64 { return t.resent.Load() }
-
-// Refused is the number of requests this node's endpoint refused (a
-// wrong token, topology or node, a stale epoch, a body too large) or
-// turned away for now (503: no free slot or memory, or stopping).
-func (t *HTTPTransport) Refused() uint64 { return t.refused.Load() }
+// Stats is a snapshot of the transport's counters.
+func (t *HTTPTransport) Stats() TransportStats {
+	return TransportStats{Epoch: t.epoch.Load(), Sent: t.sent.Load(), Resent: t.resent.Load(), Refused: t.refused.Load()}
+}
 
 // Logf writes one line to the node's log.
 func (t *HTTPTransport) Logf(format string, args ...any) { t.logf(format, args...) }

@@ -198,8 +198,8 @@ func (w *Writer) Restore(st *State, discardDir string) (discarded int64, err err
 	return discarded, nil
 }
 
-// SetStats starts the counters from st (a resumed crawl's).
-func (w *Writer) SetStats(st Stats) {
+// setStats starts the counters from st (a resumed crawl's).
+func (w *Writer) setStats(st Stats) {
 	w.records.Store(st.Records)
 	w.responses.Store(st.Responses)
 	w.bytes.Store(st.Bytes)

@@ -92,7 +92,7 @@ func TestCheckpointRestore(t *testing.T) {
 	if err != nil || moved == 0 {
 		t.Fatal(moved, err)
 	}
-	w.SetStats(stats)
+	w.setStats(stats)
 	w.Start()
 	add(w, 10, 20)
 	if err := w.Close(); err != nil {
