@@ -159,6 +159,9 @@ func TestShardedEqualsUnshardedOnDamage(t *testing.T) {
 	}
 	for _, d := range cases {
 		t.Run(fmt.Sprintf("%s-batch%d-manifest%v-also%d", d.kind, d.batch, d.manifest, d.also), func(t *testing.T) {
+			// Beside each other only: the parent, which set
+			// minPartitionBytes, is not a parallel test.
+			t.Parallel()
 			in := t.TempDir()
 			compression := ""
 			if d.kind == "zbody" {
