@@ -68,9 +68,14 @@ func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := man.Finished
-	var lastLive time.Time
+	var lastLive, lastEnd time.Time
 	tries := map[string]int{}
+	var rows []string // every row, for a failure's message
 	eachPageRow(t, dir, 0, func(r tracefile.PageRecord) {
+		if end := time.Unix(0, r.Time+r.DurationNS); end.After(lastEnd) {
+			lastEnd = end
+		}
+		rows = append(rows, fmt.Sprintf("%s %s status %d took %v", time.Unix(0, r.Time).Format("15:04:05.000"), r.URL, r.Status, time.Duration(r.DurationNS).Round(time.Millisecond)))
 		if strings.HasPrefix(r.URL, "https://dead") {
 			tries[r.URL]++
 		} else if at := time.Unix(0, r.Time); strings.Contains(r.URL, "/p") && at.After(lastLive) {
@@ -85,9 +90,16 @@ func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 			t.Errorf("%s: %d rows, want 2 (the fetch and its one retry)", u, n)
 		}
 	}
-	t.Logf("the crawl ended %v after its last live fetch", ended.Sub(lastLive).Round(time.Millisecond))
-	if d := ended.Sub(lastLive); d > 2*retry {
-		t.Errorf("the crawl ended %v after its last live fetch, want within %v (2 x --robots-retry)", d, 2*retry)
+	// The work (the dead origins' one retry included) is over within 2R
+	// of the last live fetch. Then the crawl stops on its own: closing
+	// and syncing its logs and the final checkpoint took up to 4.1 s with
+	// another test binary writing beside it, so that bound is looser; a
+	// crawl that waited for another retry round would pass neither.
+	t.Logf("the crawl's last fetch ended %v, and the crawl %v, after its last live fetch",
+		lastEnd.Sub(lastLive).Round(time.Millisecond), ended.Sub(lastLive).Round(time.Millisecond))
+	if d, e := lastEnd.Sub(lastLive), ended.Sub(lastLive); d > 2*retry || e > 5*retry {
+		t.Errorf("the last fetch ended %v and the crawl %v after the last live fetch (at %s), want within %v and %v; rows:\n%s",
+			d, e, ended.Format("15:04:05.000"), 2*retry, 5*retry, strings.Join(rows, "\n"))
 	}
 }
 
