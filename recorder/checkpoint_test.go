@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,7 +91,8 @@ func TestResumeMultiNode(t *testing.T) {
 		}
 		wholeDone <- err
 	}()
-	t.Cleanup(func() { <-wholeDone }) // before its directory is removed
+	wholeErr := sync.OnceValue(func() error { return <-wholeDone })
+	t.Cleanup(func() { wholeErr() }) // before its directory is removed
 
 	// The stopped and resumed crawl uses the disk DUE, whose state is
 	// saved and loaded too.
@@ -128,10 +130,9 @@ func TestResumeMultiNode(t *testing.T) {
 			t.Errorf("node %d epoch after one resume: %d, %v", id, e, err)
 		}
 	}
-	if err := <-wholeDone; err != nil {
+	if err := wholeErr(); err != nil {
 		t.Fatalf("uninterrupted crawl: %v", err)
 	}
-	wholeDone <- nil
 	wp, wu := crawlSets(t, whole.OutDir, 3)
 	kp, ku := crawlSets(t, cfg.OutDir, 3)
 	sameSet(t, "pages", wp, kp)
