@@ -537,7 +537,7 @@ func TestClusterFailover(t *testing.T) {
 	childProcesses(t, "runs four crawls in child processes")
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
-	c := newCluster(t, web, 3, "--min-delay", "100ms", "--partitioner", "consistent", "--peer-timeout", "2s")
+	c := newCluster(t, web, 3, "--min-delay", "40ms", "--partitioner", "consistent", "--peer-timeout", "2s")
 	crawltest.WaitFor(t, "node 2 to exchange batches and log URLs", 30*time.Second, func() bool {
 		s, err := c.status(2)
 		st, serr := os.Stat(filepath.Join(tracefile.NodeDir(c.dir, 2), tracefile.SegmentName(tracefile.PrefixURLs, 1)))
