@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,13 @@ func (t *HTTPTransport) handleHello(w http.ResponseWriter, r *http.Request) {
 	if h.Node < 0 || h.Node >= len(t.peers) || h.Node == t.self || h.Epoch == 0 || h.Epoch > maxEpoch {
 		t.refuse(w, r, http.StatusBadRequest, fmt.Sprintf("hello from node %d epoch %d: not a peer of node %d", h.Node, h.Epoch, t.self))
 		return
+	}
+	// The asking node is up: it is heard from at the address it gives as
+	// its own (under a mismatch that may be another id than h.Node here).
+	if a := h.Topology.Peers; h.Topology.NodeID >= 0 && h.Topology.NodeID < len(a) {
+		if j := slices.Index(t.peers, a[h.Topology.NodeID]); j >= 0 {
+			t.wasUp[j].Store(true)
+		}
 	}
 	t.peerMu.Lock()
 	known := t.known[h.Node]
@@ -99,6 +107,7 @@ func (t *HTTPTransport) greet(i int) error {
 		return err
 	}
 	defer resp.Body.Close()
+	t.wasUp[i].Store(true)
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPreconditionFailed {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("recorder: hello to node %d (%s): %s: %s", i, t.peers[i], resp.Status, strings.TrimSpace(string(msg)))
@@ -258,11 +267,15 @@ const mismatchTell = 5 * time.Second
 
 // tellMismatch greets every peer not greeted yet, so that a peer this node
 // disagrees with learns it now rather than waiting for ever for a node
-// that is gone. A peer that does not answer (still starting, or down) is
-// greeted again until d has passed (one that answers, whatever it
-// answers, is not): greeted once, a node that came up after its
-// disagreeing peers had stopped never heard of the mismatch and waited for
-// them for ever (a flake of TestPeerHandshakeRefuses under load).
+// that is gone. A peer that does not answer and has never been up (still
+// starting) is greeted again until d has passed: greeted once, a
+// node that came up after its disagreeing peers had stopped never heard
+// of the mismatch and waited for them for ever (a flake of
+// TestPeerHandshakeRefuses under load). One that answers, whatever it
+// answers, is not greeted again, nor one that was up before and is silent
+// now: it has stopped (on the mismatch, as a peer that disagreed with it
+// told it), and greeting it until d held every node of a crawl whose
+// peer lists were in another order for the whole d.
 func (t *HTTPTransport) tellMismatch(d time.Duration) {
 	deadline := time.Now().Add(d)
 	var left []int
@@ -276,7 +289,7 @@ func (t *HTTPTransport) tellMismatch(d time.Duration) {
 		for _, i := range left {
 			// A transport error (no answer) is a *url.Error.
 			var noAnswer *url.Error
-			if err := t.greet(i); errors.As(err, &noAnswer) {
+			if err := t.greet(i); errors.As(err, &noAnswer) && !t.wasUp[i].Load() {
 				again = append(again, i)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"strings"
@@ -149,6 +150,42 @@ func TestMismatchToldToLatePeer(t *testing.T) {
 		t.Fatalf("node 1, started after node 0 stopped, never heard of the mismatch; logs:\n%s", logs.String())
 	}
 	<-drained
+}
+
+// TestMismatchNotRetoldToGonePeer: a node stopping on a topology mismatch
+// greets once, and does not greet again, a peer that was up (it greeted
+// this node) and is silent now: that peer has stopped. Greeting it again
+// until the tell's deadline held every node of a crawl whose --peers were
+// in another order for 10 s after the refusal.
+func TestMismatchNotRetoldToGonePeer(t *testing.T) {
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(io.Discard)
+	ln0, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lnUp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Node 1's address hangs up on whoever calls (counted): node 1 has
+	// gone; it greeted node 0 from a listener of its own before.
+	gone := newLateListener(t)
+	addrs := []string{ln0.Addr().String(), gone.Addr().String()}
+	errConfig := errors.New("bad configuration")
+	tr0 := startTransport(t, 0, "one", addrs, ln0, errConfig, nil)
+	defer tr0.Close()
+	tr1 := startTransport(t, 1, "one", addrs, lnUp, errConfig, nil)
+	if err := tr1.greet(0); err != nil {
+		t.Fatalf("node 1's hello to node 0: %v", err)
+	}
+	tr1.ShutdownServer()
+	tr1.Close()
+	tr0.failTopology(fmt.Errorf("%w: peer handshake: a mismatch with another node", errConfig))
+	tr0.Drain(100 * time.Millisecond)
+	if n := gone.hungUp.Load(); n != 1 {
+		t.Errorf("node 0 greeted the gone node 1 %d times at its stop, want once", n)
+	}
 }
 
 // lateListener is the address of a node that is not up yet: it hangs up

@@ -37,6 +37,7 @@ type HTTPTransport struct {
 	topo     Topology
 	topoHash string
 	greeted  []atomic.Bool // handshake done with peer i, this incarnation
+	wasUp    []atomic.Bool // peer i has been up: it answered a hello or sent one
 	// known[i] at the handshake with i (what i knew of this node); no
 	// batch is sent to i until this node's epoch is past it
 	helloKnown []atomic.Uint64
@@ -208,7 +209,7 @@ func NewHTTPTransport(o Options) (*HTTPTransport, error) {
 	}
 	hb := min(max(timeout/5, 20*time.Millisecond), 2*time.Second)
 	t := &HTTPTransport{self: o.Self, token: o.Token, peers: o.Peers, tr: o.Tracker, recv: o.Receiver, ln: ln,
-		topo: o.Topology, topoHash: o.Topology.Hash(), greeted: make([]atomic.Bool, n), helloKnown: make([]atomic.Uint64, n), seenEpoch: make([]atomic.Uint64, n), greetMu: make([]sync.Mutex, n),
+		topo: o.Topology, topoHash: o.Topology.Hash(), greeted: make([]atomic.Bool, n), wasUp: make([]atomic.Bool, n), helloKnown: make([]atomic.Uint64, n), seenEpoch: make([]atomic.Uint64, n), greetMu: make([]sync.Mutex, n),
 		stateDir: o.StateDir,
 		maxBody:  o.MaxBody, sem: make(chan struct{}, max(2, n)), bodyTimeout: 15 * time.Second,
 		mem:      bytebudget.New(o.EndpointMemory),
@@ -281,11 +282,15 @@ func (t *HTTPTransport) Addr() string { return t.ln.Addr().String() }
 // Drain stops accepting batches (senders keep them for a later start of
 // this node) and waits up to d for this node's queues to be acknowledged
 // by the live peers. It returns the batches left unacknowledged, which
-// stay in the outbox for --resume.
+// stay in the outbox for --resume. A node stopping on a topology mismatch
+// tells its peers and does not wait: its peers refuse its batches (or
+// stop on the mismatch too), so they stay in the outbox; waiting for them
+// held every node of TestPeerHandshakeRefuses the whole d.
 func (t *HTTPTransport) Drain(d time.Duration) int {
 	t.refusing.Store(true)
 	if t.mismatch.Load() {
 		t.tellMismatch(max(d, mismatchTell))
+		return t.pending()
 	}
 	deadline := time.Now().Add(d)
 	for {
