@@ -127,10 +127,11 @@ func TestMemoryCheckStaticCurve(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Errorf("static in one pass: %v", err)
 	}
-	if err := cfg.check(); err != nil {
+	p, err := newPlan(context.Background(), cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	need := cfg.estimateTrace("s.arrow", grid(&cfg), n, 10_000)
+	need := p.estimateTrace("s.arrow", p.units, n, 10_000)
 	for _, p := range need.parts {
 		if strings.Contains(p.what, "trace") {
 			t.Errorf("static in one pass counts %s %d", p.what, p.bytes)

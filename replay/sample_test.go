@@ -179,7 +179,7 @@ func TestSampleBadConfig(t *testing.T) {
 	} {
 		cfg := c.cfg
 		cfg.Traces, cfg.Policies, cfg.Sizes = []string{"t"}, []string{"lru"}, []int{1}
-		if err := cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newPlan(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
 	}
@@ -257,10 +257,11 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cfg.check(); err != nil {
+			p, err := newPlan(context.Background(), cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
-			ts, err := prepareSample(context.Background(), &cfg, path)
+			ts, err := p.prepareSample(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
