@@ -33,8 +33,7 @@ func TestParseBytes(t *testing.T) {
 func TestDistinctKeys(t *testing.T) {
 	dir := t.TempDir()
 	cfg := GenConfig{Requests: 1_000_000, Keys: 400_000, Alpha: 0.6, Locality: 0.2, Window: 16, Seed: 5}
-	path := genTrace(t, dir, "d.arrow", cfg)
-	keys := mustKeys(t, cfg)
+	path, keys := genTraceKeys(t, dir, "d.arrow", cfg)
 	exact := map[uint64]bool{}
 	for _, k := range keys {
 		exact[k] = true

@@ -141,16 +141,7 @@ func randomized(name string) bool { return strings.HasPrefix(name, "random") }
 // ExpandTraces replaces each directory in args by the *.arrow files in it
 // (a condensed output directory), sorted; files are kept as they are.
 func ExpandTraces(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, fmt.Errorf("%w: replay: %v", tracefile.ErrBadInput, err)
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
+	return expandDirs(args, "replay", func(a string) ([]string, error) {
 		m, err := filepath.Glob(filepath.Join(a, "*.arrow"))
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
@@ -162,9 +153,8 @@ func ExpandTraces(args []string) ([]string, error) {
 			return nil, fmt.Errorf("%w: replay: %s holds no *.arrow traces", tracefile.ErrBadInput, a)
 		}
 		slices.Sort(m)
-		out = append(out, m...)
-	}
-	return out, nil
+		return m, nil
+	})
 }
 
 // offlineData is a trace held in memory for MIN and STATIC, loaded once.

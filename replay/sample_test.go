@@ -236,8 +236,7 @@ func TestEmptySample(t *testing.T) {
 func TestSampleHeldMatchesStreamed(t *testing.T) {
 	dir := t.TempDir()
 	gc := GenConfig{Requests: 300_000, Keys: 30_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 11}
-	path := genTrace(t, dir, "h.arrow", gc)
-	all := mustKeys(t, gc)
+	path, all := genTraceKeys(t, dir, "h.arrow", gc)
 	for _, base := range []Config{
 		{Sample: 0.05},
 		{SampleMaxKeys: 2000},
