@@ -56,11 +56,12 @@ func TestAlgorithmChoice(t *testing.T) {
 		for i := range c.sizes {
 			cfg.Sizes = append(cfg.Sizes, 1<<i)
 		}
-		if err := cfg.check(); err != nil {
+		p, err := newPlan(context.Background(), cfg)
+		if err != nil {
 			t.Fatal(err)
 		}
 		units := map[string]int{}
-		for _, u := range grid(&cfg) {
+		for _, u := range p.units {
 			units[u.policy]++
 		}
 		want := func(onePass bool) int {
@@ -75,7 +76,7 @@ func TestAlgorithmChoice(t *testing.T) {
 		}
 	}
 	cfg := Config{Traces: []string{"t"}, Policies: []string{"lru"}, Sizes: []int{1}, Algorithm: "fast"}
-	if err := cfg.check(); err == nil {
+	if _, err := newPlan(context.Background(), cfg); err == nil {
 		t.Error("an unknown algorithm passed the check")
 	}
 }
@@ -134,10 +135,11 @@ func TestStaticAlgorithmsAgree(t *testing.T) {
 	// Auto: one static unit from OnePassFrom sizes, one per size below.
 	for n, want := range map[int]int{OnePassFrom: 1, 26: 1, OnePassFrom - 1: OnePassFrom - 1, 1: 1} {
 		cfg := Config{Traces: []string{trace}, Policies: []string{"static"}, Sizes: PaperSizes()[:n]}
-		if err := cfg.check(); err != nil {
+		p, err := newPlan(context.Background(), cfg)
+		if err != nil {
 			t.Fatal(err)
 		}
-		us := grid(&cfg)
+		us := p.units
 		if len(us) != want || (want == 1 && n > 1 && us[0].size != 0) {
 			t.Errorf("auto, %d sizes: units %v, want %d", n, us, want)
 		}

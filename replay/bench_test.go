@@ -41,8 +41,7 @@ func benchMissRate(b *testing.B, run func(tr []uint64) float64) {
 // simulateMissRate is the miss rate of one per-size simulation of name at
 // 2^16 over tr.
 func simulateMissRate(b *testing.B, name string, tr []uint64) float64 {
-	cfg := Config{}
-	hits, _, err := simulate(context.Background(), &cfg, "bench", name, 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
+	hits, _, err := (&plan{}).simulate(context.Background(), "bench", name, 1<<16, policy.Options{Trace: tr}, nil, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -40,7 +40,10 @@
 // static from 4 sizes on, see Config.Algorithm), the other policies
 // (package replay/policy) one simulation per size in parallel. A sweep can be cut
 // into N slices (Config.Task, Config.Tasks) for a Slurm job array or a
-// Kubernetes indexed job, and [Merge] joins the slices. Results go to
+// Kubernetes indexed job, and [Merge] joins the slices. Run first
+// resolves the Config once into a plan (plan.go: the checked parameters,
+// this slice's units of the grid, the sampling decision, the traces'
+// lengths and the memory check); the runs read the plan. Results go to
 // results.csv and results.arrow (columns trace, policy, size, requests,
 // hits, misses, miss_rate, relative_to_min, seconds, seeds, miss_rate_std,
 // sample_rate),

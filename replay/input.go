@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -152,4 +153,27 @@ var _ Source = (*sliceSource)(nil)
 // corruptf builds an error wrapping tracefile.ErrCorrupt.
 func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{tracefile.ErrCorrupt}, args...)...)
+}
+
+// expandDirs replaces each directory in args by the files inDir finds in
+// it; files are kept as they are. An argument that cannot be read is bad
+// input, reported as "<what>: <the error>".
+func expandDirs(args []string, what string, inDir func(dir string) ([]string, error)) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", tracefile.ErrBadInput, what, err)
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		m, err := inDir(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }

@@ -24,19 +24,26 @@ func TestLRUMarkersMatchesStackAndPerSize(t *testing.T) {
 		s, _ := NewLRUStack(sizes, warmup)
 		m.AccessBatch(trace)
 		s.AccessBatch(trace)
-		got, want := m.Curve(), s.Curve()
-		if !reflect.DeepEqual(got.Hits, want.Hits) || got.Requests != want.Requests {
-			t.Fatalf("seed %d sizes %v: markers %v, stack %v", seed, sizes, got.Hits, want.Hits)
-		}
-		for i, size := range got.Sizes {
-			p, _ := policy.New("lru", size, policy.Options{})
-			if hits := policyHits(p, trace, warmup); hits != got.Hits[i] {
-				t.Fatalf("seed %d size %d: markers %d hits, LRU simulation %d", seed, size, got.Hits[i], hits)
-			}
-		}
+		checkMarkers(t, seed, "lru", m.Curve(), s.Curve(), trace, warmup)
 	}
 	if _, err := NewLRUMarkers([]int{0, 4}, 0); err == nil {
 		t.Error("size 0 accepted")
+	}
+}
+
+// checkMarkers fails t unless the markers' curve got has the hits and
+// requests of the reference curve want (a stack method) and, at each
+// size, of one simulation of the policy package's name over trace.
+func checkMarkers(t *testing.T, seed uint64, name string, got, want Curve, trace []uint64, warmup int64) {
+	t.Helper()
+	if !reflect.DeepEqual(got.Hits, want.Hits) || got.Requests != want.Requests {
+		t.Fatalf("seed %d sizes %v: markers %v, stack %v", seed, got.Sizes, got.Hits, want.Hits)
+	}
+	for i, size := range got.Sizes {
+		p, _ := policy.New(name, size, policy.Options{Trace: trace})
+		if hits := policyHits(p, trace, warmup); hits != got.Hits[i] {
+			t.Fatalf("seed %d size %d: markers %d hits, %s simulation %d", seed, size, got.Hits[i], name, hits)
+		}
 	}
 }
 

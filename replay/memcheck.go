@@ -39,7 +39,7 @@ import (
 // table or slab grows by doubling, and holds its old and new arrays at
 // once while it does. The garbage they leave is collected in time because
 // Run sets Go's soft memory limit a little above the estimate (see
-// [Config.checkMemory]; unless GOMEMLIMIT is set): as the heap nears it,
+// plan.checkMemory; unless GOMEMLIMIT is set): as the heap nears it,
 // the collector runs more often. Without that limit a heap may grow to
 // twice its live data before a collection.
 //
@@ -154,16 +154,16 @@ func structBytes(name string, k int64) int64 {
 
 // estimateTrace is the estimate of units' peak memory on a trace of n
 // requests and d distinct keys (before sampling).
-func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed {
+func (p *plan) estimateTrace(trace string, units []unit, n, d int64) memNeed {
 	need := memNeed{trace: trace}
 	need.add("program", baseBytes)
 	rate := 1.0
-	if cfg.sampling() {
-		if cfg.Sample > 0 && cfg.Sample < 1 {
-			rate = cfg.Sample
+	if p.sampled {
+		if p.sample > 0 && p.sample < 1 {
+			rate = p.sample
 		}
-		if cfg.SampleMaxKeys > 0 && d > 0 {
-			rate = min(rate, float64(cfg.SampleMaxKeys)/float64(d))
+		if p.sampleMaxKeys > 0 && d > 0 {
+			rate = min(rate, float64(p.sampleMaxKeys)/float64(d))
 		}
 	}
 	ns := int64(math.Ceil(float64(n) * rate))
@@ -175,27 +175,27 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 		}
 		return min(int64(s), ds)
 	}
-	if cfg.sampling() && 8*ns <= sampleHold {
+	if p.sampled && 8*ns <= sampleHold {
 		need.add("sample in memory", 8*ns)
 	}
-	maxSize := slices.Max(cfg.Sizes)
+	maxSize := slices.Max(p.sizes)
 	offline, withNext := false, false
 	var sims []int64
 	var simNames []string
 	for _, u := range units {
 		var b int64
 		switch {
-		case u.policy == "lru" && cfg.onePass("lru") && cfg.SampleMaxKeys > 0:
+		case u.size == 0 && p.shards(u.policy):
 			// SHARDS: an LRU stack and the sample's lowest hashes.
-			b = 160 * int64(cfg.SampleMaxKeys)
-		case u.policy == "lru" && cfg.onePass("lru"):
+			b = 160 * int64(p.sampleMaxKeys)
+		case u.policy == "lru" && u.size == 0:
 			b = tableBytes(k(maxSize)) + markerBytesPerKey*k(maxSize) // the time line
-		case u.policy == "min" && cfg.onePass("min"):
+		case u.policy == "min" && u.size == 0:
 			offline, withNext = true, true
 			b = structBytes("min", k(maxSize))
 		case u.policy == "infinite":
 			b = tableBytes(ds)
-		case u.policy == "static" && cfg.onePass("static"):
+		case u.policy == "static" && u.size == 0:
 			// StaticCurve streams: a table of the distinct keys, their
 			// counts, their counts in the warmup (at most) and the ranking.
 			b = tableBytes(ds) + 24*ds
@@ -217,7 +217,7 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 	var table int64
 	if withNext {
 		per := int64(8)
-		if cfg.onePass("min") {
+		if p.onePass["min"] {
 			per = 4 // 32-bit positions
 		}
 		need.add("next-use times", per*ns)
@@ -239,7 +239,7 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 		}
 		return 0
 	})
-	w := min(cfg.Workers, len(order))
+	w := min(p.workers, len(order))
 	top := func(w int) (int64, string) {
 		var at int64
 		var names []string
@@ -267,10 +267,11 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 }
 
 // checkMemory refuses a sweep whose estimated peak exceeds what the machine
-// has: it returns a one-line error naming the trace, the memory needed and
-// by what, and the memory available. units are the sweep's units (of this
-// task). It reads each trace's length from its header and counts distinct
-// keys in a first pass only where the requests' bound does not fit.
+// has, or memory bytes when memory > 0 (Config.Memory; < 0 skips the
+// check): it returns a one-line error naming the trace, the memory needed
+// and by what, and the memory available. It estimates the plan's units (of
+// this task) from the traces' lengths (p.lens) and counts distinct keys in
+// a first pass only where the requests' bound does not fit.
 //
 // It returns the memory the run should stay within, 0 when there is no
 // check: a quarter (at least 256 MiB) above the estimate, or the memory
@@ -278,11 +279,11 @@ func (cfg *Config) estimateTrace(trace string, units []unit, n, d int64) memNeed
 // the collector reclaims the garbage of growing structures before the heap
 // goes far past what the estimate counts, rather than only when it has
 // doubled.
-func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error) {
-	if cfg.Memory < 0 {
+func (p *plan) checkMemory(ctx context.Context, memory int64) (int64, error) {
+	if memory < 0 {
 		return 0, nil
 	}
-	avail, source := cfg.Memory, "given by --memory"
+	avail, source := memory, "given by --memory"
 	if avail == 0 {
 		avail, source = procmem.Available(), "available (MemAvailable)"
 		if avail <= 0 {
@@ -290,12 +291,12 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 		}
 	}
 	var peak int64 // the largest estimate
-	for ti, path := range cfg.Traces {
-		us := unitsOf(units, ti)
+	for ti, path := range p.traces {
+		us := p.unitsOf(ti)
 		if len(us) == 0 {
 			continue
 		}
-		n := traceLen(path, cfg.Format)
+		n := p.lens[ti]
 		if n < 0 {
 			// Text: at least two bytes a request (a character and a newline).
 			st, err := os.Stat(path)
@@ -304,17 +305,17 @@ func (cfg *Config) checkMemory(ctx context.Context, units []unit) (int64, error)
 			}
 			n = st.Size()/2 + 1
 		}
-		need := cfg.estimateTrace(filepath.Base(path), us, n, n)
+		need := p.estimateTrace(filepath.Base(path), us, n, n)
 		if need.total() <= avail {
 			peak = max(peak, need.total())
 			continue
 		}
 		// The requests bound the distinct keys too loosely: count them.
-		reqs, d, err := distinctKeys(ctx, path, cfg.Format)
+		reqs, d, err := distinctKeys(ctx, path, p.format)
 		if err != nil {
 			return 0, err
 		}
-		need = cfg.estimateTrace(filepath.Base(path), us, reqs, min(reqs, d+d/50))
+		need = p.estimateTrace(filepath.Base(path), us, reqs, min(reqs, d+d/50))
 		if need.total() > avail {
 			return 0, fmt.Errorf("replay: %s: this run needs about %s, more than the %s %s; run fewer policies or sizes at once (--policies, --sizes, --workers, --task), or sample (--sample); --memory off skips this check",
 				need.trace, need, FormatBytes(avail), source)

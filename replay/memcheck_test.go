@@ -33,8 +33,7 @@ func TestParseBytes(t *testing.T) {
 func TestDistinctKeys(t *testing.T) {
 	dir := t.TempDir()
 	cfg := GenConfig{Requests: 1_000_000, Keys: 400_000, Alpha: 0.6, Locality: 0.2, Window: 16, Seed: 5}
-	path := genTrace(t, dir, "d.arrow", cfg)
-	keys := mustKeys(t, cfg)
+	path, keys := genTraceKeys(t, dir, "d.arrow", cfg)
 	exact := map[uint64]bool{}
 	for _, k := range keys {
 		exact[k] = true
@@ -127,10 +126,11 @@ func TestMemoryCheckStaticCurve(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Errorf("static in one pass: %v", err)
 	}
-	if err := cfg.check(); err != nil {
+	p, err := newPlan(context.Background(), cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	need := cfg.estimateTrace("s.arrow", grid(&cfg), n, 10_000)
+	need := p.estimateTrace("s.arrow", p.units, n, 10_000)
 	for _, p := range need.parts {
 		if strings.Contains(p.what, "trace") {
 			t.Errorf("static in one pass counts %s %d", p.what, p.bytes)

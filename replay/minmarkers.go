@@ -280,12 +280,10 @@ func (h *minHeap) up(nodes []minNode, i int, x minEntry) {
 		if e[p].next >= x.next {
 			break
 		}
-		e[i] = e[p]
-		nodes[e[i].node].pos = int32(i)
+		place(e, nodes, i, e[p])
 		i = p
 	}
-	e[i] = x
-	nodes[x.node].pos = int32(i)
+	place(e, nodes, i, x)
 }
 
 // down moves x from hole i toward the leaves.
@@ -307,10 +305,15 @@ func (h *minHeap) down(nodes []minNode, i int, x minEntry) {
 		if e[c].next <= x.next {
 			break
 		}
-		e[i] = e[c]
-		nodes[e[i].node].pos = int32(i)
+		place(e, nodes, i, e[c])
 		i = c
 	}
+	place(e, nodes, i, x)
+}
+
+// place puts x at position i of the heap e, and records the position in
+// its node.
+func place(e []minEntry, nodes []minNode, i int, x minEntry) {
 	e[i] = x
 	nodes[x.node].pos = int32(i)
 }

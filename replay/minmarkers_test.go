@@ -2,7 +2,6 @@ package replay
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/replay/policy"
@@ -24,15 +23,7 @@ func TestMINMarkersMatchesStackAndPerSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Hits, want.Hits) || got.Requests != want.Requests {
-			t.Fatalf("seed %d sizes %v: markers %v, OPT stack %v", seed, sizes, got.Hits, want.Hits)
-		}
-		for i, size := range got.Sizes {
-			p, _ := policy.New("min", size, policy.Options{Trace: trace})
-			if hits := policyHits(p, trace, warmup); hits != got.Hits[i] {
-				t.Fatalf("seed %d size %d: markers %d hits, MIN simulation %d", seed, size, got.Hits[i], hits)
-			}
-		}
+		checkMarkers(t, seed, "min", got, want, trace, warmup)
 	}
 	// The textbook Belady example: 9 faults with 3 frames.
 	ref := []uint64{7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1}

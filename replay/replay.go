@@ -7,9 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -137,133 +135,13 @@ func Algorithms() []string { return []string{AlgorithmAuto, AlgorithmOnePass, Al
 // the runs measure memory.csv's bytes per entry as the others' do.
 const OnePassFrom = 4
 
-// onePass reports whether name is computed for all sizes in one pass.
-func (cfg *Config) onePass(name string) bool {
-	switch name {
-	case "infinite":
-		return true
-	case "lru", "min", "static":
-		if name == "min" && cfg.MINPerSize {
-			return false
-		}
-		if name == "lru" && cfg.SampleMaxKeys > 0 {
-			return true // SHARDS, fixed size
-		}
-		switch cfg.Algorithm {
-		case AlgorithmOnePass:
-			return true
-		case AlgorithmPerSize:
-			return false
-		}
-		return len(cfg.Sizes) >= OnePassFrom
-	}
-	return false
-}
-
 // randomized reports whether name depends on a seed.
 func randomized(name string) bool { return strings.HasPrefix(name, "random") }
-
-// unit is one cell of the run grid.
-type unit struct {
-	trace  int
-	policy string
-	size   int // 0 for one-pass units
-}
-
-// grid lists the run units of cfg, in order.
-func grid(cfg *Config) []unit {
-	var us []unit
-	for ti := range cfg.Traces {
-		for _, p := range cfg.Policies {
-			if cfg.onePass(p) {
-				us = append(us, unit{ti, p, 0})
-				continue
-			}
-			for _, s := range cfg.Sizes {
-				us = append(us, unit{ti, p, s})
-			}
-		}
-	}
-	return us
-}
-
-func (cfg *Config) check() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: replay: "+format, append([]any{tracefile.ErrBadInput}, args...)...)
-	}
-	if len(cfg.Traces) == 0 {
-		return bad("no traces")
-	}
-	f, err := NormalizeFormat(cfg.Format)
-	if err != nil {
-		return fmt.Errorf("%w: %v", tracefile.ErrBadInput, err)
-	}
-	cfg.Format = f
-	if cfg.Algorithm == "" {
-		cfg.Algorithm = AlgorithmAuto
-	}
-	if !slices.Contains(Algorithms(), cfg.Algorithm) {
-		return bad("unknown algorithm %q (known: %s)", cfg.Algorithm, strings.Join(Algorithms(), ", "))
-	}
-	if len(cfg.Policies) == 0 {
-		return bad("no policies")
-	}
-	var ps []string
-	for _, p := range cfg.Policies {
-		p = strings.ToLower(strings.TrimSpace(p))
-		if !slices.Contains(policy.Names(), p) {
-			return bad("unknown policy %q (known: %s)", p, strings.Join(policy.Names(), ", "))
-		}
-		if !slices.Contains(ps, p) {
-			ps = append(ps, p)
-		}
-	}
-	cfg.Policies = ps
-	if cfg.Sizes, err = CheckSizes(cfg.Sizes); err != nil {
-		return err
-	}
-	if cfg.Seeds < 1 {
-		cfg.Seeds = 1
-	}
-	if cfg.Warmup < 0 {
-		return bad("warmup %d < 0", cfg.Warmup)
-	}
-	if err := cfg.checkSample(); err != nil {
-		return err
-	}
-	if cfg.Tasks < 1 {
-		cfg.Task, cfg.Tasks = 0, 1
-	}
-	if cfg.Task < 0 || cfg.Task >= cfg.Tasks {
-		return bad("task %d of %d out of range", cfg.Task, cfg.Tasks)
-	}
-	if cfg.Workers < 1 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
-	}
-	names := map[string]string{}
-	for _, t := range cfg.Traces {
-		b := filepath.Base(t)
-		if prev, dup := names[b]; dup {
-			return bad("traces %s and %s have the same base name", prev, t)
-		}
-		names[b] = t
-	}
-	return nil
-}
 
 // ExpandTraces replaces each directory in args by the *.arrow files in it
 // (a condensed output directory), sorted; files are kept as they are.
 func ExpandTraces(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, fmt.Errorf("%w: replay: %v", tracefile.ErrBadInput, err)
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
+	return expandDirs(args, "replay", func(a string) ([]string, error) {
 		m, err := filepath.Glob(filepath.Join(a, "*.arrow"))
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
@@ -275,9 +153,8 @@ func ExpandTraces(args []string) ([]string, error) {
 			return nil, fmt.Errorf("%w: replay: %s holds no *.arrow traces", tracefile.ErrBadInput, a)
 		}
 		slices.Sort(m)
-		out = append(out, m...)
-	}
-	return out, nil
+		return m, nil
+	})
 }
 
 // offlineData is a trace held in memory for MIN and STATIC, loaded once.
@@ -302,45 +179,29 @@ type offlineData struct {
 // Run estimates the sweep's peak memory and refuses to start one that
 // needs more than Config.Memory (see memcheck.go).
 func Run(ctx context.Context, cfg Config) (*Results, error) {
-	if err := cfg.check(); err != nil {
-		return nil, err
-	}
-	var mine []unit
-	for j, u := range grid(&cfg) {
-		if j%cfg.Tasks == cfg.Task {
-			mine = append(mine, u)
-		}
-	}
-	limit, err := cfg.checkMemory(ctx, mine)
+	p, err := newPlan(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer limitMemory(limit)()
-	lens := make([]int64, len(cfg.Traces))
-	var total int64
-	for _, u := range mine {
-		if lens[u.trace] == 0 {
-			lens[u.trace] = traceLen(cfg.Traces[u.trace], cfg.Format)
-		}
-		if lens[u.trace] < 0 || total < 0 {
-			total = -1
-			continue
-		}
-		total += lens[u.trace] * int64(cfg.passes(u))
-	}
-	prog := newProgress(cfg.Progress, len(mine), total)
-	res := &Results{Meta: cfg.tableMeta()}
-	res.Traces, res.Meta.CrawlID = traceMetas(&cfg)
+	defer limitMemory(p.memLimit)()
+	return p.run(ctx)
+}
+
+// run runs the plan's units and writes the result files.
+func (p *plan) run(ctx context.Context) (*Results, error) {
+	prog := newProgress(p.progress, len(p.units), p.total)
+	res := &Results{Meta: p.tableMeta()}
+	res.Traces, res.Meta.CrawlID = p.traceMetas()
 	var mu sync.Mutex
-	for ti, path := range cfg.Traces {
-		units := unitsOf(mine, ti)
+	for ti, path := range p.traces {
+		units := p.unitsOf(ti)
 		if len(units) == 0 {
 			continue
 		}
 		// Long one-pass units first, so they overlap the short ones.
 		slices.SortStableFunc(units, func(a, b unit) int {
-			if cfg.onePass(a.policy) != cfg.onePass(b.policy) {
-				if cfg.onePass(a.policy) {
+			if p.onePass[a.policy] != p.onePass[b.policy] {
+				if p.onePass[a.policy] {
 					return -1
 				}
 				return 1
@@ -348,8 +209,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return 0
 		})
 		off := &offlineData{}
-		if cfg.sampling() {
-			ts, err := prepareSample(ctx, &cfg, path)
+		if p.sampled {
+			ts, err := p.prepareSample(ctx, path)
 			if err != nil {
 				prog.finish()
 				return nil, err
@@ -357,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			off.sample = ts
 		}
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(cfg.Workers)
+		g.SetLimit(p.workers)
 		for _, u := range units {
 			if gctx.Err() != nil {
 				break // canceled, or a unit failed: start no more
@@ -365,12 +226,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			g.Go(func() error {
 				start := time.Now()
 				var mem Measured
-				tick := prog.unit(lens[u.trace], cfg.passes(u))
-				rows, err := runUnit(gctx, &cfg, path, u, off, &mem, tick)
+				tick := prog.unit(p.lens[u.trace], p.passes(u))
+				rows, err := p.runUnit(gctx, path, u, off, &mem, tick)
 				if err != nil {
 					return err
 				}
-				if off.sample != nil && !(u.policy == "lru" && cfg.SampleMaxKeys > 0) {
+				if off.sample != nil && !p.shards(u.policy) {
 					rows = off.sample.finish(path, u.policy, u.size, rows)
 				}
 				secs := time.Since(start).Seconds()
@@ -399,27 +260,27 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	prog.finish()
 	sortRows(res.Rows)
 	setRelative(res.Rows)
-	if cfg.OutDir == "" {
+	if p.outDir == "" {
 		return res, nil
 	}
-	if cfg.Tasks > 1 {
-		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+	if p.tasks > 1 {
+		if err := os.MkdirAll(p.outDir, 0o755); err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
-		p := filepath.Join(cfg.OutDir, TaskFileName(cfg.Task, cfg.Tasks))
-		if err := writeFile(p, func(w io.Writer) error { return WriteCSV(w, res.Rows) }); err != nil {
+		f := filepath.Join(p.outDir, TaskFileName(p.task, p.tasks))
+		if err := writeFile(f, func(w io.Writer) error { return WriteCSV(w, res.Rows) }); err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, p)
-		mp := taskMetaPath(p)
+		res.Files = append(res.Files, f)
+		mp := taskMetaPath(f)
 		if err := tracefile.WriteJSON(mp, taskMeta{CrawlID: res.Meta.CrawlID, Inputs: res.Meta.Inputs, Params: res.Meta.Params, Traces: res.Traces}); err != nil {
 			return nil, err
 		}
 		res.Files = append(res.Files, mp)
 		return res, nil
 	}
-	res.plotAllSizes = cfg.PlotAllSizes
-	return res, res.writeOutputs(cfg.OutDir, cfg.Plots)
+	res.plotAllSizes = p.plotAllSizes
+	return res, res.writeOutputs(p.outDir, p.plots)
 }
 
 // load reads the trace into memory for the offline policies; withNext
@@ -428,16 +289,16 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // in next32, else 64-bit ones for the policy package's MIN, in next. Both
 // passes stop when ctx is done (the run is over: the error it leaves is
 // the run's).
-func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNext bool) ([]uint64, []int64, error) {
+func (o *offlineData) load(ctx context.Context, p *plan, path string, withNext bool) ([]uint64, []int64, error) {
 	o.once.Do(func() {
 		if o.sample != nil {
-			o.keys, o.err = o.readSample(ctx, cfg, path)
+			o.keys, o.err = o.readSample(ctx, p, path)
 		} else {
-			o.keys, o.err = readFileCtx(ctx, path, cfg.Format)
+			o.keys, o.err = readFileCtx(ctx, path, p.format)
 		}
 		switch {
 		case o.err != nil || !withNext:
-		case cfg.onePass("min"):
+		case p.onePass["min"]:
 			o.next32, o.err = policy.NextUse32Cancel(o.keys, ctx.Done())
 		default:
 			o.next, o.err = policy.NextUseCancel(o.keys, ctx.Done())
@@ -448,8 +309,8 @@ func (o *offlineData) load(ctx context.Context, cfg *Config, path string, withNe
 
 // readSample reads the sampled keys of the trace, in one pass that holds
 // only them.
-func (o *offlineData) readSample(ctx context.Context, cfg *Config, path string) ([]uint64, error) {
-	src, err := cfg.open(path, o.sample)
+func (o *offlineData) readSample(ctx context.Context, p *plan, path string) ([]uint64, error) {
+	src, err := p.open(path, o.sample)
 	if err != nil {
 		return nil, err
 	}
@@ -466,18 +327,18 @@ func (o *offlineData) readSample(ctx context.Context, cfg *Config, path string) 
 
 // runUnit runs one unit of the grid and returns its rows; a unit simulated
 // at one size also fills mem (Measured.Policy stays "" otherwise).
-func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offlineData, mem *Measured, tick *unitTicker) ([]Row, error) {
+func (p *plan) runUnit(ctx context.Context, path string, u unit, off *offlineData, mem *Measured, tick *unitTicker) ([]Row, error) {
 	name := filepath.Base(path)
 	ts := off.sample
 	// The sizes simulated: the miniature ones of a sampled run.
 	var sizes []int
-	for _, s := range cfg.Sizes {
+	for _, s := range p.sizes {
 		sizes = append(sizes, ts.scale(s))
 	}
 	sizes = slices.Compact(sizes)
 	curveRows := func(c Curve) []Row {
-		rows := make([]Row, len(cfg.Sizes))
-		for i, s := range cfg.Sizes {
+		rows := make([]Row, len(p.sizes))
+		for i, s := range p.sizes {
 			j, _ := slices.BinarySearch(c.Sizes, ts.scale(s))
 			rows[i] = Row{Trace: name, Policy: u.policy, Size: s, Requests: c.Requests,
 				Hits: c.Hits[j], Misses: c.Misses(j), MissRate: c.MissRate(j), Seeds: 1}
@@ -490,7 +351,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		AccessBatch(keys []uint64)
 		Curve() Curve
 	}) ([]Row, error) {
-		src, err := cfg.open(path, ts)
+		src, err := p.open(path, ts)
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +361,7 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		}
 		return curveRows(c.Curve()), nil
 	}
-	needNext := slices.Contains(cfg.Policies, "min")
+	needNext := slices.Contains(p.policies, "min")
 	if u.size > 0 && ts != nil && ts.small.has(u.size) {
 		// Below the sample's resolution: the exact row, if any, comes
 		// from the pass that prepared the sample (see samplesmall.go).
@@ -508,17 +369,17 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	}
 	switch u.policy {
 	case "lru":
-		if !cfg.onePass("lru") {
+		if u.size > 0 {
 			break
 		}
-		if cfg.SampleMaxKeys > 0 {
+		if p.shards(u.policy) {
 			// SHARDS samples the whole trace itself, lowering its rate.
-			src, err := Open(path, cfg.Format)
+			src, err := Open(path, p.format)
 			if err != nil {
 				return nil, err
 			}
 			defer src.Close()
-			sh, err := newShardsLRU(cfg.Sizes, cfg.SampleMaxKeys, cfg.Sample)
+			sh, err := newShardsLRU(p.sizes, p.sampleMaxKeys, p.sample)
 			if err != nil {
 				return nil, err
 			}
@@ -533,49 +394,49 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 			return sh.rows(name), nil
 		}
 		// One pass for every size: LRU with markers at the sizes.
-		s, err := NewLRUMarkers(sizes, cfg.Warmup)
+		s, err := NewLRUMarkers(sizes, p.warmup)
 		if err != nil {
 			return nil, err
 		}
 		return streamCurve(s)
 	case "min":
-		if !cfg.onePass("min") {
+		if u.size > 0 {
 			break
 		}
-		keys, _, err := off.load(ctx, cfg, path, needNext)
+		keys, _, err := off.load(ctx, p, path, needNext)
 		if err != nil {
 			return nil, err
 		}
-		c, err := minMarkers(ctx.Done(), keys, off.next32, sizes, cfg.Warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
+		c, err := minMarkers(ctx.Done(), keys, off.next32, sizes, p.warmup, func(t int) { tick.at(int64(t), int64(len(keys))) })
 		if err != nil {
 			return nil, err
 		}
 		return curveRows(c), nil
 	case "static":
-		if !cfg.onePass("static") {
+		if u.size > 0 {
 			break
 		}
 		// One count and one sort for every size, streamed: the trace
 		// stays on disk (or in the sample held in memory).
-		s, err := NewStaticCurve(sizes, cfg.Warmup, cfg.ChargeStatic)
+		s, err := NewStaticCurve(sizes, p.warmup, p.chargeStatic)
 		if err != nil {
 			return nil, err
 		}
 		return streamCurve(s)
 	case "infinite":
-		hits, reqs, err := simulate(ctx, cfg, path, "infinite", 1, policy.Options{}, ts, nil, tick)
+		hits, reqs, err := p.simulate(ctx, path, "infinite", 1, policy.Options{}, ts, nil, tick)
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]Row, len(cfg.Sizes))
-		for i, s := range cfg.Sizes {
+		rows := make([]Row, len(p.sizes))
+		for i, s := range p.sizes {
 			rows[i] = fixedRow(name, u.policy, s, reqs, []int64{hits})
 		}
 		return rows, nil
 	}
-	opts := policy.Options{ChargeStaticLoads: cfg.ChargeStatic}
+	opts := policy.Options{ChargeStaticLoads: p.chargeStatic}
 	if u.policy == "static" || u.policy == "min" {
-		keys, next, err := off.load(ctx, cfg, path, needNext)
+		keys, next, err := off.load(ctx, p, path, needNext)
 		if err != nil {
 			return nil, err
 		}
@@ -583,14 +444,14 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 	}
 	seeds := 1
 	if randomized(u.policy) {
-		seeds = cfg.Seeds
+		seeds = p.seeds
 	}
 	var reqs int64
 	hits := make([]int64, seeds)
 	*mem = Measured{Trace: name, Policy: u.policy, Size: u.size}
 	for s := range seeds {
 		opts.Seed = uint64(s + 1)
-		h, n, err := simulate(ctx, cfg, path, u.policy, ts.scale(u.size), opts, ts, mem, tick)
+		h, n, err := p.simulate(ctx, path, u.policy, ts.scale(u.size), opts, ts, mem, tick)
 		if err != nil {
 			return nil, err
 		}
@@ -598,26 +459,6 @@ func runUnit(ctx context.Context, cfg *Config, path string, u unit, off *offline
 		hits[s], reqs = h, n
 	}
 	return []Row{fixedRow(name, u.policy, u.size, reqs, hits)}, nil
-}
-
-// passes is the number of passes over its trace that unit u makes: one per
-// seed for a randomized policy run per size, else one.
-func (cfg *Config) passes(u unit) int {
-	if u.size > 0 && randomized(u.policy) {
-		return cfg.Seeds
-	}
-	return 1
-}
-
-// traceLen is the number of requests of the trace at path, -1 when unknown
-// before a pass (text) or when it cannot be opened (the run reports that).
-func traceLen(path, format string) int64 {
-	src, err := Open(path, format)
-	if err != nil {
-		return -1
-	}
-	defer src.Close()
-	return src.Len()
 }
 
 // fixedRow summarizes runs of one policy and size: mean and sample standard
@@ -651,25 +492,25 @@ func fixedRow(trace, pol string, size int, reqs int64, hits []int64) Row {
 // ts, when not nil, samples the streamed trace (opts.Trace is sampled
 // already). mem, when not nil, receives the memory the policy's structures took at
 // the end and the keys it then held. tick, when not nil, follows the pass.
-func simulate(ctx context.Context, cfg *Config, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured, tick *unitTicker) (hits, reqs int64, err error) {
+func (p *plan) simulate(ctx context.Context, path, name string, size int, opts policy.Options, ts *traceSample, mem *Measured, tick *unitTicker) (hits, reqs int64, err error) {
 	opts.Cancel = ctx.Done()
-	p, err := policy.New(name, size, opts)
+	pol, err := policy.New(name, size, opts)
 	if err != nil {
 		return 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(path), err)
 	}
 	if mem != nil {
-		defer func() { mem.Keys, mem.Bytes = p.Len(), int64(policy.Bytes(p)) }()
+		defer func() { mem.Keys, mem.Bytes = pol.Len(), int64(policy.Bytes(pol)) }()
 	}
 	var t int64
-	batch, _ := p.(policy.Batcher)
+	batch, _ := pol.(policy.Batcher)
 	feed := func(keys []uint64) {
-		if batch != nil && t >= cfg.Warmup {
+		if batch != nil && t >= p.warmup {
 			hits += int64(batch.AccessBatch(keys))
 			t += int64(len(keys))
 			return
 		}
 		for _, k := range keys {
-			if p.Access(k) && t >= cfg.Warmup {
+			if pol.Access(k) && t >= p.warmup {
 				hits++
 			}
 			t++
@@ -685,7 +526,7 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			tick.at(int64(end), int64(len(opts.Trace)))
 		}
 	} else {
-		src, err := cfg.open(path, ts)
+		src, err := p.open(path, ts)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -694,79 +535,5 @@ func simulate(ctx context.Context, cfg *Config, path, name string, size int, opt
 			return 0, 0, err
 		}
 	}
-	return hits, max(t-cfg.Warmup, 0), nil
-}
-
-// tableMeta is the metadata results.arrow carries: the traces and the
-// sweep's parameters.
-func (cfg *Config) tableMeta() tracefile.TableMeta {
-	return tracefile.TableMeta{
-		Inputs: slices.Clone(cfg.Traces),
-		Params: map[string]string{
-			"format":          cfg.Format,
-			"policies":        strings.Join(cfg.Policies, ","),
-			"sizes":           sizesParam(cfg.Sizes),
-			"seeds":           strconv.Itoa(cfg.Seeds),
-			"warmup":          strconv.FormatInt(cfg.Warmup, 10),
-			"charge_static":   strconv.FormatBool(cfg.ChargeStatic),
-			"min_per_size":    strconv.FormatBool(cfg.MINPerSize),
-			"algorithm":       cfg.Algorithm,
-			"sample_rate":     strconv.FormatFloat(cfg.Sample, 'g', -1, 64),
-			"sample_max_keys": strconv.Itoa(cfg.SampleMaxKeys),
-		},
-	}
-}
-
-// sizesParam writes a size grid compactly: 1..33554432 (26 sizes) when it
-// is the powers of two between its ends, else every size.
-func sizesParam(sizes []int) string {
-	pow2 := len(sizes) > 2
-	for i, s := range sizes {
-		if i > 0 && s != 2*sizes[i-1] {
-			pow2 = false
-		}
-	}
-	if pow2 {
-		return fmt.Sprintf("%d..%d (%d sizes, powers of two)", sizes[0], sizes[len(sizes)-1], len(sizes))
-	}
-	parts := make([]string, len(sizes))
-	for i, s := range sizes {
-		parts[i] = strconv.Itoa(s)
-	}
-	return strings.Join(parts, ",")
-}
-
-// traceMetas reads the metadata of each condensed trace (for figure titles)
-// and joins their distinct crawl ids. Traces of other formats, or that
-// cannot be opened here (Run reports those), are left out.
-func traceMetas(cfg *Config) (map[string]tracefile.Meta, string) {
-	metas := map[string]tracefile.Meta{}
-	var crawls []string
-	if cfg.Format != FormatCondensed {
-		return metas, ""
-	}
-	for _, path := range cfg.Traces {
-		r, err := tracefile.OpenCondensed(path)
-		if err != nil {
-			continue
-		}
-		m := r.Meta()
-		r.Close()
-		metas[filepath.Base(path)] = m
-		if m.CrawlID != "" && !slices.Contains(crawls, m.CrawlID) {
-			crawls = append(crawls, m.CrawlID)
-		}
-	}
-	return metas, strings.Join(crawls, ",")
-}
-
-// unitsOf is the units of us that replay trace ti, in order.
-func unitsOf(us []unit, ti int) []unit {
-	var out []unit
-	for _, u := range us {
-		if u.trace == ti {
-			out = append(out, u)
-		}
-	}
-	return out
+	return hits, max(t-p.warmup, 0), nil
 }

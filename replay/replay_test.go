@@ -36,6 +36,13 @@ func genTrace(t testing.TB, dir, name string, cfg GenConfig) string {
 }
 
 // mustKeys is GenerateKeys(cfg), failing t on an error.
+// genTraceKeys writes cfg's trace to dir/name as genTrace does and returns
+// its path and its keys, generated again in memory.
+func genTraceKeys(t testing.TB, dir, name string, cfg GenConfig) (string, []uint64) {
+	t.Helper()
+	return genTrace(t, dir, name, cfg), mustKeys(t, cfg)
+}
+
 func mustKeys(t testing.TB, cfg GenConfig) []uint64 {
 	t.Helper()
 	keys, err := GenerateKeys(cfg)

@@ -377,16 +377,7 @@ func (res *Results) writeOutputs(dir string, plots bool) error {
 // files record other inputs, traces or parameters are refused, naming
 // them, and so is a slice without its .json file.
 func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
-	var files []string
-	for _, in := range inputs {
-		st, err := os.Stat(in)
-		if err != nil {
-			return nil, fmt.Errorf("%w: replay: merge: %v", tracefile.ErrBadInput, err)
-		}
-		if !st.IsDir() {
-			files = append(files, in)
-			continue
-		}
+	files, err := expandDirs(inputs, "replay: merge", func(in string) ([]string, error) {
 		ents, err := os.ReadDir(in)
 		if err != nil {
 			return nil, fmt.Errorf("replay: merge: %w", err)
@@ -404,7 +395,10 @@ func Merge(inputs []string, outDir string, plots bool) (*Results, error) {
 			}
 			found = append(found, p)
 		}
-		files = append(files, found...)
+		return found, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := checkSlices(files); err != nil {
 		return nil, err

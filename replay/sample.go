@@ -156,22 +156,22 @@ const smallBuffers = 4
 // runs the exact caches of the sizes below 1/R (fixed rate R) and,
 // with SampleMaxKeys, finds the threshold below which exactly that many
 // distinct keys hash (or keeps every key if the trace has no more).
-func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample, error) {
+func (p *plan) prepareSample(ctx context.Context, path string) (*traceSample, error) {
 	ts := &traceSample{all: true, rate: 1}
-	if cfg.Sample > 0 && cfg.Sample < 1 {
-		ts.all, ts.threshold, ts.rate = false, rateThreshold(cfg.Sample), cfg.Sample
+	if p.sample > 0 && p.sample < 1 {
+		ts.all, ts.threshold, ts.rate = false, rateThreshold(p.sample), p.sample
 	}
-	src, err := Open(path, cfg.Format)
+	src, err := Open(path, p.format)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	var low lowestHashes
 	var kept int64
-	if cfg.SampleMaxKeys > 0 {
-		low = newLowestHashes(cfg.SampleMaxKeys)
+	if p.sampleMaxKeys > 0 {
+		low = newLowestHashes(p.sampleMaxKeys)
 	} else if !ts.all {
-		ts.small = newSmallExact(cfg, smallSizes(cfg.Sizes, ts.rate))
+		ts.small = newSmallExact(smallSizes(p.sizes, ts.rate), p.policies, !p.omitSmall)
 	}
 	// The small exact caches run beside the pass, on copies of its
 	// batches (a few buffers passed round), so that on two cores the pass
@@ -217,10 +217,10 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 		for _, k := range keys {
 			if ts.keep(k) {
 				kept++
-				if cfg.SampleMaxKeys > 0 {
+				if p.sampleMaxKeys > 0 {
 					h := sampleHash(k)
-					low.keepLowest(cfg.SampleMaxKeys+1, k, h)
-					if low.len() > cfg.SampleMaxKeys && h > low.top().h {
+					low.keepLowest(p.sampleMaxKeys+1, k, h)
+					if low.len() > p.sampleMaxKeys && h > low.top().h {
 						continue
 					}
 				}
@@ -237,10 +237,10 @@ func prepareSample(ctx context.Context, cfg *Config, path string) (*traceSample,
 	}
 	stopSmall()
 	if kept == 0 && ts.total > 0 {
-		return nil, fmt.Errorf("%w: replay: %s: a %g sample holds none of its %d requests (raise --sample)", tracefile.ErrBadInput, filepath.Base(path), cfg.Sample, ts.total)
+		return nil, fmt.Errorf("%w: replay: %s: a %g sample holds none of its %d requests (raise --sample)", tracefile.ErrBadInput, filepath.Base(path), p.sample, ts.total)
 	}
 	// With n+1 keys kept, exactly n hash below the highest of them.
-	if cfg.SampleMaxKeys > 0 && low.len() > cfg.SampleMaxKeys {
+	if p.sampleMaxKeys > 0 && low.len() > p.sampleMaxKeys {
 		ts.all, ts.threshold = false, low.top().h
 		ts.rate = thresholdRate(ts.threshold)
 	}
@@ -439,39 +439,4 @@ func (sh *shardsLRU) rows(trace string) []Row {
 		rows[i] = r
 	}
 	return rows
-}
-
-// checkSample validates the sampling fields of cfg.
-func (cfg *Config) checkSample() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: replay: "+format, append([]any{tracefile.ErrBadInput}, args...)...)
-	}
-	if !(cfg.Sample >= 0 && cfg.Sample <= 1) {
-		return bad("sample rate %v is not in (0, 1]", cfg.Sample)
-	}
-	if cfg.SampleMaxKeys < 0 {
-		return bad("sample max keys %d < 0", cfg.SampleMaxKeys)
-	}
-	if cfg.sampling() && cfg.Warmup > 0 {
-		return bad("--warmup cannot be combined with sampling (the warmup counts requests of the whole trace)")
-	}
-	return nil
-}
-
-// sampling reports whether cfg replays a sampled trace.
-func (cfg *Config) sampling() bool {
-	return cfg.Sample > 0 && cfg.Sample < 1 || cfg.SampleMaxKeys > 0
-}
-
-// open opens the trace at path, sampled by ts when it is not nil (from the
-// sample held in memory when ts holds it).
-func (cfg *Config) open(path string, ts *traceSample) (Source, error) {
-	if ts != nil && ts.keys != nil {
-		return NewSliceSource(ts.keys), nil
-	}
-	src, err := Open(path, cfg.Format)
-	if err != nil || ts == nil || ts.all {
-		return src, err
-	}
-	return &sampledSource{Source: src, ts: ts}, nil
 }

@@ -179,7 +179,7 @@ func TestSampleBadConfig(t *testing.T) {
 	} {
 		cfg := c.cfg
 		cfg.Traces, cfg.Policies, cfg.Sizes = []string{"t"}, []string{"lru"}, []int{1}
-		if err := cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newPlan(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
 	}
@@ -236,8 +236,7 @@ func TestEmptySample(t *testing.T) {
 func TestSampleHeldMatchesStreamed(t *testing.T) {
 	dir := t.TempDir()
 	gc := GenConfig{Requests: 300_000, Keys: 30_000, Alpha: 0.8, Locality: 0.3, Window: 32, Seed: 11}
-	path := genTrace(t, dir, "h.arrow", gc)
-	all := mustKeys(t, gc)
+	path, all := genTraceKeys(t, dir, "h.arrow", gc)
 	for _, base := range []Config{
 		{Sample: 0.05},
 		{SampleMaxKeys: 2000},
@@ -257,10 +256,11 @@ func TestSampleHeldMatchesStreamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cfg.check(); err != nil {
+			p, err := newPlan(context.Background(), cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
-			ts, err := prepareSample(context.Background(), &cfg, path)
+			ts, err := p.prepareSample(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,10 +67,11 @@ func smallSizes(sizes []int, rate float64) []int {
 	return slices.Compact(s)
 }
 
-// newSmallExact returns the exact caches of cfg's lru and clock at sizes.
-func newSmallExact(cfg *Config, sizes []int) *smallExact {
+// newSmallExact returns the exact caches of lru and clock, among policies,
+// at sizes (those up to smallExactMax): none unless exact.
+func newSmallExact(sizes []int, policies []string, exact bool) *smallExact {
 	se := &smallExact{sizes: sizes}
-	if !cfg.SampleOmitSmall {
+	if exact {
 		for _, s := range sizes {
 			if s <= smallExactMax {
 				se.exact = append(se.exact, s)
@@ -80,7 +81,7 @@ func newSmallExact(cfg *Config, sizes []int) *smallExact {
 	if len(se.exact) == 0 {
 		return se
 	}
-	for _, name := range cfg.Policies {
+	for _, name := range policies {
 		switch name {
 		case "lru":
 			se.lru = newTinyLRU(se.exact[len(se.exact)-1])
