@@ -412,7 +412,7 @@ func TestClusterRestart(t *testing.T) {
 func clusterRestart(t *testing.T, extra []string) {
 	web := startClusterWeb(t, 12, 30)
 	want := controlPages(t, web)
-	c := newCluster(t, web, 3, append([]string{"--min-delay", "150ms"}, extra...)...)
+	c := newCluster(t, web, 3, append([]string{"--min-delay", "60ms"}, extra...)...)
 	ckpt := filepath.Join(tracefile.NodeDir(c.dir, 1), "state", "checkpoint", "checkpoint.json")
 	crawltest.WaitFor(t, "node 1 to exchange batches and log pages", 30*time.Second, func() bool {
 		s, err := c.status(1)

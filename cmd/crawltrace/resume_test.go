@@ -22,7 +22,10 @@ func resumeWeb(t *testing.T) (*testweb.Server, []string) {
 	t.Helper()
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 24, 60, 0
-	wc.Latency = true
+	// Response times make a crawl of it last seconds (a kill lands
+	// mid-crawl) at a median of 10 ms, half the default: it is the whole
+	// crawl TestKill9Resume and others wait for.
+	wc.Latency, wc.LatencyMedian = true, 10*time.Millisecond
 	srv := crawltest.Serve(t, wc)
 	return srv, srv.Web().Seeds()
 }
@@ -36,7 +39,7 @@ const retryCap = "50ms"
 
 func crawlArgs(dir, addr string, seeds []string, extra ...string) []string {
 	args := []string{"crawl", "-o", dir, "--resolve", "*:" + addr, "--allow-private", "--min-delay", "0",
-		"--delay-factor", "0", "--workers", "8", "--max-retry-after", retryCap}
+		"--delay-factor", "0", "--workers", "16", "--max-retry-after", retryCap}
 	return append(append(args, extra...), seeds...)
 }
 
