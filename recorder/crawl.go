@@ -416,14 +416,7 @@ func (c *crawl) finish(l link, nodes []*node, r *running) (*Result, error) {
 	for _, n := range nodes {
 		n.logs = n.split.Stop()
 	}
-	defer func() {
-		for _, n := range nodes {
-			n.split.Free()
-			if n.store != nil {
-				n.store.Close()
-			}
-		}
-	}()
+	defer freeNodes(nodes)
 	close(r.progressDone)
 	if c.failed() == nil && !cfg.NoTrace {
 		if err := r.ckpt.Final(c.reason); err != nil {
@@ -452,6 +445,23 @@ func (c *crawl) finish(l link, nodes []*node, r *running) (*Result, error) {
 		r.mon.Final(stats)
 		r.mon.Close(cfg.MetricsLinger)
 	}
+	return c.result(man, stats, werr)
+}
+
+// freeNodes releases what the stopped nodes' splitters and spill stores
+// still hold, once their final state is written.
+func freeNodes(nodes []*node) {
+	for _, n := range nodes {
+		n.split.Free()
+		if n.store != nil {
+			n.store.Close()
+		}
+	}
+}
+
+// result is a finished crawl's Result, with the crawl's first failure or
+// else werr, the error writing its manifest and stats.
+func (c *crawl) result(man *tracefile.Manifest, stats *Stats, werr error) (*Result, error) {
 	err := c.failed()
 	if err == nil {
 		err = werr

@@ -473,14 +473,7 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 		n.front.CloseSessions()
 		n.logs = n.split.Close()
 	}
-	defer func() {
-		for _, n := range nodes {
-			n.split.Free()
-			if n.store != nil {
-				n.store.Close()
-			}
-		}
-	}()
+	defer freeNodes(nodes)
 	ckpt := newCheckpointer(c, nodes, s, gen)
 	if c.failed() == nil && !cfg.NoTrace {
 		if err := ckpt.Final(c.reason); err != nil {
@@ -509,12 +502,5 @@ func runVirtual(ctx context.Context, c *crawl, p *plan, nodes []*node, restored 
 			werr = err
 		}
 	}
-	err := c.failed()
-	if err == nil {
-		err = werr
-	}
-	if err != nil {
-		return &Result{Manifest: man, Stats: stats}, fmt.Errorf("recorder: %w", err)
-	}
-	return &Result{Manifest: man, Stats: stats}, nil
+	return c.result(man, stats, werr)
 }

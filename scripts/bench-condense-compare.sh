@@ -19,17 +19,16 @@ for rev in "$a" "$b"; do build_at "$dir" "$rev"; done
 reps=${REPS:-5}
 echo "| trace | $a wall min / median | CPU min / median | $b wall min / median | CPU min / median |"
 echo "|---|---|---|---|---|"
+# run_condense REV: one timed condense of trace $t by commit REV's binary.
+run_condense() {
+  rm -rf "$dir/out"
+  # The input in the page cache first (see bench-condense-duckdb.sh).
+  find "$t/crawl" -type f -exec cat {} + >/dev/null
+  /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$1" \
+    "$dir/crawltrace-$1" condense "$t/crawl" -o "$dir/out" --memory "${MEMORY:-64MiB}" >/dev/null 2>&1
+}
 for t in "$@"; do
-  for rev in "$a" "$b"; do : > "$dir/times-$rev"; done
-  for i in $(seq "$reps"); do
-    for rev in "$a" "$b"; do
-      rm -rf "$dir/out"
-      # The input in the page cache first (see bench-condense-duckdb.sh).
-      find "$t/crawl" -type f -exec cat {} + >/dev/null
-      /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$rev" \
-        "$dir/crawltrace-$rev" condense "$t/crawl" -o "$dir/out" --memory "${MEMORY:-64MiB}" >/dev/null 2>&1
-    done
-  done
+  interleave "$dir" "$reps" run_condense "$a" "$b"
   row="| $(basename "$t")"
   for rev in "$a" "$b"; do
     read -r wmin wmed cmin cmed < <(time_minmed "$dir/times-$rev")

@@ -31,15 +31,14 @@ reps=${REPS:-5}
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $policy on $(basename "$trace"), $reps interleaved rounds"
 echo "| size | $a wall min / median | CPU min / median | miss ratio | $b wall min / median | CPU min / median | miss ratio |"
 echo "|---|---|---|---|---|---|---|"
+# run_replay REV: one timed replay at size $s by commit REV's binary.
+run_replay() {
+  /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$1" \
+    "$dir/crawltrace-$1" replay "$trace" --policies "$policy" --sizes "$s" --jobs 1 \
+    -o "$dir/out-$1" --force --progress never >/dev/null
+}
 for s in "$@"; do
-  for rev in "$a" "$b"; do : > "$dir/times-$rev"; done
-  for i in $(seq "$reps"); do
-    for rev in "$a" "$b"; do
-      /usr/bin/time -f "%e %U %S" -a -o "$dir/times-$rev" \
-        "$dir/crawltrace-$rev" replay "$trace" --policies "$policy" --sizes "$s" --jobs 1 \
-        -o "$dir/out-$rev" --force --progress never >/dev/null
-    done
-  done
+  interleave "$dir" "$reps" run_replay "$a" "$b"
   row="| $s"
   for rev in "$a" "$b"; do
     mr=$(awk -F, -v p="$policy" 'NR > 1 && $2 == p {printf "%.4f", $7}' "$dir/out-$rev/results.csv")

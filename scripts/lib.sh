@@ -15,6 +15,20 @@ time_minmed() {
   echo "$(awk '{print $1}' "$1" | minmed) $(awk '{print $2 + $3}' "$1" | minmed)"
 }
 
+# interleave DIR REPS RUN REV...: empties DIR/times-REV for every REV,
+# then runs REPS rounds, each calling `RUN REV` for every REV in turn (A,
+# B, A, B, ...: a change in the machine's load falls on all alike). RUN
+# appends its timed command's `/usr/bin/time -f "%e %U %S"` line to
+# DIR/times-REV, for time_minmed.
+interleave() {
+  local dir=$1 reps=$2 run=$3 rev
+  shift 3
+  for rev in "$@"; do : > "$dir/times-$rev"; done
+  for _ in $(seq "$reps"); do
+    for rev in "$@"; do "$run" "$rev"; done
+  done
+}
+
 # need_time exits with status 2 unless /usr/bin/time (GNU time) is there.
 need_time() {
   [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 2; }

@@ -178,15 +178,7 @@ func serveHostile(cmd *cobra.Command, listen, seedsOut string) error {
 		return badInput("%w", err)
 	}
 	if seedsOut != "" {
-		err := createTestwebFile(seedsOut, func(out io.Writer) error {
-			for _, s := range w.Seeds() {
-				if _, err := fmt.Fprintln(out, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := createTestwebFile(seedsOut, w.WriteSeeds); err != nil {
 			return err
 		}
 	}

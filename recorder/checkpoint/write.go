@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawltrace/crawltrace/internal/countio"
 )
 
 // Write saves parts, in order, as the checkpoint m describes into
@@ -54,7 +56,7 @@ func writeSynced(path string, fill func(w io.Writer) error) (int64, uint64, erro
 		return 0, 0, err
 	}
 	h := xxhash.New()
-	cw := &countWriter{w: io.MultiWriter(f, h)}
+	cw := &countio.Writer{W: io.MultiWriter(f, h)}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	err = fill(bw)
 	if err == nil {
@@ -66,19 +68,7 @@ func writeSynced(path string, fill func(w io.Writer) error) (int64, uint64, erro
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return cw.n, h.Sum64(), err
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, h.Sum64(), err
 }
 
 func syncDir(dir string) error {

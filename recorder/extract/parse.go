@@ -76,14 +76,20 @@ func splitSrcset(dst []string, v []byte) []string {
 	}
 }
 
+// skipSpace returns the index of the first byte of v from i on that is
+// not ASCII whitespace (len(v) when there is none).
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && isSpace(v[i]) {
+		i++
+	}
+	return i
+}
+
 // parseRefresh parses a meta refresh content value following the HTML
 // standard's shared declarative refresh steps. ok is false for a malformed
 // value; hasURL is false for a refresh of the page itself ("5").
 func parseRefresh(v []byte) (ref string, ok, hasURL bool) {
-	i := 0
-	for i < len(v) && isSpace(v[i]) {
-		i++
-	}
+	i := skipSpace(v, 0)
 	digits := i
 	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
 		i++
@@ -100,31 +106,20 @@ func parseRefresh(v []byte) (ref string, ok, hasURL bool) {
 	if c := v[i]; c != ';' && c != ',' && !isSpace(c) {
 		return "", false, false
 	}
-	for i < len(v) && isSpace(v[i]) {
-		i++
-	}
+	i = skipSpace(v, i)
 	if i < len(v) && (v[i] == ';' || v[i] == ',') {
 		i++
 	}
-	for i < len(v) && isSpace(v[i]) {
-		i++
-	}
+	i = skipSpace(v, i)
 	if i >= len(v) {
 		return "", true, false
 	}
 	u := v[i:]
 	// "url" "=" prefix, case-insensitive, with optional whitespace.
 	if len(u) >= 3 && asciiEqualFold(u[:3], "url") {
-		j := 3
-		for j < len(u) && isSpace(u[j]) {
-			j++
-		}
+		j := skipSpace(u, 3)
 		if j < len(u) && u[j] == '=' {
-			j++
-			for j < len(u) && isSpace(u[j]) {
-				j++
-			}
-			u = u[j:]
+			u = u[skipSpace(u, j+1):]
 		}
 	}
 	// Quotes.

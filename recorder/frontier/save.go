@@ -148,19 +148,15 @@ func (f *Frontier) save(enc *gob.Encoder) error {
 				return err
 			}
 		}
-		for _, x := range h.first {
-			if err := put(x.url, x.q); err != nil {
-				return err
-			}
+		if err := eachURL(h.first, put); err != nil {
+			return err
 		}
 		if err := f.s.eachQueued(&h.urls, put); err != nil {
 			return err
 		}
 		for _, p := range h.parked { // queued again; their origins' robots.txt is fetched anew when due
-			for _, x := range p.urls {
-				if err := put(x.url, x.q); err != nil {
-					return err
-				}
+			if err := eachURL(p.urls, put); err != nil {
+				return err
 			}
 		}
 		if err := flush(); err != nil {

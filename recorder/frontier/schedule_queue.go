@@ -24,6 +24,17 @@ type urlQueue struct {
 	tail    []qurl
 }
 
+// eachURL calls fn with the URL and quality of every entry of xs, in
+// order, and stops at fn's first error.
+func eachURL(xs []qurl, fn func(u string, q float64) error) error {
+	for _, x := range xs {
+		if err := fn(x.url, x.q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (q *urlQueue) len() int { return len(q.items) - q.head + q.spilled + len(q.tail) }
 
 func (q *urlQueue) push(x qurl) {

@@ -128,10 +128,8 @@ func (s *scheduler) refillBack(q *urlQueue) {
 // eachQueued calls fn with every URL of q in queue order (oldest first),
 // reading the spilled ones a chunk at a time without consuming them.
 func (s *scheduler) eachQueued(q *urlQueue, fn func(u string, q float64) error) error {
-	for _, x := range q.items[q.head:] {
-		if err := fn(x.url, x.q); err != nil {
-			return err
-		}
+	if err := eachURL(q.items[q.head:], fn); err != nil {
+		return err
 	}
 	var items []Item
 	for _, c := range q.chunks {
@@ -145,10 +143,5 @@ func (s *scheduler) eachQueued(q *urlQueue, fn func(u string, q float64) error) 
 			}
 		}
 	}
-	for _, x := range q.tail {
-		if err := fn(x.url, x.q); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachURL(q.tail, fn)
 }

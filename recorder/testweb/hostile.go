@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -107,6 +108,9 @@ func (h *Hostile) Seeds() []string {
 	}
 	return s
 }
+
+// WriteSeeds writes the seed URLs, one per line.
+func (h *Hostile) WriteSeeds(out io.Writer) error { return writeLines(out, h.Seeds()) }
 
 // Log returns a copy of what the server saw of host (a full host name,
 // e.g. "links.hostile.test").
@@ -258,17 +262,11 @@ func (h *Hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "encodings":
 		switch p {
 		case "/br":
-			w.Header().Set("Content-Type", "text/html")
-			w.Header().Set("Content-Encoding", "x-br")
-			w.Write([]byte(`<a href="/from-unknown">`))
+			encodedPage(w, "x-br", `<a href="/from-unknown">`)
 		case "/x":
-			w.Header().Set("Content-Type", "text/html")
-			w.Header().Set("Content-Encoding", "x-squash")
-			w.Write([]byte(`<a href="/from-unknown">`))
+			encodedPage(w, "x-squash", `<a href="/from-unknown">`)
 		case "/corrupt":
-			w.Header().Set("Content-Type", "text/html")
-			w.Header().Set("Content-Encoding", "gzip")
-			w.Write([]byte(`<a href="/from-corrupt">this is not gzip</a>`))
+			encodedPage(w, "gzip", `<a href="/from-corrupt">this is not gzip</a>`)
 		default:
 			hostilePage(w, "/br", "/x", "/corrupt")
 		}
@@ -328,6 +326,13 @@ func hostilePage(w http.ResponseWriter, links ...string) {
 	}
 	b.WriteString("</body></html>")
 	w.Write([]byte(b.String()))
+}
+
+// encodedPage writes body as HTML that claims the Content-Encoding enc.
+func encodedPage(w http.ResponseWriter, enc, body string) {
+	w.Header().Set("Content-Type", "text/html")
+	w.Header().Set("Content-Encoding", enc)
+	w.Write([]byte(body))
 }
 
 // stream writes n bytes of pattern, stopping when the client goes; it

@@ -44,9 +44,12 @@ func (w *Web) WriteQuality(out io.Writer) error {
 }
 
 // WriteSeeds writes the seed URLs, one per line.
-func (w *Web) WriteSeeds(out io.Writer) error {
+func (w *Web) WriteSeeds(out io.Writer) error { return writeLines(out, w.Seeds()) }
+
+// writeLines writes lines to out, each ended by a newline.
+func writeLines(out io.Writer, lines []string) error {
 	bw := bufio.NewWriter(out)
-	for _, s := range w.Seeds() {
+	for _, s := range lines {
 		bw.WriteString(s)
 		bw.WriteByte('\n')
 	}

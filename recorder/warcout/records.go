@@ -3,29 +3,18 @@ package warcout
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v3"
+
+	"github.com/crawltrace/crawltrace/internal/countio"
 )
 
 // PageIDField is the response record's field naming the page log row.
 const PageIDField = "Crawltrace-Page-Id"
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // fileName is the name of file number seq of the series.
 func (w *Writer) fileName(seq int) string {
@@ -48,7 +37,7 @@ func (w *Writer) openFile() error {
 				return fmt.Errorf("warcout: %w", err)
 			}
 			w.f, w.info = f, id
-			w.count = countingWriter{w: f, n: last.Size}
+			w.count = countio.Writer{W: f, N: last.Size}
 			w.bw = bufio.NewWriterSize(&w.count, 256<<10)
 			return nil
 		}
@@ -60,7 +49,7 @@ func (w *Writer) openFile() error {
 	}
 	w.seq++
 	w.f = f
-	w.count = countingWriter{w: f}
+	w.count = countio.Writer{W: f}
 	w.bw = bufio.NewWriterSize(&w.count, 256<<10)
 	w.files = append(w.files, File{Name: name})
 	w.nfiles.Add(1)
@@ -158,7 +147,7 @@ func (w *Writer) put(h *head, store bool, parts ...[]byte) error {
 }
 
 // size is the open file's size once its buffer is written.
-func (w *Writer) size() int64 { return w.count.n + int64(w.bw.Buffered()) }
+func (w *Writer) size() int64 { return w.count.N + int64(w.bw.Buffered()) }
 
 // write writes ex's response and request records, rotating first if the
 // open file is full.
@@ -238,7 +227,7 @@ func (w *Writer) sync() error {
 	if err := w.f.Sync(); err != nil {
 		return fmt.Errorf("warcout: %w", err)
 	}
-	w.files[len(w.files)-1].Size = w.count.n
+	w.files[len(w.files)-1].Size = w.count.N
 	return nil
 }
 

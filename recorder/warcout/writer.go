@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/crawltrace/crawltrace/internal/bytebudget"
+	"github.com/crawltrace/crawltrace/internal/countio"
 )
 
 // Suffix ends the name of every file of the series.
@@ -116,7 +117,7 @@ type Writer struct {
 	gz    *gzip.Writer // level 1
 	// gzStore writes small records' members stored (level 0).
 	gzStore *gzip.Writer
-	count   countingWriter
+	count   countio.Writer
 	info    string // the open file's warcinfo record id
 	head    head   // the record being written
 	dig     digester
