@@ -128,6 +128,23 @@ func num(v float64) *float64 {
 	return &v
 }
 
+// common is the part of cfg every question shares.
+func (cfg AllConfig) common() Common {
+	return Common{Input: cfg.Input, OutDir: cfg.OutDir, Plots: cfg.Plots, Progress: cfg.Progress, Reading: cfg.Reading}
+}
+
+// digests is the digest of each row keep selects (every row when keep is
+// nil), in order; nil for none.
+func digests[R, D any](rows []R, keep func(R) bool, digest func(R) D) []D {
+	var out []D
+	for _, r := range rows {
+		if keep == nil || keep(r) {
+			out = append(out, digest(r))
+		}
+	}
+	return out
+}
+
 // All runs every question with its defaults (partition at N = 1..64 and
 // also at the recorded N, node loss removing node 0 half way when the crawl
 // has at least two nodes) into cfg.OutDir and writes scenario-summary.json.
@@ -141,9 +158,9 @@ func All(cfg AllConfig) (*Summary, error) {
 	}
 	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner, Defaults: map[string]any{}}
 
+	common := cfg.common()
 	pc := DefaultPartitionConfig()
-	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	pc.Progress, pc.Reading = cfg.Progress, cfg.Reading
+	pc.Common, pc.Order = common, cfg.Order
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
@@ -153,51 +170,44 @@ func All(cfg AllConfig) (*Summary, error) {
 	}
 	s.Files = append(s.Files, pr.Files...)
 	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
-	for _, r := range pr.Rows {
-		s.URLs, s.Hosts = r.URLs, r.Hosts
-		s.Partition = append(s.Partition, PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
-			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)})
+	if n := len(pr.Rows); n > 0 {
+		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
 	}
+	s.Partition = digests(pr.Rows, nil, func(r PartitionRow) PartitionDigest {
+		return PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
+			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)}
+	})
 	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
 	if pr.Fallback > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
 	}
 
 	sc := DefaultSplitterCacheConfig()
-	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	sc.Progress, sc.Reading = cfg.Progress, cfg.Reading
+	sc.Common = common
 	scr, err := SplitterCache(sc)
 	if err != nil {
 		return nil, err
 	}
 	s.Files = append(s.Files, scr.Files...)
-	for _, r := range scr.Rows {
-		if r.Node == -1 {
-			s.SplitterCache = append(s.SplitterCache, CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent,
-				SentFraction: num(r.SentFraction), Batches: r.Batches})
-		}
-	}
+	s.SplitterCache = digests(scr.Rows, func(r SplitterCacheRow) bool { return r.Node == -1 }, func(r SplitterCacheRow) CacheDigest {
+		return CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent, SentFraction: num(r.SentFraction), Batches: r.Batches}
+	})
 	s.Defaults["splitter_cache"] = map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch}
 
 	tc := DefaultThreadsConfig()
-	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	tc.Progress, tc.Reading = cfg.Progress, cfg.Reading
+	tc.Common = common
 	tr, err := Threads(tc)
 	if err != nil {
 		return nil, err
 	}
 	s.Files = append(s.Files, tr.Files...)
-	for _, r := range tr.Rows {
-		if r.Node == -1 {
-			s.Threads = append(s.Threads, ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate),
-				ThreadMissRate: num(r.ThreadMissRate)})
-		}
-	}
+	s.Threads = digests(tr.Rows, func(r ThreadsRow) bool { return r.Node == -1 }, func(r ThreadsRow) ThreadsDigest {
+		return ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate), ThreadMissRate: num(r.ThreadMissRate)}
+	})
 	s.Defaults["threads"] = map[string]any{"sizes": tc.Sizes, "workers": "from the trace"}
 
 	nc := DefaultNodeLossConfig()
-	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	nc.Progress, nc.Reading = cfg.Progress, cfg.Reading
+	nc.Common, nc.Order = common, cfg.Order
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
@@ -206,29 +216,26 @@ func All(cfg AllConfig) (*Summary, error) {
 		return nil, err
 	}
 	s.Files = append(s.Files, nr.Files...)
-	for _, r := range nr.Rows {
-		s.Distinct = r.Distinct
-		s.NodeLoss = append(s.NodeLoss, NodeLossDigest{Partitioner: r.Partitioner, Event: r.Event, Node: r.Node,
-			HostsMovedFraction: num(r.HostsMovedFraction), HostsMovedOther: r.HostsMovedOther, Refetched: r.Refetched,
-			BalanceHosts: num(r.BalanceHosts)})
+	if n := len(nr.Rows); n > 0 {
+		s.Distinct = nr.Rows[n-1].Distinct
 	}
+	s.NodeLoss = digests(nr.Rows, nil, func(r NodeLossRow) NodeLossDigest {
+		return NodeLossDigest{Partitioner: r.Partitioner, Event: r.Event, Node: r.Node, HostsMovedFraction: num(r.HostsMovedFraction),
+			HostsMovedOther: r.HostsMovedOther, Refetched: r.Refetched, BalanceHosts: num(r.BalanceHosts)}
+	})
 	s.Defaults["node_loss"] = map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners}
 
 	lc := DefaultLocalityConfig()
-	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	lc.Progress, lc.Reading = cfg.Progress, cfg.Reading
+	lc.Common = common
 	lr, err := Locality(lc)
 	if err != nil {
 		return nil, err
 	}
 	s.Files = append(s.Files, lr.Files...)
-	for _, r := range lr.Rows {
-		if r.Node == -1 {
-			s.Locality = append(s.Locality, LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
-				SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost],
-				Unknown: r.ByClass[ClassUnknown]})
-		}
-	}
+	s.Locality = digests(lr.Rows, func(r LocalityRow) bool { return r.Node == -1 }, func(r LocalityRow) LocalityDigest {
+		return LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
+			SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost], Unknown: r.ByClass[ClassUnknown]}
+	})
 	s.Defaults["locality"] = map[string]any{"sizes": lc.Sizes}
 
 	path := filepath.Join(cfg.OutDir, SummaryName)

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"sort"
@@ -15,29 +14,19 @@ import (
 )
 
 // LocalityConfig configures the host-locality question ([Locality], the
-// paper's open question 3).
+// paper's open question 3). It writes locality.csv/.arrow and
+// locality-reuse.csv/.arrow, and plots locality.png/.svg and
+// locality-reuse.png/.svg.
 type LocalityConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
-	// the plots; "" writes nothing.
-	OutDir string
+	Common
 	// Sizes are the LRU cache sizes at which hits are split.
 	Sizes []int
-	// Plots draws locality.png/.svg and locality-reuse.png/.svg.
-	Plots bool
 }
 
 // DefaultLocalityConfig returns sizes 2^0 .. 2^20.
 func DefaultLocalityConfig() LocalityConfig {
 	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
-	return LocalityConfig{Sizes: sizes, Plots: true}
+	return LocalityConfig{Sizes: sizes, Common: Common{Plots: true}}
 }
 
 // Locality classes of a re-reference: how the page that produced the
@@ -102,7 +91,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	var totalBuckets [64][numClasses]int64
 	maxSize := int64(sizes[len(sizes)-1])
 	type prev struct{ source, host uint64 }
-	rows := newRowCounter(cfg.Progress, "scenario locality", cfg.Input)
+	rows := cfg.pass("locality")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		stack, err := replay.NewLRUStack([]int{1}, 0)
@@ -113,8 +102,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		bins := make([][numClasses]int64, len(sizes))
 		var buckets [64][numClasses]int64
 		var requests int64
-		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err = rows.eachNode(node, func(rec *Rec) error {
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			cur := prev{source: rec.Source}
@@ -170,7 +158,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		res.Rows = append(res.Rows, t.finish())
 	}
 	res.Buckets = append(res.Buckets, bucketRows(-1, &totalBuckets)...)
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // finish fills the totals and fractions from ByClass.

@@ -3,7 +3,6 @@ package scenario
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -21,19 +20,11 @@ const (
 )
 
 // NodeLossConfig configures the node loss and addition what-if
-// ([NodeLoss], UbiCrawler's contravariance).
+// ([NodeLoss], UbiCrawler's contravariance). It writes node-loss.csv/.arrow
+// and node-loss-nodes.csv/.arrow (and node-loss-live.csv/.arrow for a crawl
+// that logged reassignments), and plots node-loss.png/.svg.
 type NodeLossConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
-	// the plot; "" writes nothing.
-	OutDir string
+	Common
 	// Nodes is the crawl size N before the event; 0 means the recorded N.
 	Nodes int
 	// Event is EventRemove or EventAdd.
@@ -54,15 +45,13 @@ type NodeLossConfig struct {
 	Replicas int
 	// Order is the stream order (OrderTime or OrderNode).
 	Order string
-	// Plots draws node-loss.png/.svg.
-	Plots bool
 }
 
 // DefaultNodeLossConfig removes node 0 half way through the stream and
 // compares consistent hashing with host hash mod N.
 func DefaultNodeLossConfig() NodeLossConfig {
 	return NodeLossConfig{Event: EventRemove, At: 0.5, AtRow: -1, Partitioners: []string{"consistent", "host"},
-		Order: OrderTime, Plots: true}
+		Order: OrderTime, Common: Common{Plots: true}}
 }
 
 // NodeLossRow is the outcome for one partitioner.
@@ -213,10 +202,9 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	countedBit := func(i int) uint32 { return 1 << (2 + 2*i) }
 	flags := map[uint64]uint32{}
 	hosts := map[uint64]struct{}{}
-	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
+	rows := cfg.pass("node-loss")
 	defer rows.finish()
-	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
-		rows.row()
+	err = rows.each(cfg.Order, func(rec *Rec) error {
 		h := hostKey(rec.URL)
 		_, oldHost := hosts[h]
 		if !oldHost {
@@ -270,7 +258,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	}
 	for _, r := range runs {
 		row := &r.row
-		row.URLs, row.Distinct, row.Hosts = rows.n, int64(len(flags)), int64(len(hosts))
+		row.URLs, row.Distinct, row.Hosts = rows.n(), int64(len(flags)), int64(len(hosts))
 		row.HostsMovedFraction = ratio(float64(row.HostsMoved), float64(row.Hosts))
 		row.RefetchedFraction = ratio(float64(row.Refetched), float64(row.Distinct))
 		ul := make([]int64, len(r.ids))
@@ -283,7 +271,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		_, _, row.BalanceHosts = balance(hl)
 		res.Rows = append(res.Rows, *row)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the summary (node-loss) and per-node (node-loss-nodes)

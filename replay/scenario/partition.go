@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -17,19 +16,11 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
-// PartitionConfig configures the partitioning what-if ([Partition]).
+// PartitionConfig configures the partitioning what-if ([Partition]). It
+// writes partition.csv/.arrow and partition-nodes.csv/.arrow, and plots
+// partition-cross.png/.svg and partition-balance.png/.svg.
 type PartitionConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
-	// the plots; "" writes nothing.
-	OutDir string
+	Common
 	// Nodes are the crawl sizes N to try.
 	Nodes []int
 	// Partitioners are partition.New names.
@@ -50,8 +41,6 @@ type PartitionConfig struct {
 	// `crawltrace replay` takes. Each (partitioner, N) costs one more pass
 	// over the stream, so that at most 2N trace writers are open at once.
 	WriteTraces string
-	// Plots draws partition-cross.png/.svg and partition-balance.png/.svg.
-	Plots bool
 }
 
 // DefaultPartitionConfig returns N = 1, 2, 4, ..., 64 for every partitioner.
@@ -61,7 +50,7 @@ func DefaultPartitionConfig() PartitionConfig {
 		Partitioners: partition.Names(),
 		FramingBytes: 20,
 		Order:        OrderTime,
-		Plots:        true,
+		Common:       Common{Plots: true},
 	}
 }
 
@@ -230,10 +219,9 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	res := &PartitionResult{}
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
 	hostIdx := map[uint64]int{}
-	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
+	rows := cfg.pass("partition")
 	defer rows.finish()
-	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
-		rows.row()
+	err = rows.each(cfg.Order, func(rec *Rec) error {
 		h := hostKey(rec.URL)
 		hi, ok := hostIdx[h]
 		if !ok {
@@ -293,7 +281,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 		row := &r.row
-		row.URLs, row.Hosts = rows.n, int64(len(hostIdx))
+		row.URLs, row.Hosts = rows.n(), int64(len(hostIdx))
 		row.MaxURLs, row.MeanURLs, row.BalanceURLs = balance(r.owned)
 		row.MaxHosts, row.MeanHosts, row.BalanceHosts = balance(hosts)
 		for node := range r.n {
@@ -302,7 +290,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			res.Nodes = append(res.Nodes, PartitionNodeRow{Partitioner: row.Partitioner, Nodes: r.n, Node: node,
 				URLs: r.owned[node], Hosts: hosts[node], Extracted: r.extracted[node], CrossOut: r.crossOut[node], CrossBytes: r.crossB[node]})
 		}
-		row.CrossFraction = ratio(float64(row.Cross), float64(rows.n))
+		row.CrossFraction = ratio(float64(row.Cross), float64(rows.n()))
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.WriteTraces != "" {
@@ -314,7 +302,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // PartitionTraceDir is the directory, under PartitionConfig.WriteTraces, of

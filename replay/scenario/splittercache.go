@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 
 	"gonum.org/v1/plot/plotter"
@@ -14,19 +13,10 @@ import (
 )
 
 // SplitterCacheConfig configures the splitter-cache what-if
-// ([SplitterCache]).
+// ([SplitterCache]). It writes splitter-cache.csv/.arrow and plots
+// splitter-cache.png/.svg.
 type SplitterCacheConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
-	// nothing.
-	OutDir string
+	Common
 	// Policies are online policy names (policy.Names; not min or static).
 	Policies []string
 	// Sizes are the cache sizes in entries.
@@ -42,8 +32,6 @@ type SplitterCacheConfig struct {
 	BatchBytes int
 	// Seed seeds the random policies.
 	Seed uint64
-	// Plots draws splitter-cache.png/.svg.
-	Plots bool
 }
 
 // DefaultSplitterCacheConfig returns CLOCK (the recorder's splitter cache),
@@ -51,7 +39,7 @@ type SplitterCacheConfig struct {
 func DefaultSplitterCacheConfig() SplitterCacheConfig {
 	sizes := replay.PaperSizes()[:17] // 2^0 .. 2^16
 	return SplitterCacheConfig{Policies: []string{"clock", "lru", "random"}, Sizes: sizes, Batch: 1024,
-		FramingBytes: 20, Seed: 1, Plots: true}
+		FramingBytes: 20, Seed: 1, Common: Common{Plots: true}}
 }
 
 // SplitterCacheRow is one (node, policy, size). Node -1 is the sum over the
@@ -133,7 +121,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 	res := &SplitterCacheResult{}
 	total := map[[2]any]*SplitterCacheRow{}
 	var order [][2]any
-	rows := newRowCounter(cfg.Progress, "scenario splitter-cache", cfg.Input)
+	rows := cfg.pass("splitter-cache")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		runs := []*cacheRun{{name: "none", pending: make([]int, dests)}}
@@ -146,8 +134,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 				runs = append(runs, &cacheRun{pol: pol, name: pol.Name(), size: size, pending: make([]int, dests)})
 			}
 		}
-		err := cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err := rows.eachNode(node, func(rec *Rec) error {
 			dest := int(rec.Dest)
 			if dest == rec.Node {
 				return nil
@@ -202,7 +189,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 		t.SentFraction = ratio(float64(t.Sent), float64(t.Cross))
 		res.Rows = append(res.Rows, *t)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the splitter-cache table.

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"sort"
 
@@ -14,31 +13,21 @@ import (
 )
 
 // ThreadsConfig configures the per-thread against global cache question
-// ([Threads], the paper's open question 2).
+// ([Threads], the paper's open question 2). It writes threads.csv/.arrow and
+// plots threads.png/.svg.
 type ThreadsConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
-	OutDir string
+	Common
 	// Sizes are the total cache sizes k per node.
 	Sizes []int
 	// Workers is the number of threads W sharing k; 0 means the number of
 	// distinct workers in each node's log.
 	Workers int
-	// Plots draws threads.png/.svg.
-	Plots bool
 }
 
 // DefaultThreadsConfig returns k = 2^0 .. 2^20 with W from the trace.
 func DefaultThreadsConfig() ThreadsConfig {
 	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
-	return ThreadsConfig{Sizes: sizes, Plots: true}
+	return ThreadsConfig{Sizes: sizes, Common: Common{Plots: true}}
 }
 
 // ThreadsRow is one (node, k). Node -1 sums the nodes.
@@ -90,7 +79,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		totals[i] = ThreadsRow{Node: -1, Size: sizes[i]}
 	}
 	threadHist := make([]int64, maxSize+1) // per-worker stack distance -> count
-	rows := newRowCounter(cfg.Progress, "scenario threads", cfg.Input)
+	rows := cfg.pass("threads")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		clear(threadHist)
@@ -101,8 +90,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		globalBins := make([]int64, len(sizes)) // distances in (sizes[i-1], sizes[i]]
 		workers := map[uint16]*replay.LRUStack{}
 		var requests int64
-		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err = rows.eachNode(node, func(rec *Rec) error {
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			if d := global.Access(fp); d > 0 {
@@ -166,7 +154,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		t.ThreadMissRate = ratio(float64(t.ThreadMisses), float64(t.Requests))
 		res.Rows = append(res.Rows, t)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the threads table.
