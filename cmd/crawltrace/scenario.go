@@ -117,10 +117,98 @@ func scenarioPct(v float64) string {
 	return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
 }
 
+// scenarioQuestion is one question's command: its flags, its run on the
+// config whose Common the command fills, and its printed table: the
+// columns cols of the rows keep selects (every row when keep is nil), then
+// the lines of after, then the files written.
+type scenarioQuestion[R any] struct {
+	use, short string
+	common     *scenario.Common
+	// sizes, when not nil, receives the --sizes flag (sizesHelp) when given.
+	sizes     *[]int
+	sizesHelp string
+	flags     func(*pflag.FlagSet)
+	run       func(cmd *cobra.Command) (rows []R, files []string, err error)
+	keep      func(R) bool
+	cols      []scenarioCol[R]
+	after     func(w io.Writer)
+}
+
+// scenarioCol is one column of a question's printed table: its header,
+// its width (negative: left-aligned) and its cell.
+type scenarioCol[R any] struct {
+	head  string
+	width int
+	cell  func(R) string
+}
+
+func (q scenarioQuestion[R]) command() *cobra.Command {
+	var sizes string
+	return scenarioCmd(q.use, q.short,
+		func(f *pflag.FlagSet) {
+			if q.sizes != nil {
+				f.StringVar(&sizes, "sizes", "", q.sizesHelp)
+			}
+			if q.flags != nil {
+				q.flags(f)
+			}
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
+			if q.sizes != nil {
+				if err := scenarioSizes(sizes, q.sizes); err != nil {
+					return nil, err
+				}
+			}
+			*q.common = scenarioCommon(cmd, in, out, plots)
+			rows, files, err := q.run(cmd)
+			if err != nil {
+				return nil, err
+			}
+			w := cmd.OutOrStdout()
+			printScenarioRows(w, rows, q.keep, q.cols)
+			if q.after != nil {
+				q.after(w)
+			}
+			scenarioPrintFiles(w, files)
+			return files, nil
+		})
+}
+
+// scenarioCommon is what every question's config shares, from the command
+// line.
+func scenarioCommon(cmd *cobra.Command, in, out string, plots bool) scenario.Common {
+	return scenario.Common{Input: in, OutDir: out, Plots: plots, Progress: progressOut(cmd), Reading: scenarioReading(cmd)}
+}
+
+// printScenarioRows prints cols's header and the cells of the rows keep
+// selects (every row when keep is nil), one space between columns.
+func printScenarioRows[R any](w io.Writer, rows []R, keep func(R) bool, cols []scenarioCol[R]) {
+	cells := make([]string, len(cols))
+	line := func(cell func(scenarioCol[R]) string) {
+		for i, c := range cols {
+			cells[i] = fmt.Sprintf("%*s", c.width, cell(c))
+		}
+		fmt.Fprintln(w, strings.Join(cells, " "))
+	}
+	line(func(c scenarioCol[R]) string { return c.head })
+	for _, r := range rows {
+		if keep == nil || keep(r) {
+			line(func(c scenarioCol[R]) string { return c.cell(r) })
+		}
+	}
+}
+
+// scenarioInt and scenarioFixed3 are cells: an integer, and a float with
+// three decimals.
+func scenarioInt[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
+func scenarioFixed3(v float64) string       { return strconv.FormatFloat(v, 'f', 3, 64) }
+
 func newScenarioPartitionCmd() *cobra.Command {
 	cfg := scenario.DefaultPartitionConfig()
-	return scenarioCmd("partition", "Load, balance and cross traffic of other partitioners and crawl sizes",
-		func(f *pflag.FlagSet) {
+	var res *scenario.PartitionResult
+	return scenarioQuestion[scenario.PartitionRow]{
+		use: "partition", short: "Load, balance and cross traffic of other partitioners and crawl sizes", common: &cfg.Common,
+		flags: func(f *pflag.FlagSet) {
 			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler node counts N to try")
 			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners: host, url, domain, consistent")
 			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
@@ -129,18 +217,17 @@ func newScenarioPartitionCmd() *cobra.Command {
 			alias(f, "order", "stream-order")
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
+		run: func(cmd *cobra.Command) ([]scenario.PartitionRow, []string, error) {
 			var traces *outdir.Dir
 			if cfg.WriteTraces != "" {
 				force, _ := cmd.Flags().GetBool("force")
 				var err error
 				if traces, err = prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
-			res, err := scenario.Partition(cfg)
+			var err error
+			res, err = scenario.Partition(cfg)
 			if traces != nil {
 				var files []string
 				if res != nil {
@@ -149,88 +236,85 @@ func newScenarioPartitionCmd() *cobra.Command {
 				err = finishOut(traces, err, files...)
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-11s %5s %9s %9s %9s\n", "partitioner", "N", "cross", "balance", "hosts bal")
-			for _, r := range res.Rows {
-				fmt.Fprintf(w, "%-11s %5d %9s %9.3f %9.3f\n", r.Partitioner, r.Nodes, scenarioPct(r.CrossFraction), r.BalanceURLs, r.BalanceHosts)
-			}
+			return res.Rows, res.Files, nil
+		},
+		cols: []scenarioCol[scenario.PartitionRow]{
+			{"partitioner", -11, func(r scenario.PartitionRow) string { return r.Partitioner }},
+			{"N", 5, func(r scenario.PartitionRow) string { return scenarioInt(r.Nodes) }},
+			{"cross", 9, func(r scenario.PartitionRow) string { return scenarioPct(r.CrossFraction) }},
+			{"balance", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceURLs) }},
+			{"hosts bal", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceHosts) }},
+		},
+		after: func(w io.Writer) {
 			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		},
+	}.command()
 }
 
 func newScenarioSplitterCacheCmd() *cobra.Command {
 	cfg := scenario.DefaultSplitterCacheConfig()
-	var sizes string
-	return scenarioCmd("splitter-cache", "What a cache in front of the host splitter's peer sends saves",
-		func(f *pflag.FlagSet) {
+	return scenarioQuestion[scenario.SplitterCacheRow]{
+		use: "splitter-cache", short: "What a cache in front of the host splitter's peer sends saves", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)",
+		flags: func(f *pflag.FlagSet) {
 			f.StringSliceVar(&cfg.Policies, "policies", cfg.Policies, "cache policies (online ones)")
-			f.StringVar(&sizes, "sizes", "", "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)")
 			f.IntVar(&cfg.Batch, "batch", cfg.Batch, "URLs per batch sent to a peer")
 			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per sent URL")
 			f.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "bytes added per batch sent")
 			f.Uint64Var(&cfg.Seed, "policy-seed", cfg.Seed, "seed of the random policies")
 			alias(f, "seed", "policy-seed")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
+		run: func(*cobra.Command) ([]scenario.SplitterCacheRow, []string, error) {
 			res, err := scenario.SplitterCache(cfg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-8s %9s %12s %12s %10s\n", "policy", "size", "cross", "sent", "batches")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%-8s %9d %12d %12s %10d\n", r.Policy, r.Size, r.Cross, scenarioPct(r.SentFraction), r.Batches)
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+			return res.Rows, res.Files, nil
+		},
+		keep: func(r scenario.SplitterCacheRow) bool { return r.Node == -1 },
+		cols: []scenarioCol[scenario.SplitterCacheRow]{
+			{"policy", -8, func(r scenario.SplitterCacheRow) string { return r.Policy }},
+			{"size", 9, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Size) }},
+			{"cross", 12, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Cross) }},
+			{"sent", 12, func(r scenario.SplitterCacheRow) string { return scenarioPct(r.SentFraction) }},
+			{"batches", 10, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Batches) }},
+		},
+	}.command()
 }
 
 func newScenarioThreadsCmd() *cobra.Command {
 	cfg := scenario.DefaultThreadsConfig()
-	var sizes string
-	return scenarioCmd("threads", "Per-thread LRU caches of k/W entries against one shared cache of k",
-		func(f *pflag.FlagSet) {
-			f.StringVar(&sizes, "sizes", "", "total cache sizes k per node (default 2^0..2^20)")
+	return scenarioQuestion[scenario.ThreadsRow]{
+		use: "threads", short: "Per-thread LRU caches of k/W entries against one shared cache of k", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "total cache sizes k per node (default 2^0..2^20)",
+		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers W of a node, sharing k (0: the distinct workers in each node's log)")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
+		run: func(*cobra.Command) ([]scenario.ThreadsRow, []string, error) {
 			res, err := scenario.Threads(cfg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%9s %8s %12s %12s\n", "k", "W", "global miss", "thread miss")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%9d %8d %12s %12s\n", r.Size, r.Workers, scenarioPct(r.GlobalMissRate), scenarioPct(r.ThreadMissRate))
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+			return res.Rows, res.Files, nil
+		},
+		keep: func(r scenario.ThreadsRow) bool { return r.Node == -1 },
+		cols: []scenarioCol[scenario.ThreadsRow]{
+			{"k", 9, func(r scenario.ThreadsRow) string { return scenarioInt(r.Size) }},
+			{"W", 8, func(r scenario.ThreadsRow) string { return scenarioInt(r.Workers) }},
+			{"global miss", 12, func(r scenario.ThreadsRow) string { return scenarioPct(r.GlobalMissRate) }},
+			{"thread miss", 12, func(r scenario.ThreadsRow) string { return scenarioPct(r.ThreadMissRate) }},
+		},
+	}.command()
 }
 
 func newScenarioNodeLossCmd() *cobra.Command {
 	cfg := scenario.DefaultNodeLossConfig()
-	return scenarioCmd("node-loss", "Hosts moved and URLs fetched twice when a node dies or joins",
-		func(f *pflag.FlagSet) {
+	var res *scenario.NodeLossResult
+	return scenarioQuestion[scenario.NodeLossRow]{
+		use: "node-loss", short: "Hosts moved and URLs fetched twice when a node dies or joins", common: &cfg.Common,
+		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes N before the event (0: the recorded N)")
 			f.StringVar(&cfg.Event, "event", cfg.Event, "remove or add")
 			f.IntVar(&cfg.Node, "node", cfg.Node, "node id to remove (adding adds id N)")
@@ -241,18 +325,21 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
 			alias(f, "order", "stream-order")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			res, err := scenario.NodeLoss(cfg)
-			if err != nil {
-				return nil, err
+		run: func(*cobra.Command) ([]scenario.NodeLossRow, []string, error) {
+			var err error
+			if res, err = scenario.NodeLoss(cfg); err != nil {
+				return nil, nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-11s %12s %12s %12s %10s\n", "partitioner", "hosts moved", "not of node", "refetched", "balance")
-			for _, r := range res.Rows {
-				fmt.Fprintf(w, "%-11s %12s %12d %12d %10.3f\n", r.Partitioner, scenarioPct(r.HostsMovedFraction), r.HostsMovedOther, r.Refetched, r.BalanceHosts)
-			}
+			return res.Rows, res.Files, nil
+		},
+		cols: []scenarioCol[scenario.NodeLossRow]{
+			{"partitioner", -11, func(r scenario.NodeLossRow) string { return r.Partitioner }},
+			{"hosts moved", 12, func(r scenario.NodeLossRow) string { return scenarioPct(r.HostsMovedFraction) }},
+			{"not of node", 12, func(r scenario.NodeLossRow) string { return scenarioInt(r.HostsMovedOther) }},
+			{"refetched", 12, func(r scenario.NodeLossRow) string { return scenarioInt(r.Refetched) }},
+			{"balance", 10, func(r scenario.NodeLossRow) string { return scenarioFixed3(r.BalanceHosts) }},
+		},
+		after: func(w io.Writer) {
 			if len(res.Live) > 0 {
 				fmt.Fprintln(w, "live reassignments logged by the crawl (events.jsonl):")
 				for _, r := range res.Live {
@@ -260,38 +347,29 @@ func newScenarioNodeLossCmd() *cobra.Command {
 						r.Node, r.Time.UTC().Format("15:04:05.000"), r.Left, r.Joined, r.HostsMoved, r.HostsMovedOther, r.HostsIn)
 				}
 			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		},
+	}.command()
 }
 
 func newScenarioLocalityCmd() *cobra.Command {
 	cfg := scenario.DefaultLocalityConfig()
-	var sizes string
-	return scenarioCmd("locality", "Whether LRU hits re-reference URLs last seen on a page of the same host",
-		func(f *pflag.FlagSet) {
-			f.StringVar(&sizes, "sizes", "", "LRU cache sizes (default 2^0..2^20)")
-		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
+	return scenarioQuestion[scenario.LocalityRow]{
+		use: "locality", short: "Whether LRU hits re-reference URLs last seen on a page of the same host", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "LRU cache sizes (default 2^0..2^20)",
+		run: func(*cobra.Command) ([]scenario.LocalityRow, []string, error) {
 			res, err := scenario.Locality(cfg)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%9s %9s %10s\n", "size", "hit rate", "same host")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%9d %9s %10s\n", r.Size, scenarioPct(r.HitRate), scenarioPct(r.SameHostFraction))
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+			return res.Rows, res.Files, nil
+		},
+		keep: func(r scenario.LocalityRow) bool { return r.Node == -1 },
+		cols: []scenarioCol[scenario.LocalityRow]{
+			{"size", 9, func(r scenario.LocalityRow) string { return scenarioInt(r.Size) }},
+			{"hit rate", 9, func(r scenario.LocalityRow) string { return scenarioPct(r.HitRate) }},
+			{"same host", 10, func(r scenario.LocalityRow) string { return scenarioPct(r.SameHostFraction) }},
+		},
+	}.command()
 }
 
 func newScenarioAllCmd() *cobra.Command {
@@ -302,8 +380,9 @@ func newScenarioAllCmd() *cobra.Command {
 			alias(f, "order", "stream-order")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd),
-				Reading: scenarioReading(cmd)})
+			c := scenarioCommon(cmd, in, out, plots)
+			s, err := scenario.All(scenario.AllConfig{Input: c.Input, OutDir: c.OutDir, Order: order, Plots: c.Plots, Progress: c.Progress,
+				Reading: c.Reading})
 			if err != nil {
 				return nil, err
 			}
