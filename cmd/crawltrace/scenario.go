@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/scenario"
@@ -119,19 +118,20 @@ func scenarioPct(v float64) string {
 
 // scenarioQuestion is one question's command: its flags, its run on the
 // config whose Common the command fills, and its printed table: the
-// columns cols of the rows keep selects (every row when keep is nil), then
-// the lines of after, then the files written.
-type scenarioQuestion[R any] struct {
+// columns cols of the result's rows that keep selects (every row when keep
+// is nil), then the lines of after, then the files written.
+type scenarioQuestion[Res interface{ Written() []string }, R any] struct {
 	use, short string
 	common     *scenario.Common
 	// sizes, when not nil, receives the --sizes flag (sizesHelp) when given.
 	sizes     *[]int
 	sizesHelp string
 	flags     func(*pflag.FlagSet)
-	run       func(cmd *cobra.Command) (rows []R, files []string, err error)
+	run       func(cmd *cobra.Command) (Res, error)
+	rows      func(Res) []R
 	keep      func(R) bool
 	cols      []scenarioCol[R]
-	after     func(w io.Writer)
+	after     func(w io.Writer, res Res)
 }
 
 // scenarioCol is one column of a question's printed table: its header,
@@ -142,7 +142,7 @@ type scenarioCol[R any] struct {
 	cell  func(R) string
 }
 
-func (q scenarioQuestion[R]) command() *cobra.Command {
+func (q scenarioQuestion[Res, R]) command() *cobra.Command {
 	var sizes string
 	return scenarioCmd(q.use, q.short,
 		func(f *pflag.FlagSet) {
@@ -160,17 +160,17 @@ func (q scenarioQuestion[R]) command() *cobra.Command {
 				}
 			}
 			*q.common = scenarioCommon(cmd, in, out, plots)
-			rows, files, err := q.run(cmd)
+			res, err := q.run(cmd)
 			if err != nil {
 				return nil, err
 			}
 			w := cmd.OutOrStdout()
-			printScenarioRows(w, rows, q.keep, q.cols)
+			printScenarioRows(w, q.rows(res), q.keep, q.cols)
 			if q.after != nil {
-				q.after(w)
+				q.after(w, res)
 			}
-			scenarioPrintFiles(w, files)
-			return files, nil
+			scenarioPrintFiles(w, res.Written())
+			return res.Written(), nil
 		})
 }
 
@@ -205,8 +205,7 @@ func scenarioFixed3(v float64) string       { return strconv.FormatFloat(v, 'f',
 
 func newScenarioPartitionCmd() *cobra.Command {
 	cfg := scenario.DefaultPartitionConfig()
-	var res *scenario.PartitionResult
-	return scenarioQuestion[scenario.PartitionRow]{
+	return scenarioQuestion[*scenario.PartitionResult, scenario.PartitionRow]{
 		use: "partition", short: "Load, balance and cross traffic of other partitioners and crawl sizes", common: &cfg.Common,
 		flags: func(f *pflag.FlagSet) {
 			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler node counts N to try")
@@ -217,29 +216,23 @@ func newScenarioPartitionCmd() *cobra.Command {
 			alias(f, "order", "stream-order")
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
-		run: func(cmd *cobra.Command) ([]scenario.PartitionRow, []string, error) {
-			var traces *outdir.Dir
-			if cfg.WriteTraces != "" {
-				force, _ := cmd.Flags().GetBool("force")
-				var err error
-				if traces, err = prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force); err != nil {
-					return nil, nil, err
-				}
+		run: func(cmd *cobra.Command) (*scenario.PartitionResult, error) {
+			if cfg.WriteTraces == "" {
+				return scenario.Partition(cfg)
 			}
-			var err error
-			res, err = scenario.Partition(cfg)
-			if traces != nil {
-				var files []string
-				if res != nil {
-					files = res.Files
-				}
-				err = finishOut(traces, err, files...)
-			}
+			force, _ := cmd.Flags().GetBool("force")
+			traces, err := prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return res.Rows, res.Files, nil
+			res, err := scenario.Partition(cfg)
+			var files []string
+			if res != nil {
+				files = res.Files
+			}
+			return res, finishOut(traces, err, files...)
 		},
+		rows: func(res *scenario.PartitionResult) []scenario.PartitionRow { return res.Rows },
 		cols: []scenarioCol[scenario.PartitionRow]{
 			{"partitioner", -11, func(r scenario.PartitionRow) string { return r.Partitioner }},
 			{"N", 5, func(r scenario.PartitionRow) string { return scenarioInt(r.Nodes) }},
@@ -247,7 +240,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 			{"balance", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceURLs) }},
 			{"hosts bal", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceHosts) }},
 		},
-		after: func(w io.Writer) {
+		after: func(w io.Writer, res *scenario.PartitionResult) {
 			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
 		},
 	}.command()
@@ -255,7 +248,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 
 func newScenarioSplitterCacheCmd() *cobra.Command {
 	cfg := scenario.DefaultSplitterCacheConfig()
-	return scenarioQuestion[scenario.SplitterCacheRow]{
+	return scenarioQuestion[*scenario.SplitterCacheResult, scenario.SplitterCacheRow]{
 		use: "splitter-cache", short: "What a cache in front of the host splitter's peer sends saves", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)",
 		flags: func(f *pflag.FlagSet) {
@@ -266,13 +259,8 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 			f.Uint64Var(&cfg.Seed, "policy-seed", cfg.Seed, "seed of the random policies")
 			alias(f, "seed", "policy-seed")
 		},
-		run: func(*cobra.Command) ([]scenario.SplitterCacheRow, []string, error) {
-			res, err := scenario.SplitterCache(cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			return res.Rows, res.Files, nil
-		},
+		run:  func(*cobra.Command) (*scenario.SplitterCacheResult, error) { return scenario.SplitterCache(cfg) },
+		rows: func(res *scenario.SplitterCacheResult) []scenario.SplitterCacheRow { return res.Rows },
 		keep: func(r scenario.SplitterCacheRow) bool { return r.Node == -1 },
 		cols: []scenarioCol[scenario.SplitterCacheRow]{
 			{"policy", -8, func(r scenario.SplitterCacheRow) string { return r.Policy }},
@@ -286,19 +274,14 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 
 func newScenarioThreadsCmd() *cobra.Command {
 	cfg := scenario.DefaultThreadsConfig()
-	return scenarioQuestion[scenario.ThreadsRow]{
+	return scenarioQuestion[*scenario.ThreadsResult, scenario.ThreadsRow]{
 		use: "threads", short: "Per-thread LRU caches of k/W entries against one shared cache of k", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "total cache sizes k per node (default 2^0..2^20)",
 		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers W of a node, sharing k (0: the distinct workers in each node's log)")
 		},
-		run: func(*cobra.Command) ([]scenario.ThreadsRow, []string, error) {
-			res, err := scenario.Threads(cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			return res.Rows, res.Files, nil
-		},
+		run:  func(*cobra.Command) (*scenario.ThreadsResult, error) { return scenario.Threads(cfg) },
+		rows: func(res *scenario.ThreadsResult) []scenario.ThreadsRow { return res.Rows },
 		keep: func(r scenario.ThreadsRow) bool { return r.Node == -1 },
 		cols: []scenarioCol[scenario.ThreadsRow]{
 			{"k", 9, func(r scenario.ThreadsRow) string { return scenarioInt(r.Size) }},
@@ -311,8 +294,7 @@ func newScenarioThreadsCmd() *cobra.Command {
 
 func newScenarioNodeLossCmd() *cobra.Command {
 	cfg := scenario.DefaultNodeLossConfig()
-	var res *scenario.NodeLossResult
-	return scenarioQuestion[scenario.NodeLossRow]{
+	return scenarioQuestion[*scenario.NodeLossResult, scenario.NodeLossRow]{
 		use: "node-loss", short: "Hosts moved and URLs fetched twice when a node dies or joins", common: &cfg.Common,
 		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes N before the event (0: the recorded N)")
@@ -325,13 +307,8 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
 			alias(f, "order", "stream-order")
 		},
-		run: func(*cobra.Command) ([]scenario.NodeLossRow, []string, error) {
-			var err error
-			if res, err = scenario.NodeLoss(cfg); err != nil {
-				return nil, nil, err
-			}
-			return res.Rows, res.Files, nil
-		},
+		run:  func(*cobra.Command) (*scenario.NodeLossResult, error) { return scenario.NodeLoss(cfg) },
+		rows: func(res *scenario.NodeLossResult) []scenario.NodeLossRow { return res.Rows },
 		cols: []scenarioCol[scenario.NodeLossRow]{
 			{"partitioner", -11, func(r scenario.NodeLossRow) string { return r.Partitioner }},
 			{"hosts moved", 12, func(r scenario.NodeLossRow) string { return scenarioPct(r.HostsMovedFraction) }},
@@ -339,7 +316,7 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			{"refetched", 12, func(r scenario.NodeLossRow) string { return scenarioInt(r.Refetched) }},
 			{"balance", 10, func(r scenario.NodeLossRow) string { return scenarioFixed3(r.BalanceHosts) }},
 		},
-		after: func(w io.Writer) {
+		after: func(w io.Writer, res *scenario.NodeLossResult) {
 			if len(res.Live) > 0 {
 				fmt.Fprintln(w, "live reassignments logged by the crawl (events.jsonl):")
 				for _, r := range res.Live {
@@ -353,16 +330,11 @@ func newScenarioNodeLossCmd() *cobra.Command {
 
 func newScenarioLocalityCmd() *cobra.Command {
 	cfg := scenario.DefaultLocalityConfig()
-	return scenarioQuestion[scenario.LocalityRow]{
+	return scenarioQuestion[*scenario.LocalityResult, scenario.LocalityRow]{
 		use: "locality", short: "Whether LRU hits re-reference URLs last seen on a page of the same host", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "LRU cache sizes (default 2^0..2^20)",
-		run: func(*cobra.Command) ([]scenario.LocalityRow, []string, error) {
-			res, err := scenario.Locality(cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			return res.Rows, res.Files, nil
-		},
+		run:  func(*cobra.Command) (*scenario.LocalityResult, error) { return scenario.Locality(cfg) },
+		rows: func(res *scenario.LocalityResult) []scenario.LocalityRow { return res.Rows },
 		keep: func(r scenario.LocalityRow) bool { return r.Node == -1 },
 		cols: []scenarioCol[scenario.LocalityRow]{
 			{"size", 9, func(r scenario.LocalityRow) string { return scenarioInt(r.Size) }},

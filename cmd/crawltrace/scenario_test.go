@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +81,32 @@ func TestScenarioCLI(t *testing.T) {
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
 		}
+	}
+}
+
+// A question's printed columns are its fixed-width format: each column
+// %Ns (%-Ns for a negative width), one space apart, checked against the
+// format written out by hand, NaN and a negative count included.
+func TestScenarioPrintedColumns(t *testing.T) {
+	type row struct {
+		name string
+		n    int64
+		f    float64
+	}
+	rows := []row{{"host", 4, 0.125}, {"consistent", -1, math.NaN()}, {"skipped", 0, 0}}
+	var want strings.Builder
+	fmt.Fprintf(&want, "%-11s %5s %9s %9s\n", "partitioner", "N", "cross", "balance")
+	for _, r := range rows[:2] {
+		fmt.Fprintf(&want, "%-11s %5d %9s %9.3f\n", r.name, r.n, scenarioPct(r.f), r.f)
+	}
+	var got strings.Builder
+	printScenarioRows(&got, rows, func(r row) bool { return r.name != "skipped" }, []scenarioCol[row]{
+		{"partitioner", -11, func(r row) string { return r.name }},
+		{"N", 5, func(r row) string { return scenarioInt(r.n) }},
+		{"cross", 9, func(r row) string { return scenarioPct(r.f) }},
+		{"balance", 9, func(r row) string { return scenarioFixed3(r.f) }},
+	})
+	if got.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
 	}
 }

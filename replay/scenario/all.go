@@ -164,11 +164,10 @@ func All(cfg AllConfig) (*Summary, error) {
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
-	pr, err := Partition(pc)
+	pr, err := ask(s, Partition, pc)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = append(s.Files, pr.Files...)
 	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
 	if n := len(pr.Rows); n > 0 {
 		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
@@ -184,11 +183,10 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	sc := DefaultSplitterCacheConfig()
 	sc.Common = common
-	scr, err := SplitterCache(sc)
+	scr, err := ask(s, SplitterCache, sc)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = append(s.Files, scr.Files...)
 	s.SplitterCache = digests(scr.Rows, func(r SplitterCacheRow) bool { return r.Node == -1 }, func(r SplitterCacheRow) CacheDigest {
 		return CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent, SentFraction: num(r.SentFraction), Batches: r.Batches}
 	})
@@ -196,11 +194,10 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	tc := DefaultThreadsConfig()
 	tc.Common = common
-	tr, err := Threads(tc)
+	tr, err := ask(s, Threads, tc)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = append(s.Files, tr.Files...)
 	s.Threads = digests(tr.Rows, func(r ThreadsRow) bool { return r.Node == -1 }, func(r ThreadsRow) ThreadsDigest {
 		return ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate), ThreadMissRate: num(r.ThreadMissRate)}
 	})
@@ -211,11 +208,10 @@ func All(cfg AllConfig) (*Summary, error) {
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
-	nr, err := NodeLoss(nc)
+	nr, err := ask(s, NodeLoss, nc)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = append(s.Files, nr.Files...)
 	if n := len(nr.Rows); n > 0 {
 		s.Distinct = nr.Rows[n-1].Distinct
 	}
@@ -227,11 +223,10 @@ func All(cfg AllConfig) (*Summary, error) {
 
 	lc := DefaultLocalityConfig()
 	lc.Common = common
-	lr, err := Locality(lc)
+	lr, err := ask(s, Locality, lc)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = append(s.Files, lr.Files...)
 	s.Locality = digests(lr.Rows, func(r LocalityRow) bool { return r.Node == -1 }, func(r LocalityRow) LocalityDigest {
 		return LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
 			SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost], Unknown: r.ByClass[ClassUnknown]}

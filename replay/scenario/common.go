@@ -65,3 +65,28 @@ func (c Common) save(res resultWriter, files *[]string, cfg any) error {
 	*files = append(*files, f...)
 	return err
 }
+
+// Written lists the files a question wrote, tables and plots (and, for
+// [Partition] with WriteTraces, subtraces).
+func (res *PartitionResult) Written() []string { return res.Files }
+
+// Written lists the files [SplitterCache] wrote.
+func (res *SplitterCacheResult) Written() []string { return res.Files }
+
+// Written lists the files [Threads] wrote.
+func (res *ThreadsResult) Written() []string { return res.Files }
+
+// Written lists the files [NodeLoss] wrote.
+func (res *NodeLossResult) Written() []string { return res.Files }
+
+// Written lists the files [Locality] wrote.
+func (res *LocalityResult) Written() []string { return res.Files }
+
+// ask runs one question of [All] and adds the files it wrote to s.Files.
+func ask[C any, R interface{ Written() []string }](s *Summary, question func(C) (R, error), cfg C) (R, error) {
+	res, err := question(cfg)
+	if err == nil {
+		s.Files = append(s.Files, res.Written()...)
+	}
+	return res, err
+}
