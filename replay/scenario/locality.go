@@ -41,24 +41,25 @@ const (
 
 // LocalityRow is one (node, LRU size). Node -1 sums the nodes.
 type LocalityRow struct {
-	Node     int
-	Size     int
-	Requests int64
-	Hits     int64 // LRU hits at Size: re-references at stack distance <= Size
-	HitRate  float64
+	Node     int     `col:"node"`
+	Size     int     `col:"size"`
+	Requests int64   `col:"requests"`
+	Hits     int64   `col:"hits"` // LRU hits at Size: re-references at stack distance <= Size
+	HitRate  float64 `col:"hit_rate"`
 	// ByClass splits Hits by the class of the re-reference (Class*).
-	ByClass [numClasses]int64
+	ByClass [numClasses]int64 `col:"same_page,same_host,other_host,unknown"`
 	// SameHostFraction is (same page + same host) / (hits of known class):
 	// the share of hits the host-locality explanation accounts for.
-	SameHostFraction float64
+	SameHostFraction float64 `col:"same_host_fraction"`
 }
 
 // LocalityBucket counts re-references with stack distance in [Lo, Hi] by
 // class. Node -1 sums the nodes.
 type LocalityBucket struct {
-	Node    int
-	Lo, Hi  int64
-	ByClass [numClasses]int64
+	Node    int               `col:"node"`
+	Lo      int64             `col:"distance_lo"`
+	Hi      int64             `col:"distance_hi"`
+	ByClass [numClasses]int64 `col:"same_page,same_host,other_host,unknown"`
 }
 
 // LocalityResult is the outcome of [Locality].
@@ -191,19 +192,7 @@ func bucketRows(node int, b *[64][numClasses]int64) []LocalityBucket {
 // Tables returns the hits table (locality) and the reuse-distance table
 // (locality-reuse).
 func (res *LocalityResult) Tables() []*Table {
-	t := &Table{Name: "locality", Columns: []Column{intCol("node"), intCol("size"), intCol("requests"), intCol("hits"),
-		floatCol("hit_rate"), intCol("same_page"), intCol("same_host"), intCol("other_host"), intCol("unknown"),
-		floatCol("same_host_fraction")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Size, r.Requests, r.Hits, r.HitRate, r.ByClass[ClassSamePage], r.ByClass[ClassSameHost],
-			r.ByClass[ClassOtherHost], r.ByClass[ClassUnknown], r.SameHostFraction)
-	}
-	b := &Table{Name: "locality-reuse", Columns: []Column{intCol("node"), intCol("distance_lo"), intCol("distance_hi"),
-		intCol("same_page"), intCol("same_host"), intCol("other_host"), intCol("unknown")}}
-	for _, r := range res.Buckets {
-		b.add(r.Node, r.Lo, r.Hi, r.ByClass[ClassSamePage], r.ByClass[ClassSameHost], r.ByClass[ClassOtherHost], r.ByClass[ClassUnknown])
-	}
-	return []*Table{t, b}
+	return []*Table{rowTable("locality", res.Rows), rowTable("locality-reuse", res.Buckets)}
 }
 
 func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

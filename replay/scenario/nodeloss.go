@@ -56,43 +56,43 @@ func DefaultNodeLossConfig() NodeLossConfig {
 
 // NodeLossRow is the outcome for one partitioner.
 type NodeLossRow struct {
-	Partitioner string
-	Event       string
-	Node        int // the node removed or added
-	NodesBefore int
-	NodesAfter  int
-	ChangeRow   int64 // first row assigned after the event
-	URLs        int64 // rows of the stream
-	Distinct    int64 // distinct URLs of the stream
+	Partitioner string `col:"partitioner"`
+	Event       string `col:"event"`
+	Node        int    `col:"node"` // the node removed or added
+	NodesBefore int    `col:"nodes_before"`
+	NodesAfter  int    `col:"nodes_after"`
+	ChangeRow   int64  `col:"change_row"` // first row assigned after the event
+	URLs        int64  `col:"urls"`       // rows of the stream
+	Distinct    int64  `col:"distinct"`   // distinct URLs of the stream
 	// Hosts are the distinct hosts of the stream; HostsMoved those whose
 	// owner differs after the event (for the url partitioner, whose owner
 	// is per URL, the owner of the host's first URL), and HostsMovedOther
 	// those of them that neither belonged to the removed node nor went to
 	// the added one: 0 for a contravariant assignment.
-	Hosts              int64
-	HostsMoved         int64
-	HostsMovedFraction float64
-	HostsMovedOther    int64
+	Hosts              int64   `col:"hosts"`
+	HostsMoved         int64   `col:"hosts_moved"`
+	HostsMovedFraction float64 `col:"hosts_moved_fraction"`
+	HostsMovedOther    int64   `col:"hosts_moved_other"`
 	// MovedBefore counts the distinct URLs seen before the event whose
 	// owner changed; Refetched those of them that occur again after it,
 	// which the new owner's duplicate eliminator has never seen and would
 	// fetch a second time. RefetchedFraction is Refetched / Distinct.
-	MovedBefore       int64
-	Refetched         int64
-	RefetchedFraction float64
+	MovedBefore       int64   `col:"moved_before"`
+	Refetched         int64   `col:"refetched"`
+	RefetchedFraction float64 `col:"refetched_fraction"`
 	// BalanceURLs is max/mean over the nodes after the event of the URLs
 	// they own among the rows after the event; BalanceHosts the same over
 	// the distinct hosts of the whole stream.
-	BalanceURLs  float64
-	BalanceHosts float64
+	BalanceURLs  float64 `col:"balance_urls"`
+	BalanceHosts float64 `col:"balance_hosts"`
 }
 
 // NodeLossNodeRow is one node's load after the event.
 type NodeLossNodeRow struct {
-	Partitioner string
-	Node        int
-	URLsAfter   int64 // rows after the event the node owns
-	Hosts       int64 // distinct hosts it owns after the event
+	Partitioner string `col:"partitioner"`
+	Node        int    `col:"node"`
+	URLsAfter   int64  `col:"urls_after"` // rows after the event the node owns
+	Hosts       int64  `col:"hosts"`      // distinct hosts it owns after the event
 }
 
 // NodeLossResult is the outcome of [NodeLoss].
@@ -277,22 +277,11 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 // Tables returns the summary (node-loss) and per-node (node-loss-nodes)
 // tables.
 func (res *NodeLossResult) Tables() []*Table {
-	t := &Table{Name: "node-loss", Columns: []Column{strCol("partitioner"), strCol("event"), intCol("node"), intCol("nodes_before"),
-		intCol("nodes_after"), intCol("change_row"), intCol("urls"), intCol("distinct"), intCol("hosts"), intCol("hosts_moved"),
-		floatCol("hosts_moved_fraction"), intCol("hosts_moved_other"), intCol("moved_before"), intCol("refetched"),
-		floatCol("refetched_fraction"), floatCol("balance_urls"), floatCol("balance_hosts")}}
-	for _, r := range res.Rows {
-		t.add(r.Partitioner, r.Event, r.Node, r.NodesBefore, r.NodesAfter, r.ChangeRow, r.URLs, r.Distinct, r.Hosts, r.HostsMoved,
-			r.HostsMovedFraction, r.HostsMovedOther, r.MovedBefore, r.Refetched, r.RefetchedFraction, r.BalanceURLs, r.BalanceHosts)
-	}
-	per := &Table{Name: "node-loss-nodes", Columns: []Column{strCol("partitioner"), intCol("node"), intCol("urls_after"), intCol("hosts")}}
-	for _, r := range res.Nodes {
-		per.add(r.Partitioner, r.Node, r.URLsAfter, r.Hosts)
-	}
+	tables := []*Table{rowTable("node-loss", res.Rows), rowTable("node-loss-nodes", res.Nodes)}
 	if len(res.Live) > 0 {
-		return []*Table{t, per, liveTable(res.Live)}
+		tables = append(tables, rowTable("node-loss-live", res.Live))
 	}
-	return []*Table{t, per}
+	return tables
 }
 
 func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

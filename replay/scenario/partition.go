@@ -56,42 +56,42 @@ func DefaultPartitionConfig() PartitionConfig {
 
 // PartitionRow summarizes one (partitioner, N).
 type PartitionRow struct {
-	Partitioner string
-	Nodes       int
-	URLs        int64 // rows of the stream
-	Hosts       int64 // distinct hosts of the stream
+	Partitioner string `col:"partitioner"`
+	Nodes       int    `col:"nodes"`
+	URLs        int64  `col:"urls"`  // rows of the stream
+	Hosts       int64  `col:"hosts"` // distinct hosts of the stream
 	// MaxURLs, MeanURLs and BalanceURLs describe the URLs each node owns
 	// (receives from its own and its peers' host splitters): max, mean and
 	// max/mean.
-	MaxURLs      int64
-	MeanURLs     float64
-	BalanceURLs  float64
-	MaxHosts     int64 // the distinct hosts a node owns URLs of
-	MeanHosts    float64
-	BalanceHosts float64
+	MaxURLs      int64   `col:"max_urls"`
+	MeanURLs     float64 `col:"mean_urls"`
+	BalanceURLs  float64 `col:"balance_urls"`
+	MaxHosts     int64   `col:"max_hosts"` // the distinct hosts a node owns URLs of
+	MeanHosts    float64 `col:"mean_hosts"`
+	BalanceHosts float64 `col:"balance_hosts"`
 	// Cross counts the URLs whose owner is not the node that extracted them;
 	// CrossFraction is Cross/URLs and CrossBytes their length plus
 	// FramingBytes each.
-	Cross         int64
-	CrossFraction float64
-	CrossBytes    int64
+	Cross         int64   `col:"cross"`
+	CrossFraction float64 `col:"cross_fraction"`
+	CrossBytes    int64   `col:"cross_bytes"`
 	// DestMismatches counts rows whose owner differs from the recorded dest
 	// column, for the recorded partitioner and N only (else -1, written as a
 	// blank CSV cell, an Arrow null and a JSON null): 0 means the
 	// re-partitioning reproduces the recording exactly.
-	DestMismatches int64
+	DestMismatches int64 `col:"dest_mismatches,nullneg"`
 }
 
 // PartitionNodeRow is one node of one (partitioner, N).
 type PartitionNodeRow struct {
-	Partitioner string
-	Nodes       int
-	Node        int
-	URLs        int64 // URLs the node owns
-	Hosts       int64 // distinct hosts of those URLs
-	Extracted   int64 // URLs entering the node's host splitter
-	CrossOut    int64 // of those, URLs sent to a peer
-	CrossBytes  int64 // their estimated bytes on the wire
+	Partitioner string `col:"partitioner"`
+	Nodes       int    `col:"nodes"`
+	Node        int    `col:"node"`
+	URLs        int64  `col:"urls"`        // URLs the node owns
+	Hosts       int64  `col:"hosts"`       // distinct hosts of those URLs
+	Extracted   int64  `col:"extracted"`   // URLs entering the node's host splitter
+	CrossOut    int64  `col:"cross_out"`   // of those, URLs sent to a peer
+	CrossBytes  int64  `col:"cross_bytes"` // their estimated bytes on the wire
 }
 
 // PartitionResult is the outcome of [Partition].
@@ -382,23 +382,7 @@ func writePartitionTraces(cfg PartitionConfig, info crawlInfo, pages pageIndex, 
 // Tables returns the summary table (partition) and the per-node table
 // (partition-nodes).
 func (res *PartitionResult) Tables() []*Table {
-	sum := &Table{Name: "partition", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("urls"), intCol("hosts"),
-		intCol("max_urls"), floatCol("mean_urls"), floatCol("balance_urls"), intCol("max_hosts"), floatCol("mean_hosts"),
-		floatCol("balance_hosts"), intCol("cross"), floatCol("cross_fraction"), intCol("cross_bytes"), intCol("dest_mismatches")}}
-	for _, r := range res.Rows {
-		var dest any // not applicable: blank
-		if r.DestMismatches >= 0 {
-			dest = r.DestMismatches
-		}
-		sum.add(r.Partitioner, r.Nodes, r.URLs, r.Hosts, r.MaxURLs, r.MeanURLs, r.BalanceURLs, r.MaxHosts, r.MeanHosts,
-			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, dest)
-	}
-	per := &Table{Name: "partition-nodes", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("node"), intCol("urls"),
-		intCol("hosts"), intCol("extracted"), intCol("cross_out"), intCol("cross_bytes")}}
-	for _, r := range res.Nodes {
-		per.add(r.Partitioner, r.Nodes, r.Node, r.URLs, r.Hosts, r.Extracted, r.CrossOut, r.CrossBytes)
-	}
-	return []*Table{sum, per}
+	return []*Table{rowTable("partition", res.Rows), rowTable("partition-nodes", res.Nodes)}
 }
 
 func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

@@ -45,24 +45,27 @@ func DefaultSplitterCacheConfig() SplitterCacheConfig {
 // SplitterCacheRow is one (node, policy, size). Node -1 is the sum over the
 // nodes. Policy "none" (size 0) is the splitter without a cache.
 type SplitterCacheRow struct {
-	Node   int
-	Policy string
-	Size   int
+	Node   int    `col:"node"`
+	Policy string `col:"policy"`
+	Size   int    `col:"size"`
 	// Cross counts the URLs whose recorded dest is another node: what a
 	// splitter without cache sends.
-	Cross int64
+	Cross int64 `col:"cross"`
 	// Sent counts the cross URLs the cache missed (sent to peers); Saved
 	// the ones it suppressed (Cross - Sent).
-	Sent, Saved  int64
-	SentFraction float64 // Sent / Cross
+	Sent         int64   `col:"sent"`
+	Saved        int64   `col:"saved"`
+	SentFraction float64 `col:"sent_fraction"` // Sent / Cross
 	// SentBytes and SavedBytes estimate the wire bytes: URL length plus
 	// FramingBytes per URL, plus BatchBytes per batch.
-	SentBytes, SavedBytes int64
+	SentBytes  int64 `col:"sent_bytes"`
+	SavedBytes int64 `col:"saved_bytes"`
 	// Batches are the batches of up to Batch URLs sent, one destination
 	// each, flushed when full and at the end of the trace (the recorder
 	// also flushes early when its input queue runs empty, so a live crawl
 	// sends at least this many); BatchesSaved against no cache.
-	Batches, BatchesSaved int64
+	Batches      int64 `col:"batches"`
+	BatchesSaved int64 `col:"batches_saved"`
 }
 
 // SplitterCacheResult is the outcome of [SplitterCache].
@@ -194,13 +197,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 
 // Tables returns the splitter-cache table.
 func (res *SplitterCacheResult) Tables() []*Table {
-	t := &Table{Name: "splitter-cache", Columns: []Column{intCol("node"), strCol("policy"), intCol("size"), intCol("cross"),
-		intCol("sent"), intCol("saved"), floatCol("sent_fraction"), intCol("sent_bytes"), intCol("saved_bytes"),
-		intCol("batches"), intCol("batches_saved")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Policy, r.Size, r.Cross, r.Sent, r.Saved, r.SentFraction, r.SentBytes, r.SavedBytes, r.Batches, r.BatchesSaved)
-	}
-	return []*Table{t}
+	return []*Table{rowTable("splitter-cache", res.Rows)}
 }
 
 func (res *SplitterCacheResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

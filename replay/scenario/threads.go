@@ -32,20 +32,20 @@ func DefaultThreadsConfig() ThreadsConfig {
 
 // ThreadsRow is one (node, k). Node -1 sums the nodes.
 type ThreadsRow struct {
-	Node     int
-	Size     int   // k, the total cache entries of the node
-	Workers  int   // W (for node -1: the largest W of the nodes)
-	Requests int64 // URLs logged by the node
+	Node     int   `col:"node"`
+	Size     int   `col:"size"`     // k, the total cache entries of the node
+	Workers  int   `col:"workers"`  // W (for node -1: the largest W of the nodes)
+	Requests int64 `col:"requests"` // URLs logged by the node
 	// GlobalMisses are the misses of one LRU cache of k entries shared by
 	// all the node's threads, fed the node's log in order.
-	GlobalMisses   int64
-	GlobalMissRate float64
+	GlobalMisses   int64   `col:"global_misses"`
+	GlobalMissRate float64 `col:"global_miss_rate"`
 	// ThreadSize is k/W (rounded down; 0 is no cache at all, -1 on the sum
 	// row when the nodes' W differ); ThreadMisses are the misses of W LRU
 	// caches of ThreadSize entries, each fed only its worker's URLs.
-	ThreadSize     int
-	ThreadMisses   int64
-	ThreadMissRate float64
+	ThreadSize     int     `col:"thread_size"`
+	ThreadMisses   int64   `col:"thread_misses"`
+	ThreadMissRate float64 `col:"thread_miss_rate"`
 }
 
 // ThreadsResult is the outcome of [Threads].
@@ -159,12 +159,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 
 // Tables returns the threads table.
 func (res *ThreadsResult) Tables() []*Table {
-	t := &Table{Name: "threads", Columns: []Column{intCol("node"), intCol("size"), intCol("workers"), intCol("requests"),
-		intCol("global_misses"), floatCol("global_miss_rate"), intCol("thread_size"), intCol("thread_misses"), floatCol("thread_miss_rate")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Size, r.Workers, r.Requests, r.GlobalMisses, r.GlobalMissRate, r.ThreadSize, r.ThreadMisses, r.ThreadMissRate)
-	}
-	return []*Table{t}
+	return []*Table{rowTable("threads", res.Rows)}
 }
 
 func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
