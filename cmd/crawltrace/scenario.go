@@ -117,10 +117,10 @@ func scenarioPct(v float64) string {
 }
 
 // scenarioQuestion is one question's command: its flags, its run on the
-// config whose Common the command fills, and its printed table: the
-// columns cols of the result's rows that keep selects (every row when keep
-// is nil), then the lines of after, then the files written.
-type scenarioQuestion[Res interface{ Written() []string }, R any] struct {
+// config whose Common the command fills, and what it prints: columns of
+// the question's first table (the one its CSV holds), only the sum over
+// the nodes with totals, then the lines of after, then the files written.
+type scenarioQuestion[Res scenarioResult] struct {
 	use, short string
 	common     *scenario.Common
 	// sizes, when not nil, receives the --sizes flag (sizesHelp) when given.
@@ -128,21 +128,27 @@ type scenarioQuestion[Res interface{ Written() []string }, R any] struct {
 	sizesHelp string
 	flags     func(*pflag.FlagSet)
 	run       func(cmd *cobra.Command) (Res, error)
-	rows      func(Res) []R
-	keep      func(R) bool
-	cols      []scenarioCol[R]
+	totals    bool // print the rows of node -1 only
+	cols      []scenarioCol
 	after     func(w io.Writer, res Res)
 }
 
-// scenarioCol is one column of a question's printed table: its header,
-// its width (negative: left-aligned) and its cell.
-type scenarioCol[R any] struct {
-	head  string
-	width int
-	cell  func(R) string
+// scenarioResult is what every question returns.
+type scenarioResult interface {
+	Tables() []*scenario.Table
+	Written() []string
 }
 
-func (q scenarioQuestion[Res, R]) command() *cobra.Command {
+// scenarioCol is one printed column: its header, its width (negative:
+// left-aligned), the table column it shows and how.
+type scenarioCol struct {
+	head   string
+	width  int
+	column string
+	cell   func(any) string
+}
+
+func (q scenarioQuestion[Res]) command() *cobra.Command {
 	var sizes string
 	return scenarioCmd(q.use, q.short,
 		func(f *pflag.FlagSet) {
@@ -165,7 +171,7 @@ func (q scenarioQuestion[Res, R]) command() *cobra.Command {
 				return nil, err
 			}
 			w := cmd.OutOrStdout()
-			printScenarioRows(w, q.rows(res), q.keep, q.cols)
+			printScenarioTable(w, res.Tables()[0], q.totals, q.cols)
 			if q.after != nil {
 				q.after(w, res)
 			}
@@ -180,32 +186,44 @@ func scenarioCommon(cmd *cobra.Command, in, out string, plots bool) scenario.Com
 	return scenario.Common{Input: in, OutDir: out, Plots: plots, Progress: progressOut(cmd), Reading: scenarioReading(cmd)}
 }
 
-// printScenarioRows prints cols's header and the cells of the rows keep
-// selects (every row when keep is nil), one space between columns.
-func printScenarioRows[R any](w io.Writer, rows []R, keep func(R) bool, cols []scenarioCol[R]) {
+// printScenarioTable prints cols's header and their cells of t's rows
+// (with totals, of the rows whose node is -1), one space between columns.
+func printScenarioTable(w io.Writer, t *scenario.Table, totals bool, cols []scenarioCol) {
+	index := map[string]int{}
+	for i, c := range t.Columns {
+		index[c.Name] = i
+	}
+	at := func(name string) int {
+		i, ok := index[name]
+		if !ok {
+			panic(fmt.Sprintf("crawltrace: table %s has no column %s", t.Name, name))
+		}
+		return i
+	}
 	cells := make([]string, len(cols))
-	line := func(cell func(scenarioCol[R]) string) {
+	line := func(cell func(scenarioCol) string) {
 		for i, c := range cols {
 			cells[i] = fmt.Sprintf("%*s", c.width, cell(c))
 		}
 		fmt.Fprintln(w, strings.Join(cells, " "))
 	}
-	line(func(c scenarioCol[R]) string { return c.head })
-	for _, r := range rows {
-		if keep == nil || keep(r) {
-			line(func(c scenarioCol[R]) string { return c.cell(r) })
+	line(func(c scenarioCol) string { return c.head })
+	for _, r := range t.Rows {
+		if !totals || r[at("node")] == int64(-1) {
+			line(func(c scenarioCol) string { return c.cell(r[at(c.column)]) })
 		}
 	}
 }
 
-// scenarioInt and scenarioFixed3 are cells: an integer, and a float with
-// three decimals.
-func scenarioInt[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
-func scenarioFixed3(v float64) string       { return strconv.FormatFloat(v, 'f', 3, 64) }
+// Cells: a count or a name as it is, a fraction as a percentage, a ratio
+// with three decimals.
+func scenarioPlain(v any) string   { return fmt.Sprint(v) }
+func scenarioPctCell(v any) string { return scenarioPct(v.(float64)) }
+func scenarioFixed3(v any) string  { return strconv.FormatFloat(v.(float64), 'f', 3, 64) }
 
 func newScenarioPartitionCmd() *cobra.Command {
 	cfg := scenario.DefaultPartitionConfig()
-	return scenarioQuestion[*scenario.PartitionResult, scenario.PartitionRow]{
+	return scenarioQuestion[*scenario.PartitionResult]{
 		use: "partition", short: "Load, balance and cross traffic of other partitioners and crawl sizes", common: &cfg.Common,
 		flags: func(f *pflag.FlagSet) {
 			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler node counts N to try")
@@ -232,13 +250,12 @@ func newScenarioPartitionCmd() *cobra.Command {
 			}
 			return res, finishOut(traces, err, files...)
 		},
-		rows: func(res *scenario.PartitionResult) []scenario.PartitionRow { return res.Rows },
-		cols: []scenarioCol[scenario.PartitionRow]{
-			{"partitioner", -11, func(r scenario.PartitionRow) string { return r.Partitioner }},
-			{"N", 5, func(r scenario.PartitionRow) string { return scenarioInt(r.Nodes) }},
-			{"cross", 9, func(r scenario.PartitionRow) string { return scenarioPct(r.CrossFraction) }},
-			{"balance", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceURLs) }},
-			{"hosts bal", 9, func(r scenario.PartitionRow) string { return scenarioFixed3(r.BalanceHosts) }},
+		cols: []scenarioCol{
+			{"partitioner", -11, "partitioner", scenarioPlain},
+			{"N", 5, "nodes", scenarioPlain},
+			{"cross", 9, "cross_fraction", scenarioPctCell},
+			{"balance", 9, "balance_urls", scenarioFixed3},
+			{"hosts bal", 9, "balance_hosts", scenarioFixed3},
 		},
 		after: func(w io.Writer, res *scenario.PartitionResult) {
 			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
@@ -248,7 +265,7 @@ func newScenarioPartitionCmd() *cobra.Command {
 
 func newScenarioSplitterCacheCmd() *cobra.Command {
 	cfg := scenario.DefaultSplitterCacheConfig()
-	return scenarioQuestion[*scenario.SplitterCacheResult, scenario.SplitterCacheRow]{
+	return scenarioQuestion[*scenario.SplitterCacheResult]{
 		use: "splitter-cache", short: "What a cache in front of the host splitter's peer sends saves", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)",
 		flags: func(f *pflag.FlagSet) {
@@ -259,42 +276,40 @@ func newScenarioSplitterCacheCmd() *cobra.Command {
 			f.Uint64Var(&cfg.Seed, "policy-seed", cfg.Seed, "seed of the random policies")
 			alias(f, "seed", "policy-seed")
 		},
-		run:  func(*cobra.Command) (*scenario.SplitterCacheResult, error) { return scenario.SplitterCache(cfg) },
-		rows: func(res *scenario.SplitterCacheResult) []scenario.SplitterCacheRow { return res.Rows },
-		keep: func(r scenario.SplitterCacheRow) bool { return r.Node == -1 },
-		cols: []scenarioCol[scenario.SplitterCacheRow]{
-			{"policy", -8, func(r scenario.SplitterCacheRow) string { return r.Policy }},
-			{"size", 9, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Size) }},
-			{"cross", 12, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Cross) }},
-			{"sent", 12, func(r scenario.SplitterCacheRow) string { return scenarioPct(r.SentFraction) }},
-			{"batches", 10, func(r scenario.SplitterCacheRow) string { return scenarioInt(r.Batches) }},
+		run:    func(*cobra.Command) (*scenario.SplitterCacheResult, error) { return scenario.SplitterCache(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"policy", -8, "policy", scenarioPlain},
+			{"size", 9, "size", scenarioPlain},
+			{"cross", 12, "cross", scenarioPlain},
+			{"sent", 12, "sent_fraction", scenarioPctCell},
+			{"batches", 10, "batches", scenarioPlain},
 		},
 	}.command()
 }
 
 func newScenarioThreadsCmd() *cobra.Command {
 	cfg := scenario.DefaultThreadsConfig()
-	return scenarioQuestion[*scenario.ThreadsResult, scenario.ThreadsRow]{
+	return scenarioQuestion[*scenario.ThreadsResult]{
 		use: "threads", short: "Per-thread LRU caches of k/W entries against one shared cache of k", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "total cache sizes k per node (default 2^0..2^20)",
 		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers W of a node, sharing k (0: the distinct workers in each node's log)")
 		},
-		run:  func(*cobra.Command) (*scenario.ThreadsResult, error) { return scenario.Threads(cfg) },
-		rows: func(res *scenario.ThreadsResult) []scenario.ThreadsRow { return res.Rows },
-		keep: func(r scenario.ThreadsRow) bool { return r.Node == -1 },
-		cols: []scenarioCol[scenario.ThreadsRow]{
-			{"k", 9, func(r scenario.ThreadsRow) string { return scenarioInt(r.Size) }},
-			{"W", 8, func(r scenario.ThreadsRow) string { return scenarioInt(r.Workers) }},
-			{"global miss", 12, func(r scenario.ThreadsRow) string { return scenarioPct(r.GlobalMissRate) }},
-			{"thread miss", 12, func(r scenario.ThreadsRow) string { return scenarioPct(r.ThreadMissRate) }},
+		run:    func(*cobra.Command) (*scenario.ThreadsResult, error) { return scenario.Threads(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"k", 9, "size", scenarioPlain},
+			{"W", 8, "workers", scenarioPlain},
+			{"global miss", 12, "global_miss_rate", scenarioPctCell},
+			{"thread miss", 12, "thread_miss_rate", scenarioPctCell},
 		},
 	}.command()
 }
 
 func newScenarioNodeLossCmd() *cobra.Command {
 	cfg := scenario.DefaultNodeLossConfig()
-	return scenarioQuestion[*scenario.NodeLossResult, scenario.NodeLossRow]{
+	return scenarioQuestion[*scenario.NodeLossResult]{
 		use: "node-loss", short: "Hosts moved and URLs fetched twice when a node dies or joins", common: &cfg.Common,
 		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes N before the event (0: the recorded N)")
@@ -307,14 +322,13 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
 			alias(f, "order", "stream-order")
 		},
-		run:  func(*cobra.Command) (*scenario.NodeLossResult, error) { return scenario.NodeLoss(cfg) },
-		rows: func(res *scenario.NodeLossResult) []scenario.NodeLossRow { return res.Rows },
-		cols: []scenarioCol[scenario.NodeLossRow]{
-			{"partitioner", -11, func(r scenario.NodeLossRow) string { return r.Partitioner }},
-			{"hosts moved", 12, func(r scenario.NodeLossRow) string { return scenarioPct(r.HostsMovedFraction) }},
-			{"not of node", 12, func(r scenario.NodeLossRow) string { return scenarioInt(r.HostsMovedOther) }},
-			{"refetched", 12, func(r scenario.NodeLossRow) string { return scenarioInt(r.Refetched) }},
-			{"balance", 10, func(r scenario.NodeLossRow) string { return scenarioFixed3(r.BalanceHosts) }},
+		run: func(*cobra.Command) (*scenario.NodeLossResult, error) { return scenario.NodeLoss(cfg) },
+		cols: []scenarioCol{
+			{"partitioner", -11, "partitioner", scenarioPlain},
+			{"hosts moved", 12, "hosts_moved_fraction", scenarioPctCell},
+			{"not of node", 12, "hosts_moved_other", scenarioPlain},
+			{"refetched", 12, "refetched", scenarioPlain},
+			{"balance", 10, "balance_hosts", scenarioFixed3},
 		},
 		after: func(w io.Writer, res *scenario.NodeLossResult) {
 			if len(res.Live) > 0 {
@@ -330,16 +344,15 @@ func newScenarioNodeLossCmd() *cobra.Command {
 
 func newScenarioLocalityCmd() *cobra.Command {
 	cfg := scenario.DefaultLocalityConfig()
-	return scenarioQuestion[*scenario.LocalityResult, scenario.LocalityRow]{
+	return scenarioQuestion[*scenario.LocalityResult]{
 		use: "locality", short: "Whether LRU hits re-reference URLs last seen on a page of the same host", common: &cfg.Common,
 		sizes: &cfg.Sizes, sizesHelp: "LRU cache sizes (default 2^0..2^20)",
-		run:  func(*cobra.Command) (*scenario.LocalityResult, error) { return scenario.Locality(cfg) },
-		rows: func(res *scenario.LocalityResult) []scenario.LocalityRow { return res.Rows },
-		keep: func(r scenario.LocalityRow) bool { return r.Node == -1 },
-		cols: []scenarioCol[scenario.LocalityRow]{
-			{"size", 9, func(r scenario.LocalityRow) string { return scenarioInt(r.Size) }},
-			{"hit rate", 9, func(r scenario.LocalityRow) string { return scenarioPct(r.HitRate) }},
-			{"same host", 10, func(r scenario.LocalityRow) string { return scenarioPct(r.SameHostFraction) }},
+		run:    func(*cobra.Command) (*scenario.LocalityResult, error) { return scenario.Locality(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"size", 9, "size", scenarioPlain},
+			{"hit rate", 9, "hit_rate", scenarioPctCell},
+			{"same host", 10, "same_host_fraction", scenarioPctCell},
 		},
 	}.command()
 }
