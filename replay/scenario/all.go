@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 
@@ -57,6 +56,9 @@ type Summary struct {
 	Defaults      map[string]any    `json:"defaults"`
 	Notes         []string          `json:"notes,omitempty"`
 }
+
+// The digests below are columns of each question's first table, named by
+// their json tags ([digest]); a float that is undefined is null.
 
 // PartitionDigest is one (partitioner, N) of the partition question.
 type PartitionDigest struct {
@@ -112,37 +114,9 @@ type LocalityDigest struct {
 	Unknown          int64    `json:"unknown"`
 }
 
-// count turns a count of -1 (not applicable) into a JSON null.
-func count(v int64) *int64 {
-	if v < 0 {
-		return nil
-	}
-	return &v
-}
-
-// num turns NaN into a JSON null.
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
-}
-
 // common is the part of cfg every question shares.
 func (cfg AllConfig) common() Common {
 	return Common{Input: cfg.Input, OutDir: cfg.OutDir, Plots: cfg.Plots, Progress: cfg.Progress, Reading: cfg.Reading}
-}
-
-// digests is the digest of each row keep selects (every row when keep is
-// nil), in order; nil for none.
-func digests[R, D any](rows []R, keep func(R) bool, digest func(R) D) []D {
-	var out []D
-	for _, r := range rows {
-		if keep == nil || keep(r) {
-			out = append(out, digest(r))
-		}
-	}
-	return out
 }
 
 // All runs every question with its defaults (partition at N = 1..64 and
@@ -172,10 +146,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if n := len(pr.Rows); n > 0 {
 		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
 	}
-	s.Partition = digests(pr.Rows, nil, func(r PartitionRow) PartitionDigest {
-		return PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
-			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)}
-	})
+	s.Partition = digest[PartitionDigest](pr.Tables()[0], false)
 	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
 	if pr.Fallback > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
@@ -187,9 +158,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.SplitterCache = digests(scr.Rows, func(r SplitterCacheRow) bool { return r.Node == -1 }, func(r SplitterCacheRow) CacheDigest {
-		return CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent, SentFraction: num(r.SentFraction), Batches: r.Batches}
-	})
+	s.SplitterCache = digest[CacheDigest](scr.Tables()[0], true)
 	s.Defaults["splitter_cache"] = map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch}
 
 	tc := DefaultThreadsConfig()
@@ -198,9 +167,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Threads = digests(tr.Rows, func(r ThreadsRow) bool { return r.Node == -1 }, func(r ThreadsRow) ThreadsDigest {
-		return ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate), ThreadMissRate: num(r.ThreadMissRate)}
-	})
+	s.Threads = digest[ThreadsDigest](tr.Tables()[0], true)
 	s.Defaults["threads"] = map[string]any{"sizes": tc.Sizes, "workers": "from the trace"}
 
 	nc := DefaultNodeLossConfig()
@@ -215,10 +182,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if n := len(nr.Rows); n > 0 {
 		s.Distinct = nr.Rows[n-1].Distinct
 	}
-	s.NodeLoss = digests(nr.Rows, nil, func(r NodeLossRow) NodeLossDigest {
-		return NodeLossDigest{Partitioner: r.Partitioner, Event: r.Event, Node: r.Node, HostsMovedFraction: num(r.HostsMovedFraction),
-			HostsMovedOther: r.HostsMovedOther, Refetched: r.Refetched, BalanceHosts: num(r.BalanceHosts)}
-	})
+	s.NodeLoss = digest[NodeLossDigest](nr.Tables()[0], false)
 	s.Defaults["node_loss"] = map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners}
 
 	lc := DefaultLocalityConfig()
@@ -227,10 +191,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Locality = digests(lr.Rows, func(r LocalityRow) bool { return r.Node == -1 }, func(r LocalityRow) LocalityDigest {
-		return LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
-			SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost], Unknown: r.ByClass[ClassUnknown]}
-	})
+	s.Locality = digest[LocalityDigest](lr.Tables()[0], true)
 	s.Defaults["locality"] = map[string]any{"sizes": lc.Sizes}
 
 	path := filepath.Join(cfg.OutDir, SummaryName)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -117,4 +118,58 @@ func rowTable[R any](name string, rows []R) *Table {
 		t.add(vals...)
 	}
 	return t
+}
+
+// digest is one D per row of t (with totals, per row whose node is -1),
+// for scenario-summary.json: each field of D takes the column its json tag
+// names, so a digest is a choice of its question's columns. A pointer
+// field is null where the cell is blank (not applicable) or not a finite
+// number.
+func digest[D any](t *Table, totals bool) []D {
+	index := map[string]int{}
+	for i, c := range t.Columns {
+		index[c.Name] = i
+	}
+	dt := reflect.TypeFor[D]()
+	from := make([]int, dt.NumField())
+	for i := range from {
+		name, _, _ := strings.Cut(dt.Field(i).Tag.Get("json"), ",")
+		j, ok := index[name]
+		if !ok {
+			panic(fmt.Sprintf("scenario: %s.%s: table %s has no column %q", dt.Name(), dt.Field(i).Name, t.Name, name))
+		}
+		from[i] = j
+	}
+	var out []D
+	for _, r := range t.Rows {
+		if totals && r[index["node"]] != int64(-1) {
+			continue
+		}
+		var d D
+		v := reflect.ValueOf(&d).Elem()
+		for i, j := range from {
+			setCell(v.Field(i), r[j])
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// setCell sets f, an int, string or pointer to one, to the cell c.
+func setCell(f reflect.Value, c any) {
+	if f.Kind() == reflect.Pointer {
+		if x, ok := c.(float64); c == nil || ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			return
+		}
+		f.Set(reflect.New(f.Type().Elem()))
+		f = f.Elem()
+	}
+	switch x := c.(type) {
+	case int64:
+		f.SetInt(x)
+	case float64:
+		f.SetFloat(x)
+	case string:
+		f.SetString(x)
+	}
 }

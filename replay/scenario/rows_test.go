@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -50,3 +51,25 @@ func TestLocalityTablePinned(t *testing.T) {
 }
 
 func nan() float64 { return ratio(0, 0) }
+
+// A digest takes its columns by json name: NaN and not-applicable cells
+// are nulls, and with totals only the rows of node -1 are kept.
+func TestDigestPinned(t *testing.T) {
+	pr := &PartitionResult{Rows: []PartitionRow{
+		{Partitioner: "host", Nodes: 2, CrossFraction: 0.5, CrossBytes: 40, BalanceURLs: nan(), BalanceHosts: 1.25, DestMismatches: -1},
+	}}
+	b, err := json.Marshal(digest[PartitionDigest](pr.Tables()[0], false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"partitioner":"host","nodes":2,"cross_fraction":0.5,"cross_bytes":40,"balance_urls":null,"balance_hosts":1.25,"dest_mismatches":null}]`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	tr := &ThreadsResult{Rows: []ThreadsRow{{Node: 0, Size: 4, Workers: 2}, {Node: -1, Size: 4, Workers: 3, GlobalMissRate: 0.25, ThreadMissRate: nan()}}}
+	b, _ = json.Marshal(digest[ThreadsDigest](tr.Tables()[0], true))
+	want = `[{"size":4,"workers":3,"global_miss_rate":0.25,"thread_miss_rate":null}]`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
