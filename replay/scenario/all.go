@@ -130,7 +130,7 @@ func All(cfg AllConfig) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner, Defaults: map[string]any{}}
+	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner}
 
 	common := cfg.common()
 	pc := DefaultPartitionConfig()
@@ -138,61 +138,44 @@ func All(cfg AllConfig) (*Summary, error) {
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
-	pr, err := ask(s, Partition, pc)
-	if err != nil {
-		return nil, err
-	}
-	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
-	if n := len(pr.Rows); n > 0 {
-		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
-	}
-	s.Partition = digest[PartitionDigest](pr.Tables()[0], false)
-	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
-	if pr.Fallback > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
-	}
-
 	sc := DefaultSplitterCacheConfig()
 	sc.Common = common
-	scr, err := ask(s, SplitterCache, sc)
-	if err != nil {
-		return nil, err
-	}
-	s.SplitterCache = digest[CacheDigest](scr.Tables()[0], true)
-	s.Defaults["splitter_cache"] = map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch}
-
 	tc := DefaultThreadsConfig()
 	tc.Common = common
-	tr, err := ask(s, Threads, tc)
-	if err != nil {
-		return nil, err
-	}
-	s.Threads = digest[ThreadsDigest](tr.Tables()[0], true)
-	s.Defaults["threads"] = map[string]any{"sizes": tc.Sizes, "workers": "from the trace"}
-
 	nc := DefaultNodeLossConfig()
 	nc.Common, nc.Order = common, cfg.Order
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
-	nr, err := ask(s, NodeLoss, nc)
-	if err != nil {
-		return nil, err
+	lc := DefaultLocalityConfig()
+	lc.Common = common
+
+	a := &asker{s: s}
+	pr := ask(a, Partition, pc, &s.Partition, false)
+	ask(a, SplitterCache, sc, &s.SplitterCache, true)
+	ask(a, Threads, tc, &s.Threads, true)
+	nr := ask(a, NodeLoss, nc, &s.NodeLoss, false)
+	ask(a, Locality, lc, &s.Locality, true)
+	if a.err != nil {
+		return nil, a.err
+	}
+	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
+	if n := len(pr.Rows); n > 0 {
+		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
 	}
 	if n := len(nr.Rows); n > 0 {
 		s.Distinct = nr.Rows[n-1].Distinct
 	}
-	s.NodeLoss = digest[NodeLossDigest](nr.Tables()[0], false)
-	s.Defaults["node_loss"] = map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners}
-
-	lc := DefaultLocalityConfig()
-	lc.Common = common
-	lr, err := ask(s, Locality, lc)
-	if err != nil {
-		return nil, err
+	if pr.Fallback > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
 	}
-	s.Locality = digest[LocalityDigest](lr.Tables()[0], true)
-	s.Defaults["locality"] = map[string]any{"sizes": lc.Sizes}
+	s.Defaults = map[string]any{
+		"partition":      map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes},
+		"splitter_cache": map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch},
+		"threads":        map[string]any{"sizes": tc.Sizes, "workers": "from the trace"},
+		"node_loss":      map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners},
+		"locality":       map[string]any{"sizes": lc.Sizes},
+	}
 
 	path := filepath.Join(cfg.OutDir, SummaryName)
 	s.Files = append(s.Files, path)

@@ -82,11 +82,29 @@ func (res *NodeLossResult) Written() []string { return res.Files }
 // Written lists the files [Locality] wrote.
 func (res *LocalityResult) Written() []string { return res.Files }
 
-// ask runs one question of [All] and adds the files it wrote to s.Files.
-func ask[C any, R interface{ Written() []string }](s *Summary, question func(C) (R, error), cfg C) (R, error) {
-	res, err := question(cfg)
-	if err == nil {
-		s.Files = append(s.Files, res.Written()...)
+// asker runs the questions of [All] into s, up to the first error.
+type asker struct {
+	s   *Summary
+	err error
+}
+
+// ask runs one question of [All], unless an earlier one failed: it adds
+// the files the question wrote to a.s.Files and sets *digests from the
+// question's first table (with totals, its sum over the nodes).
+func ask[C any, R interface {
+	*PartitionResult | *SplitterCacheResult | *ThreadsResult | *NodeLossResult | *LocalityResult
+	Written() []string
+	Tables() []*Table
+}, D any](a *asker, question func(C) (R, error), cfg C, digests *[]D, totals bool) R {
+	if a.err != nil {
+		return nil
 	}
-	return res, err
+	res, err := question(cfg)
+	if err != nil {
+		a.err = err
+		return nil
+	}
+	a.s.Files = append(a.s.Files, res.Written()...)
+	*digests = digest[D](res.Tables()[0], totals)
+	return res
 }
