@@ -49,6 +49,15 @@ func (p *pass) eachNode(node int, fn func(*Rec) error) error {
 	})
 }
 
+// each is one counted pass over the crawl's URL stream in order,
+// reported as the question's progress; it returns the rows read.
+func (c Common) each(question, order string, fn func(*Rec) error) (int64, error) {
+	p := c.pass(question)
+	defer p.finish()
+	err := p.each(order, fn)
+	return p.n(), err
+}
+
 // n is the rows read so far.
 func (p *pass) n() int64 { return p.rows.n }
 

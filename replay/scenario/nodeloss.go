@@ -201,15 +201,10 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	movedBit := func(i int) uint32 { return 1 << (1 + 2*i) }
 	countedBit := func(i int) uint32 { return 1 << (2 + 2*i) }
 	flags := map[uint64]uint32{}
-	hosts := map[uint64]struct{}{}
-	rows := cfg.pass("node-loss")
-	defer rows.finish()
-	err = rows.each(cfg.Order, func(rec *Rec) error {
-		h := hostKey(rec.URL)
-		_, oldHost := hosts[h]
-		if !oldHost {
-			hosts[h] = struct{}{}
-		}
+	hosts := hostIndex{}
+	urls, err := cfg.each("node-loss", cfg.Order, func(rec *Rec) error {
+		_, newHost := hosts.see(rec.URL)
+		oldHost := !newHost
 		fp := fingerprint.URL(rec.URL)
 		f, seen := flags[fp]
 		before := rec.Index < change
@@ -258,7 +253,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	}
 	for _, r := range runs {
 		row := &r.row
-		row.URLs, row.Distinct, row.Hosts = rows.n(), int64(len(flags)), int64(len(hosts))
+		row.URLs, row.Distinct, row.Hosts = urls, int64(len(flags)), int64(len(hosts))
 		row.HostsMovedFraction = ratio(float64(row.HostsMoved), float64(row.Hosts))
 		row.RefetchedFraction = ratio(float64(row.Refetched), float64(row.Distinct))
 		ul := make([]int64, len(r.ids))

@@ -218,15 +218,10 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	}
 	res := &PartitionResult{}
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
-	hostIdx := map[uint64]int{}
-	rows := cfg.pass("partition")
-	defer rows.finish()
-	err = rows.each(cfg.Order, func(rec *Rec) error {
-		h := hostKey(rec.URL)
-		hi, ok := hostIdx[h]
-		if !ok {
-			hi = len(hostIdx)
-			hostIdx[h] = hi
+	hostIdx := hostIndex{}
+	urls, err := cfg.each("partition", cfg.Order, func(rec *Rec) error {
+		hi, first := hostIdx.see(rec.URL)
+		if first {
 			for _, r := range runs {
 				r.hostBits = append(r.hostBits, make([]uint64, r.words)...)
 				if r.hostKeyed {
@@ -281,7 +276,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 		row := &r.row
-		row.URLs, row.Hosts = rows.n(), int64(len(hostIdx))
+		row.URLs, row.Hosts = urls, int64(len(hostIdx))
 		row.MaxURLs, row.MeanURLs, row.BalanceURLs = balance(r.owned)
 		row.MaxHosts, row.MeanHosts, row.BalanceHosts = balance(hosts)
 		for node := range r.n {
@@ -290,7 +285,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			res.Nodes = append(res.Nodes, PartitionNodeRow{Partitioner: row.Partitioner, Nodes: r.n, Node: node,
 				URLs: r.owned[node], Hosts: hosts[node], Extracted: r.extracted[node], CrossOut: r.crossOut[node], CrossBytes: r.crossB[node]})
 		}
-		row.CrossFraction = ratio(float64(row.Cross), float64(rows.n()))
+		row.CrossFraction = ratio(float64(row.Cross), float64(urls))
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.WriteTraces != "" {
