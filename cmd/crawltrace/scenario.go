@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/crawltrace/crawltrace/internal/outdir"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/replay"
 	"github.com/crawltrace/crawltrace/replay/scenario"
@@ -117,10 +116,116 @@ func scenarioPct(v float64) string {
 	return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
 }
 
+// scenarioQuestion is one question's command: its flags, its run on the
+// config whose Common the command fills, and what it prints: columns of
+// the question's first table (the one its CSV holds), only the sum over
+// the nodes with totals, then the lines of after, then the files written.
+type scenarioQuestion[Res scenarioResult] struct {
+	use, short string
+	common     *scenario.Common
+	// sizes, when not nil, receives the --sizes flag (sizesHelp) when given.
+	sizes     *[]int
+	sizesHelp string
+	flags     func(*pflag.FlagSet)
+	run       func(cmd *cobra.Command) (Res, error)
+	totals    bool // print the rows of node -1 only
+	cols      []scenarioCol
+	after     func(w io.Writer, res Res)
+}
+
+// scenarioResult is what every question returns.
+type scenarioResult interface {
+	Tables() []*scenario.Table
+	Written() []string
+}
+
+// scenarioCol is one printed column: its header, its width (negative:
+// left-aligned), the table column it shows and how.
+type scenarioCol struct {
+	head   string
+	width  int
+	column string
+	cell   func(any) string
+}
+
+func (q scenarioQuestion[Res]) command() *cobra.Command {
+	var sizes string
+	return scenarioCmd(q.use, q.short,
+		func(f *pflag.FlagSet) {
+			if q.sizes != nil {
+				f.StringVar(&sizes, "sizes", "", q.sizesHelp)
+			}
+			if q.flags != nil {
+				q.flags(f)
+			}
+		},
+		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
+			if q.sizes != nil {
+				if err := scenarioSizes(sizes, q.sizes); err != nil {
+					return nil, err
+				}
+			}
+			*q.common = scenarioCommon(cmd, in, out, plots)
+			res, err := q.run(cmd)
+			if err != nil {
+				return nil, err
+			}
+			w := cmd.OutOrStdout()
+			printScenarioTable(w, res.Tables()[0], q.totals, q.cols)
+			if q.after != nil {
+				q.after(w, res)
+			}
+			scenarioPrintFiles(w, res.Written())
+			return res.Written(), nil
+		})
+}
+
+// scenarioCommon is what every question's config shares, from the command
+// line.
+func scenarioCommon(cmd *cobra.Command, in, out string, plots bool) scenario.Common {
+	return scenario.Common{Input: in, OutDir: out, Plots: plots, Progress: progressOut(cmd), Reading: scenarioReading(cmd)}
+}
+
+// printScenarioTable prints cols's header and their cells of t's rows
+// (with totals, of the rows whose node is -1), one space between columns.
+func printScenarioTable(w io.Writer, t *scenario.Table, totals bool, cols []scenarioCol) {
+	index := map[string]int{}
+	for i, c := range t.Columns {
+		index[c.Name] = i
+	}
+	at := func(name string) int {
+		i, ok := index[name]
+		if !ok {
+			panic(fmt.Sprintf("crawltrace: table %s has no column %s", t.Name, name))
+		}
+		return i
+	}
+	cells := make([]string, len(cols))
+	line := func(cell func(scenarioCol) string) {
+		for i, c := range cols {
+			cells[i] = fmt.Sprintf("%*s", c.width, cell(c))
+		}
+		fmt.Fprintln(w, strings.Join(cells, " "))
+	}
+	line(func(c scenarioCol) string { return c.head })
+	for _, r := range t.Rows {
+		if !totals || r[at("node")] == int64(-1) {
+			line(func(c scenarioCol) string { return c.cell(r[at(c.column)]) })
+		}
+	}
+}
+
+// Cells: a count or a name as it is, a fraction as a percentage, a ratio
+// with three decimals.
+func scenarioPlain(v any) string   { return fmt.Sprint(v) }
+func scenarioPctCell(v any) string { return scenarioPct(v.(float64)) }
+func scenarioFixed3(v any) string  { return strconv.FormatFloat(v.(float64), 'f', 3, 64) }
+
 func newScenarioPartitionCmd() *cobra.Command {
 	cfg := scenario.DefaultPartitionConfig()
-	return scenarioCmd("partition", "Load, balance and cross traffic of other partitioners and crawl sizes",
-		func(f *pflag.FlagSet) {
+	return scenarioQuestion[*scenario.PartitionResult]{
+		use: "partition", short: "Load, balance and cross traffic of other partitioners and crawl sizes", common: &cfg.Common,
+		flags: func(f *pflag.FlagSet) {
 			f.IntSliceVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler node counts N to try")
 			f.StringSliceVar(&cfg.Partitioners, "partitioners", cfg.Partitioners, "partitioners: host, url, domain, consistent")
 			f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "ring points per node of consistent (0: its default)")
@@ -129,108 +234,84 @@ func newScenarioPartitionCmd() *cobra.Command {
 			alias(f, "order", "stream-order")
 			f.StringVar(&cfg.WriteTraces, "write-traces", "", "also write each (partitioner, N)'s condensed full and cross subtraces here")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			var traces *outdir.Dir
-			if cfg.WriteTraces != "" {
-				force, _ := cmd.Flags().GetBool("force")
-				var err error
-				if traces, err = prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force); err != nil {
-					return nil, err
-				}
+		run: func(cmd *cobra.Command) (*scenario.PartitionResult, error) {
+			if cfg.WriteTraces == "" {
+				return scenario.Partition(cfg)
 			}
-			res, err := scenario.Partition(cfg)
-			if traces != nil {
-				var files []string
-				if res != nil {
-					files = res.Files
-				}
-				err = finishOut(traces, err, files...)
-			}
+			force, _ := cmd.Flags().GetBool("force")
+			traces, err := prepareOut(cfg.WriteTraces, "scenario", "partition-traces", force)
 			if err != nil {
 				return nil, err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-11s %5s %9s %9s %9s\n", "partitioner", "N", "cross", "balance", "hosts bal")
-			for _, r := range res.Rows {
-				fmt.Fprintf(w, "%-11s %5d %9s %9.3f %9.3f\n", r.Partitioner, r.Nodes, scenarioPct(r.CrossFraction), r.BalanceURLs, r.BalanceHosts)
+			res, err := scenario.Partition(cfg)
+			var files []string
+			if res != nil {
+				files = res.Files
 			}
+			return res, finishOut(traces, err, files...)
+		},
+		cols: []scenarioCol{
+			{"partitioner", -11, "partitioner", scenarioPlain},
+			{"N", 5, "nodes", scenarioPlain},
+			{"cross", 9, "cross_fraction", scenarioPctCell},
+			{"balance", 9, "balance_urls", scenarioFixed3},
+			{"hosts bal", 9, "balance_hosts", scenarioFixed3},
+		},
+		after: func(w io.Writer, res *scenario.PartitionResult) {
 			fmt.Fprintf(w, "extracting node from the page log for %d URLs, seeds %d, logging node %d\n", res.Attributed, res.Seeds, res.Fallback)
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		},
+	}.command()
 }
 
 func newScenarioSplitterCacheCmd() *cobra.Command {
 	cfg := scenario.DefaultSplitterCacheConfig()
-	var sizes string
-	return scenarioCmd("splitter-cache", "What a cache in front of the host splitter's peer sends saves",
-		func(f *pflag.FlagSet) {
+	return scenarioQuestion[*scenario.SplitterCacheResult]{
+		use: "splitter-cache", short: "What a cache in front of the host splitter's peer sends saves", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)",
+		flags: func(f *pflag.FlagSet) {
 			f.StringSliceVar(&cfg.Policies, "policies", cfg.Policies, "cache policies (online ones)")
-			f.StringVar(&sizes, "sizes", "", "cache sizes, e.g. 2^0..2^16 or 64,1k (default 2^0..2^16)")
 			f.IntVar(&cfg.Batch, "batch", cfg.Batch, "URLs per batch sent to a peer")
 			f.IntVar(&cfg.FramingBytes, "framing-bytes", cfg.FramingBytes, "bytes added per sent URL")
 			f.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "bytes added per batch sent")
 			f.Uint64Var(&cfg.Seed, "policy-seed", cfg.Seed, "seed of the random policies")
 			alias(f, "seed", "policy-seed")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			res, err := scenario.SplitterCache(cfg)
-			if err != nil {
-				return nil, err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-8s %9s %12s %12s %10s\n", "policy", "size", "cross", "sent", "batches")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%-8s %9d %12d %12s %10d\n", r.Policy, r.Size, r.Cross, scenarioPct(r.SentFraction), r.Batches)
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		run:    func(*cobra.Command) (*scenario.SplitterCacheResult, error) { return scenario.SplitterCache(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"policy", -8, "policy", scenarioPlain},
+			{"size", 9, "size", scenarioPlain},
+			{"cross", 12, "cross", scenarioPlain},
+			{"sent", 12, "sent_fraction", scenarioPctCell},
+			{"batches", 10, "batches", scenarioPlain},
+		},
+	}.command()
 }
 
 func newScenarioThreadsCmd() *cobra.Command {
 	cfg := scenario.DefaultThreadsConfig()
-	var sizes string
-	return scenarioCmd("threads", "Per-thread LRU caches of k/W entries against one shared cache of k",
-		func(f *pflag.FlagSet) {
-			f.StringVar(&sizes, "sizes", "", "total cache sizes k per node (default 2^0..2^20)")
+	return scenarioQuestion[*scenario.ThreadsResult]{
+		use: "threads", short: "Per-thread LRU caches of k/W entries against one shared cache of k", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "total cache sizes k per node (default 2^0..2^20)",
+		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Workers, "workers", cfg.Workers, "fetch workers W of a node, sharing k (0: the distinct workers in each node's log)")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			res, err := scenario.Threads(cfg)
-			if err != nil {
-				return nil, err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%9s %8s %12s %12s\n", "k", "W", "global miss", "thread miss")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%9d %8d %12s %12s\n", r.Size, r.Workers, scenarioPct(r.GlobalMissRate), scenarioPct(r.ThreadMissRate))
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		run:    func(*cobra.Command) (*scenario.ThreadsResult, error) { return scenario.Threads(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"k", 9, "size", scenarioPlain},
+			{"W", 8, "workers", scenarioPlain},
+			{"global miss", 12, "global_miss_rate", scenarioPctCell},
+			{"thread miss", 12, "thread_miss_rate", scenarioPctCell},
+		},
+	}.command()
 }
 
 func newScenarioNodeLossCmd() *cobra.Command {
 	cfg := scenario.DefaultNodeLossConfig()
-	return scenarioCmd("node-loss", "Hosts moved and URLs fetched twice when a node dies or joins",
-		func(f *pflag.FlagSet) {
+	return scenarioQuestion[*scenario.NodeLossResult]{
+		use: "node-loss", short: "Hosts moved and URLs fetched twice when a node dies or joins", common: &cfg.Common,
+		flags: func(f *pflag.FlagSet) {
 			f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "crawler nodes N before the event (0: the recorded N)")
 			f.StringVar(&cfg.Event, "event", cfg.Event, "remove or add")
 			f.IntVar(&cfg.Node, "node", cfg.Node, "node id to remove (adding adds id N)")
@@ -241,18 +322,15 @@ func newScenarioNodeLossCmd() *cobra.Command {
 			f.StringVar(&cfg.Order, "stream-order", cfg.Order, "stream order: time or node")
 			alias(f, "order", "stream-order")
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			res, err := scenario.NodeLoss(cfg)
-			if err != nil {
-				return nil, err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-11s %12s %12s %12s %10s\n", "partitioner", "hosts moved", "not of node", "refetched", "balance")
-			for _, r := range res.Rows {
-				fmt.Fprintf(w, "%-11s %12s %12d %12d %10.3f\n", r.Partitioner, scenarioPct(r.HostsMovedFraction), r.HostsMovedOther, r.Refetched, r.BalanceHosts)
-			}
+		run: func(*cobra.Command) (*scenario.NodeLossResult, error) { return scenario.NodeLoss(cfg) },
+		cols: []scenarioCol{
+			{"partitioner", -11, "partitioner", scenarioPlain},
+			{"hosts moved", 12, "hosts_moved_fraction", scenarioPctCell},
+			{"not of node", 12, "hosts_moved_other", scenarioPlain},
+			{"refetched", 12, "refetched", scenarioPlain},
+			{"balance", 10, "balance_hosts", scenarioFixed3},
+		},
+		after: func(w io.Writer, res *scenario.NodeLossResult) {
 			if len(res.Live) > 0 {
 				fmt.Fprintln(w, "live reassignments logged by the crawl (events.jsonl):")
 				for _, r := range res.Live {
@@ -260,38 +338,23 @@ func newScenarioNodeLossCmd() *cobra.Command {
 						r.Node, r.Time.UTC().Format("15:04:05.000"), r.Left, r.Joined, r.HostsMoved, r.HostsMovedOther, r.HostsIn)
 				}
 			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+		},
+	}.command()
 }
 
 func newScenarioLocalityCmd() *cobra.Command {
 	cfg := scenario.DefaultLocalityConfig()
-	var sizes string
-	return scenarioCmd("locality", "Whether LRU hits re-reference URLs last seen on a page of the same host",
-		func(f *pflag.FlagSet) {
-			f.StringVar(&sizes, "sizes", "", "LRU cache sizes (default 2^0..2^20)")
+	return scenarioQuestion[*scenario.LocalityResult]{
+		use: "locality", short: "Whether LRU hits re-reference URLs last seen on a page of the same host", common: &cfg.Common,
+		sizes: &cfg.Sizes, sizesHelp: "LRU cache sizes (default 2^0..2^20)",
+		run:    func(*cobra.Command) (*scenario.LocalityResult, error) { return scenario.Locality(cfg) },
+		totals: true,
+		cols: []scenarioCol{
+			{"size", 9, "size", scenarioPlain},
+			{"hit rate", 9, "hit_rate", scenarioPctCell},
+			{"same host", 10, "same_host_fraction", scenarioPctCell},
 		},
-		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			if err := scenarioSizes(sizes, &cfg.Sizes); err != nil {
-				return nil, err
-			}
-			cfg.Input, cfg.OutDir, cfg.Plots, cfg.Progress = in, out, plots, progressOut(cmd)
-			cfg.Reading = scenarioReading(cmd)
-			res, err := scenario.Locality(cfg)
-			if err != nil {
-				return nil, err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%9s %9s %10s\n", "size", "hit rate", "same host")
-			for _, r := range res.Rows {
-				if r.Node == -1 {
-					fmt.Fprintf(w, "%9d %9s %10s\n", r.Size, scenarioPct(r.HitRate), scenarioPct(r.SameHostFraction))
-				}
-			}
-			scenarioPrintFiles(w, res.Files)
-			return res.Files, nil
-		})
+	}.command()
 }
 
 func newScenarioAllCmd() *cobra.Command {
@@ -302,8 +365,9 @@ func newScenarioAllCmd() *cobra.Command {
 			alias(f, "order", "stream-order")
 		},
 		func(cmd *cobra.Command, in, out string, plots bool) ([]string, error) {
-			s, err := scenario.All(scenario.AllConfig{Input: in, OutDir: out, Order: order, Plots: plots, Progress: progressOut(cmd),
-				Reading: scenarioReading(cmd)})
+			c := scenarioCommon(cmd, in, out, plots)
+			s, err := scenario.All(scenario.AllConfig{Input: c.Input, OutDir: c.OutDir, Order: order, Plots: c.Plots, Progress: c.Progress,
+				Reading: c.Reading})
 			if err != nil {
 				return nil, err
 			}

@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 
@@ -57,6 +56,9 @@ type Summary struct {
 	Defaults      map[string]any    `json:"defaults"`
 	Notes         []string          `json:"notes,omitempty"`
 }
+
+// The digests below are columns of each question's first table, named by
+// their json tags ([digest]); a float that is undefined is null.
 
 // PartitionDigest is one (partitioner, N) of the partition question.
 type PartitionDigest struct {
@@ -112,20 +114,9 @@ type LocalityDigest struct {
 	Unknown          int64    `json:"unknown"`
 }
 
-// count turns a count of -1 (not applicable) into a JSON null.
-func count(v int64) *int64 {
-	if v < 0 {
-		return nil
-	}
-	return &v
-}
-
-// num turns NaN into a JSON null.
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
+// common is the part of cfg every question shares.
+func (cfg AllConfig) common() Common {
+	return Common{Input: cfg.Input, OutDir: cfg.OutDir, Plots: cfg.Plots, Progress: cfg.Progress, Reading: cfg.Reading}
 }
 
 // All runs every question with its defaults (partition at N = 1..64 and
@@ -139,97 +130,52 @@ func All(cfg AllConfig) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner, Defaults: map[string]any{}}
+	s := &Summary{Input: cfg.Input, Nodes: info.recorded, Partitioner: info.partitioner}
 
+	common := cfg.common()
 	pc := DefaultPartitionConfig()
-	pc.Input, pc.OutDir, pc.Order, pc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	pc.Progress, pc.Reading = cfg.Progress, cfg.Reading
+	pc.Common, pc.Order = common, cfg.Order
 	if i, found := slices.BinarySearch(pc.Nodes, info.recorded); !found {
 		pc.Nodes = slices.Insert(pc.Nodes, i, info.recorded)
 	}
-	pr, err := Partition(pc)
-	if err != nil {
-		return nil, err
-	}
-	s.Files = append(s.Files, pr.Files...)
-	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
-	for _, r := range pr.Rows {
-		s.URLs, s.Hosts = r.URLs, r.Hosts
-		s.Partition = append(s.Partition, PartitionDigest{Partitioner: r.Partitioner, Nodes: r.Nodes, CrossFraction: num(r.CrossFraction),
-			CrossBytes: r.CrossBytes, BalanceURLs: num(r.BalanceURLs), BalanceHosts: num(r.BalanceHosts), DestMismatches: count(r.DestMismatches)})
-	}
-	s.Defaults["partition"] = map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes}
-	if pr.Fallback > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
-	}
-
 	sc := DefaultSplitterCacheConfig()
-	sc.Input, sc.OutDir, sc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	sc.Progress, sc.Reading = cfg.Progress, cfg.Reading
-	scr, err := SplitterCache(sc)
-	if err != nil {
-		return nil, err
-	}
-	s.Files = append(s.Files, scr.Files...)
-	for _, r := range scr.Rows {
-		if r.Node == -1 {
-			s.SplitterCache = append(s.SplitterCache, CacheDigest{Policy: r.Policy, Size: r.Size, Cross: r.Cross, Sent: r.Sent,
-				SentFraction: num(r.SentFraction), Batches: r.Batches})
-		}
-	}
-	s.Defaults["splitter_cache"] = map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch}
-
+	sc.Common = common
 	tc := DefaultThreadsConfig()
-	tc.Input, tc.OutDir, tc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	tc.Progress, tc.Reading = cfg.Progress, cfg.Reading
-	tr, err := Threads(tc)
-	if err != nil {
-		return nil, err
-	}
-	s.Files = append(s.Files, tr.Files...)
-	for _, r := range tr.Rows {
-		if r.Node == -1 {
-			s.Threads = append(s.Threads, ThreadsDigest{Size: r.Size, Workers: r.Workers, GlobalMissRate: num(r.GlobalMissRate),
-				ThreadMissRate: num(r.ThreadMissRate)})
-		}
-	}
-	s.Defaults["threads"] = map[string]any{"sizes": tc.Sizes, "workers": "from the trace"}
-
+	tc.Common = common
 	nc := DefaultNodeLossConfig()
-	nc.Input, nc.OutDir, nc.Order, nc.Plots = cfg.Input, cfg.OutDir, cfg.Order, cfg.Plots
-	nc.Progress, nc.Reading = cfg.Progress, cfg.Reading
+	nc.Common, nc.Order = common, cfg.Order
 	if info.recorded < 2 {
 		nc.Event = EventAdd
 	}
-	nr, err := NodeLoss(nc)
-	if err != nil {
-		return nil, err
-	}
-	s.Files = append(s.Files, nr.Files...)
-	for _, r := range nr.Rows {
-		s.Distinct = r.Distinct
-		s.NodeLoss = append(s.NodeLoss, NodeLossDigest{Partitioner: r.Partitioner, Event: r.Event, Node: r.Node,
-			HostsMovedFraction: num(r.HostsMovedFraction), HostsMovedOther: r.HostsMovedOther, Refetched: r.Refetched,
-			BalanceHosts: num(r.BalanceHosts)})
-	}
-	s.Defaults["node_loss"] = map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners}
-
 	lc := DefaultLocalityConfig()
-	lc.Input, lc.OutDir, lc.Plots = cfg.Input, cfg.OutDir, cfg.Plots
-	lc.Progress, lc.Reading = cfg.Progress, cfg.Reading
-	lr, err := Locality(lc)
-	if err != nil {
-		return nil, err
+	lc.Common = common
+
+	a := &asker{s: s}
+	pr := ask(a, Partition, pc, &s.Partition, false)
+	ask(a, SplitterCache, sc, &s.SplitterCache, true)
+	ask(a, Threads, tc, &s.Threads, true)
+	nr := ask(a, NodeLoss, nc, &s.NodeLoss, false)
+	ask(a, Locality, lc, &s.Locality, true)
+	if a.err != nil {
+		return nil, a.err
 	}
-	s.Files = append(s.Files, lr.Files...)
-	for _, r := range lr.Rows {
-		if r.Node == -1 {
-			s.Locality = append(s.Locality, LocalityDigest{Size: r.Size, HitRate: num(r.HitRate), SameHostFraction: num(r.SameHostFraction),
-				SamePage: r.ByClass[ClassSamePage], SameHost: r.ByClass[ClassSameHost], OtherHost: r.ByClass[ClassOtherHost],
-				Unknown: r.ByClass[ClassUnknown]})
-		}
+	s.Attributed, s.Seeds, s.Fallback = pr.Attributed, pr.Seeds, pr.Fallback
+	if n := len(pr.Rows); n > 0 {
+		s.URLs, s.Hosts = pr.Rows[n-1].URLs, pr.Rows[n-1].Hosts
 	}
-	s.Defaults["locality"] = map[string]any{"sizes": lc.Sizes}
+	if n := len(nr.Rows); n > 0 {
+		s.Distinct = nr.Rows[n-1].Distinct
+	}
+	if pr.Fallback > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d URLs had no source page in the page log; their extracting node is the logging node mod N", pr.Fallback))
+	}
+	s.Defaults = map[string]any{
+		"partition":      map[string]any{"nodes": pc.Nodes, "partitioners": pc.Partitioners, "framing_bytes": pc.FramingBytes},
+		"splitter_cache": map[string]any{"policies": sc.Policies, "sizes": sc.Sizes, "batch": sc.Batch},
+		"threads":        map[string]any{"sizes": tc.Sizes, "workers": "from the trace"},
+		"node_loss":      map[string]any{"event": nc.Event, "node": nc.Node, "at": nc.At, "partitioners": nc.Partitioners},
+		"locality":       map[string]any{"sizes": lc.Sizes},
+	}
 
 	path := filepath.Join(cfg.OutDir, SummaryName)
 	s.Files = append(s.Files, path)

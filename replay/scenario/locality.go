@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"sort"
@@ -15,29 +14,19 @@ import (
 )
 
 // LocalityConfig configures the host-locality question ([Locality], the
-// paper's open question 3).
+// paper's open question 3). It writes locality.csv/.arrow and
+// locality-reuse.csv/.arrow, and plots locality.png/.svg and
+// locality-reuse.png/.svg.
 type LocalityConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives locality.csv/.arrow, locality-reuse.csv/.arrow and
-	// the plots; "" writes nothing.
-	OutDir string
+	Common
 	// Sizes are the LRU cache sizes at which hits are split.
 	Sizes []int
-	// Plots draws locality.png/.svg and locality-reuse.png/.svg.
-	Plots bool
 }
 
 // DefaultLocalityConfig returns sizes 2^0 .. 2^20.
 func DefaultLocalityConfig() LocalityConfig {
 	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
-	return LocalityConfig{Sizes: sizes, Plots: true}
+	return LocalityConfig{Sizes: sizes, Common: Common{Plots: true}}
 }
 
 // Locality classes of a re-reference: how the page that produced the
@@ -52,24 +41,25 @@ const (
 
 // LocalityRow is one (node, LRU size). Node -1 sums the nodes.
 type LocalityRow struct {
-	Node     int
-	Size     int
-	Requests int64
-	Hits     int64 // LRU hits at Size: re-references at stack distance <= Size
-	HitRate  float64
+	Node     int     `col:"node"`
+	Size     int     `col:"size"`
+	Requests int64   `col:"requests"`
+	Hits     int64   `col:"hits"` // LRU hits at Size: re-references at stack distance <= Size
+	HitRate  float64 `col:"hit_rate"`
 	// ByClass splits Hits by the class of the re-reference (Class*).
-	ByClass [numClasses]int64
+	ByClass [numClasses]int64 `col:"same_page,same_host,other_host,unknown"`
 	// SameHostFraction is (same page + same host) / (hits of known class):
 	// the share of hits the host-locality explanation accounts for.
-	SameHostFraction float64
+	SameHostFraction float64 `col:"same_host_fraction"`
 }
 
 // LocalityBucket counts re-references with stack distance in [Lo, Hi] by
 // class. Node -1 sums the nodes.
 type LocalityBucket struct {
-	Node    int
-	Lo, Hi  int64
-	ByClass [numClasses]int64
+	Node    int               `col:"node"`
+	Lo      int64             `col:"distance_lo"`
+	Hi      int64             `col:"distance_hi"`
+	ByClass [numClasses]int64 `col:"same_page,same_host,other_host,unknown"`
 }
 
 // LocalityResult is the outcome of [Locality].
@@ -102,7 +92,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 	var totalBuckets [64][numClasses]int64
 	maxSize := int64(sizes[len(sizes)-1])
 	type prev struct{ source, host uint64 }
-	rows := newRowCounter(cfg.Progress, "scenario locality", cfg.Input)
+	rows := cfg.pass("locality")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		stack, err := replay.NewLRUStack([]int{1}, 0)
@@ -113,8 +103,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		bins := make([][numClasses]int64, len(sizes))
 		var buckets [64][numClasses]int64
 		var requests int64
-		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err = rows.eachNode(node, func(rec *Rec) error {
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			cur := prev{source: rec.Source}
@@ -170,7 +159,7 @@ func Locality(cfg LocalityConfig) (*LocalityResult, error) {
 		res.Rows = append(res.Rows, t.finish())
 	}
 	res.Buckets = append(res.Buckets, bucketRows(-1, &totalBuckets)...)
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // finish fills the totals and fractions from ByClass.
@@ -203,19 +192,7 @@ func bucketRows(node int, b *[64][numClasses]int64) []LocalityBucket {
 // Tables returns the hits table (locality) and the reuse-distance table
 // (locality-reuse).
 func (res *LocalityResult) Tables() []*Table {
-	t := &Table{Name: "locality", Columns: []Column{intCol("node"), intCol("size"), intCol("requests"), intCol("hits"),
-		floatCol("hit_rate"), intCol("same_page"), intCol("same_host"), intCol("other_host"), intCol("unknown"),
-		floatCol("same_host_fraction")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Size, r.Requests, r.Hits, r.HitRate, r.ByClass[ClassSamePage], r.ByClass[ClassSameHost],
-			r.ByClass[ClassOtherHost], r.ByClass[ClassUnknown], r.SameHostFraction)
-	}
-	b := &Table{Name: "locality-reuse", Columns: []Column{intCol("node"), intCol("distance_lo"), intCol("distance_hi"),
-		intCol("same_page"), intCol("same_host"), intCol("other_host"), intCol("unknown")}}
-	for _, r := range res.Buckets {
-		b.add(r.Node, r.Lo, r.Hi, r.ByClass[ClassSamePage], r.ByClass[ClassSameHost], r.ByClass[ClassOtherHost], r.ByClass[ClassUnknown])
-	}
-	return []*Table{t, b}
+	return []*Table{rowTable("locality", res.Rows), rowTable("locality-reuse", res.Buckets)}
 }
 
 func (res *LocalityResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

@@ -3,7 +3,6 @@ package scenario
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -21,19 +20,11 @@ const (
 )
 
 // NodeLossConfig configures the node loss and addition what-if
-// ([NodeLoss], UbiCrawler's contravariance).
+// ([NodeLoss], UbiCrawler's contravariance). It writes node-loss.csv/.arrow
+// and node-loss-nodes.csv/.arrow (and node-loss-live.csv/.arrow for a crawl
+// that logged reassignments), and plots node-loss.png/.svg.
 type NodeLossConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives node-loss.csv/.arrow, node-loss-nodes.csv/.arrow and
-	// the plot; "" writes nothing.
-	OutDir string
+	Common
 	// Nodes is the crawl size N before the event; 0 means the recorded N.
 	Nodes int
 	// Event is EventRemove or EventAdd.
@@ -54,56 +45,54 @@ type NodeLossConfig struct {
 	Replicas int
 	// Order is the stream order (OrderTime or OrderNode).
 	Order string
-	// Plots draws node-loss.png/.svg.
-	Plots bool
 }
 
 // DefaultNodeLossConfig removes node 0 half way through the stream and
 // compares consistent hashing with host hash mod N.
 func DefaultNodeLossConfig() NodeLossConfig {
 	return NodeLossConfig{Event: EventRemove, At: 0.5, AtRow: -1, Partitioners: []string{"consistent", "host"},
-		Order: OrderTime, Plots: true}
+		Order: OrderTime, Common: Common{Plots: true}}
 }
 
 // NodeLossRow is the outcome for one partitioner.
 type NodeLossRow struct {
-	Partitioner string
-	Event       string
-	Node        int // the node removed or added
-	NodesBefore int
-	NodesAfter  int
-	ChangeRow   int64 // first row assigned after the event
-	URLs        int64 // rows of the stream
-	Distinct    int64 // distinct URLs of the stream
+	Partitioner string `col:"partitioner"`
+	Event       string `col:"event"`
+	Node        int    `col:"node"` // the node removed or added
+	NodesBefore int    `col:"nodes_before"`
+	NodesAfter  int    `col:"nodes_after"`
+	ChangeRow   int64  `col:"change_row"` // first row assigned after the event
+	URLs        int64  `col:"urls"`       // rows of the stream
+	Distinct    int64  `col:"distinct"`   // distinct URLs of the stream
 	// Hosts are the distinct hosts of the stream; HostsMoved those whose
 	// owner differs after the event (for the url partitioner, whose owner
 	// is per URL, the owner of the host's first URL), and HostsMovedOther
 	// those of them that neither belonged to the removed node nor went to
 	// the added one: 0 for a contravariant assignment.
-	Hosts              int64
-	HostsMoved         int64
-	HostsMovedFraction float64
-	HostsMovedOther    int64
+	Hosts              int64   `col:"hosts"`
+	HostsMoved         int64   `col:"hosts_moved"`
+	HostsMovedFraction float64 `col:"hosts_moved_fraction"`
+	HostsMovedOther    int64   `col:"hosts_moved_other"`
 	// MovedBefore counts the distinct URLs seen before the event whose
 	// owner changed; Refetched those of them that occur again after it,
 	// which the new owner's duplicate eliminator has never seen and would
 	// fetch a second time. RefetchedFraction is Refetched / Distinct.
-	MovedBefore       int64
-	Refetched         int64
-	RefetchedFraction float64
+	MovedBefore       int64   `col:"moved_before"`
+	Refetched         int64   `col:"refetched"`
+	RefetchedFraction float64 `col:"refetched_fraction"`
 	// BalanceURLs is max/mean over the nodes after the event of the URLs
 	// they own among the rows after the event; BalanceHosts the same over
 	// the distinct hosts of the whole stream.
-	BalanceURLs  float64
-	BalanceHosts float64
+	BalanceURLs  float64 `col:"balance_urls"`
+	BalanceHosts float64 `col:"balance_hosts"`
 }
 
 // NodeLossNodeRow is one node's load after the event.
 type NodeLossNodeRow struct {
-	Partitioner string
-	Node        int
-	URLsAfter   int64 // rows after the event the node owns
-	Hosts       int64 // distinct hosts it owns after the event
+	Partitioner string `col:"partitioner"`
+	Node        int    `col:"node"`
+	URLsAfter   int64  `col:"urls_after"` // rows after the event the node owns
+	Hosts       int64  `col:"hosts"`      // distinct hosts it owns after the event
 }
 
 // NodeLossResult is the outcome of [NodeLoss].
@@ -212,16 +201,10 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	movedBit := func(i int) uint32 { return 1 << (1 + 2*i) }
 	countedBit := func(i int) uint32 { return 1 << (2 + 2*i) }
 	flags := map[uint64]uint32{}
-	hosts := map[uint64]struct{}{}
-	rows := newRowCounter(cfg.Progress, "scenario node-loss", cfg.Input)
-	defer rows.finish()
-	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
-		rows.row()
-		h := hostKey(rec.URL)
-		_, oldHost := hosts[h]
-		if !oldHost {
-			hosts[h] = struct{}{}
-		}
+	hosts := hostIndex{}
+	urls, err := cfg.each("node-loss", cfg.Order, func(rec *Rec) error {
+		_, newHost := hosts.see(rec.URL)
+		oldHost := !newHost
 		fp := fingerprint.URL(rec.URL)
 		f, seen := flags[fp]
 		before := rec.Index < change
@@ -270,7 +253,7 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 	}
 	for _, r := range runs {
 		row := &r.row
-		row.URLs, row.Distinct, row.Hosts = rows.n, int64(len(flags)), int64(len(hosts))
+		row.URLs, row.Distinct, row.Hosts = urls, int64(len(flags)), int64(len(hosts))
 		row.HostsMovedFraction = ratio(float64(row.HostsMoved), float64(row.Hosts))
 		row.RefetchedFraction = ratio(float64(row.Refetched), float64(row.Distinct))
 		ul := make([]int64, len(r.ids))
@@ -283,28 +266,17 @@ func NodeLoss(cfg NodeLossConfig) (*NodeLossResult, error) {
 		_, _, row.BalanceHosts = balance(hl)
 		res.Rows = append(res.Rows, *row)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the summary (node-loss) and per-node (node-loss-nodes)
 // tables.
 func (res *NodeLossResult) Tables() []*Table {
-	t := &Table{Name: "node-loss", Columns: []Column{strCol("partitioner"), strCol("event"), intCol("node"), intCol("nodes_before"),
-		intCol("nodes_after"), intCol("change_row"), intCol("urls"), intCol("distinct"), intCol("hosts"), intCol("hosts_moved"),
-		floatCol("hosts_moved_fraction"), intCol("hosts_moved_other"), intCol("moved_before"), intCol("refetched"),
-		floatCol("refetched_fraction"), floatCol("balance_urls"), floatCol("balance_hosts")}}
-	for _, r := range res.Rows {
-		t.add(r.Partitioner, r.Event, r.Node, r.NodesBefore, r.NodesAfter, r.ChangeRow, r.URLs, r.Distinct, r.Hosts, r.HostsMoved,
-			r.HostsMovedFraction, r.HostsMovedOther, r.MovedBefore, r.Refetched, r.RefetchedFraction, r.BalanceURLs, r.BalanceHosts)
-	}
-	per := &Table{Name: "node-loss-nodes", Columns: []Column{strCol("partitioner"), intCol("node"), intCol("urls_after"), intCol("hosts")}}
-	for _, r := range res.Nodes {
-		per.add(r.Partitioner, r.Node, r.URLsAfter, r.Hosts)
-	}
+	tables := []*Table{rowTable("node-loss", res.Rows), rowTable("node-loss-nodes", res.Nodes)}
 	if len(res.Live) > 0 {
-		return []*Table{t, per, liveTable(res.Live)}
+		tables = append(tables, rowTable("node-loss-live", res.Live))
 	}
-	return []*Table{t, per}
+	return tables
 }
 
 func (res *NodeLossResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

@@ -19,14 +19,15 @@ import (
 // beside its simulation, so a simulated node loss can be compared with a
 // live one.
 type LiveReassign struct {
-	Node            int
-	Time            time.Time
-	Left, Joined    []int
+	Node            int       `col:"node"`
+	Time            time.Time `col:"time"`
+	Left            []int     `col:"left"`
+	Joined          []int     `col:"joined"`
 	Live            []int
-	HostsMoved      int
-	HostsMovedOther int
-	HostsIn         int // hosts this node took over
-	URLsRerouted    int64
+	HostsMoved      int   `col:"hosts_moved"`
+	HostsMovedOther int   `col:"hosts_moved_other"`
+	HostsIn         int   `col:"hosts_in"` // hosts this node took over
+	URLsRerouted    int64 `col:"urls_rerouted"`
 }
 
 // ReadLiveReassigns reads the reassign events of every node of the crawl
@@ -56,14 +57,4 @@ func ReadLiveReassigns(dir string) ([]LiveReassign, error) {
 	}
 	slices.SortStableFunc(out, func(a, b LiveReassign) int { return a.Time.Compare(b.Time) })
 	return out, nil
-}
-
-func liveTable(live []LiveReassign) *Table {
-	t := &Table{Name: "node-loss-live", Columns: []Column{intCol("node"), strCol("time"), strCol("left"), strCol("joined"),
-		intCol("hosts_moved"), intCol("hosts_moved_other"), intCol("hosts_in"), intCol("urls_rerouted")}}
-	for _, r := range live {
-		t.add(r.Node, r.Time.UTC().Format(time.RFC3339Nano), fmt.Sprint(r.Left), fmt.Sprint(r.Joined), r.HostsMoved,
-			r.HostsMovedOther, r.HostsIn, r.URLsRerouted)
-	}
-	return t
 }

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -17,19 +16,11 @@ import (
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
-// PartitionConfig configures the partitioning what-if ([Partition]).
+// PartitionConfig configures the partitioning what-if ([Partition]). It
+// writes partition.csv/.arrow and partition-nodes.csv/.arrow, and plots
+// partition-cross.png/.svg and partition-balance.png/.svg.
 type PartitionConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives partition.csv/.arrow, partition-nodes.csv/.arrow and
-	// the plots; "" writes nothing.
-	OutDir string
+	Common
 	// Nodes are the crawl sizes N to try.
 	Nodes []int
 	// Partitioners are partition.New names.
@@ -50,8 +41,6 @@ type PartitionConfig struct {
 	// `crawltrace replay` takes. Each (partitioner, N) costs one more pass
 	// over the stream, so that at most 2N trace writers are open at once.
 	WriteTraces string
-	// Plots draws partition-cross.png/.svg and partition-balance.png/.svg.
-	Plots bool
 }
 
 // DefaultPartitionConfig returns N = 1, 2, 4, ..., 64 for every partitioner.
@@ -61,48 +50,48 @@ func DefaultPartitionConfig() PartitionConfig {
 		Partitioners: partition.Names(),
 		FramingBytes: 20,
 		Order:        OrderTime,
-		Plots:        true,
+		Common:       Common{Plots: true},
 	}
 }
 
 // PartitionRow summarizes one (partitioner, N).
 type PartitionRow struct {
-	Partitioner string
-	Nodes       int
-	URLs        int64 // rows of the stream
-	Hosts       int64 // distinct hosts of the stream
+	Partitioner string `col:"partitioner"`
+	Nodes       int    `col:"nodes"`
+	URLs        int64  `col:"urls"`  // rows of the stream
+	Hosts       int64  `col:"hosts"` // distinct hosts of the stream
 	// MaxURLs, MeanURLs and BalanceURLs describe the URLs each node owns
 	// (receives from its own and its peers' host splitters): max, mean and
 	// max/mean.
-	MaxURLs      int64
-	MeanURLs     float64
-	BalanceURLs  float64
-	MaxHosts     int64 // the distinct hosts a node owns URLs of
-	MeanHosts    float64
-	BalanceHosts float64
+	MaxURLs      int64   `col:"max_urls"`
+	MeanURLs     float64 `col:"mean_urls"`
+	BalanceURLs  float64 `col:"balance_urls"`
+	MaxHosts     int64   `col:"max_hosts"` // the distinct hosts a node owns URLs of
+	MeanHosts    float64 `col:"mean_hosts"`
+	BalanceHosts float64 `col:"balance_hosts"`
 	// Cross counts the URLs whose owner is not the node that extracted them;
 	// CrossFraction is Cross/URLs and CrossBytes their length plus
 	// FramingBytes each.
-	Cross         int64
-	CrossFraction float64
-	CrossBytes    int64
+	Cross         int64   `col:"cross"`
+	CrossFraction float64 `col:"cross_fraction"`
+	CrossBytes    int64   `col:"cross_bytes"`
 	// DestMismatches counts rows whose owner differs from the recorded dest
 	// column, for the recorded partitioner and N only (else -1, written as a
 	// blank CSV cell, an Arrow null and a JSON null): 0 means the
 	// re-partitioning reproduces the recording exactly.
-	DestMismatches int64
+	DestMismatches int64 `col:"dest_mismatches,nullneg"`
 }
 
 // PartitionNodeRow is one node of one (partitioner, N).
 type PartitionNodeRow struct {
-	Partitioner string
-	Nodes       int
-	Node        int
-	URLs        int64 // URLs the node owns
-	Hosts       int64 // distinct hosts of those URLs
-	Extracted   int64 // URLs entering the node's host splitter
-	CrossOut    int64 // of those, URLs sent to a peer
-	CrossBytes  int64 // their estimated bytes on the wire
+	Partitioner string `col:"partitioner"`
+	Nodes       int    `col:"nodes"`
+	Node        int    `col:"node"`
+	URLs        int64  `col:"urls"`        // URLs the node owns
+	Hosts       int64  `col:"hosts"`       // distinct hosts of those URLs
+	Extracted   int64  `col:"extracted"`   // URLs entering the node's host splitter
+	CrossOut    int64  `col:"cross_out"`   // of those, URLs sent to a peer
+	CrossBytes  int64  `col:"cross_bytes"` // their estimated bytes on the wire
 }
 
 // PartitionResult is the outcome of [Partition].
@@ -229,16 +218,10 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 	}
 	res := &PartitionResult{}
 	x := &extractor{pages: pages, last: map[int]*srcEntry{}}
-	hostIdx := map[uint64]int{}
-	rows := newRowCounter(cfg.Progress, "scenario partition", cfg.Input)
-	defer rows.finish()
-	err = cfg.Reading.Each(cfg.Input, cfg.Order, func(rec *Rec) error {
-		rows.row()
-		h := hostKey(rec.URL)
-		hi, ok := hostIdx[h]
-		if !ok {
-			hi = len(hostIdx)
-			hostIdx[h] = hi
+	hostIdx := hostIndex{}
+	urls, err := cfg.each("partition", cfg.Order, func(rec *Rec) error {
+		hi, first := hostIdx.see(rec.URL)
+		if first {
 			for _, r := range runs {
 				r.hostBits = append(r.hostBits, make([]uint64, r.words)...)
 				if r.hostKeyed {
@@ -293,7 +276,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 		row := &r.row
-		row.URLs, row.Hosts = rows.n, int64(len(hostIdx))
+		row.URLs, row.Hosts = urls, int64(len(hostIdx))
 		row.MaxURLs, row.MeanURLs, row.BalanceURLs = balance(r.owned)
 		row.MaxHosts, row.MeanHosts, row.BalanceHosts = balance(hosts)
 		for node := range r.n {
@@ -302,7 +285,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			res.Nodes = append(res.Nodes, PartitionNodeRow{Partitioner: row.Partitioner, Nodes: r.n, Node: node,
 				URLs: r.owned[node], Hosts: hosts[node], Extracted: r.extracted[node], CrossOut: r.crossOut[node], CrossBytes: r.crossB[node]})
 		}
-		row.CrossFraction = ratio(float64(row.Cross), float64(rows.n))
+		row.CrossFraction = ratio(float64(row.Cross), float64(urls))
 		res.Rows = append(res.Rows, *row)
 	}
 	if cfg.WriteTraces != "" {
@@ -314,7 +297,7 @@ func Partition(cfg PartitionConfig) (*PartitionResult, error) {
 			}
 		}
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // PartitionTraceDir is the directory, under PartitionConfig.WriteTraces, of
@@ -394,23 +377,7 @@ func writePartitionTraces(cfg PartitionConfig, info crawlInfo, pages pageIndex, 
 // Tables returns the summary table (partition) and the per-node table
 // (partition-nodes).
 func (res *PartitionResult) Tables() []*Table {
-	sum := &Table{Name: "partition", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("urls"), intCol("hosts"),
-		intCol("max_urls"), floatCol("mean_urls"), floatCol("balance_urls"), intCol("max_hosts"), floatCol("mean_hosts"),
-		floatCol("balance_hosts"), intCol("cross"), floatCol("cross_fraction"), intCol("cross_bytes"), intCol("dest_mismatches")}}
-	for _, r := range res.Rows {
-		var dest any // not applicable: blank
-		if r.DestMismatches >= 0 {
-			dest = r.DestMismatches
-		}
-		sum.add(r.Partitioner, r.Nodes, r.URLs, r.Hosts, r.MaxURLs, r.MeanURLs, r.BalanceURLs, r.MaxHosts, r.MeanHosts,
-			r.BalanceHosts, r.Cross, r.CrossFraction, r.CrossBytes, dest)
-	}
-	per := &Table{Name: "partition-nodes", Columns: []Column{strCol("partitioner"), intCol("nodes"), intCol("node"), intCol("urls"),
-		intCol("hosts"), intCol("extracted"), intCol("cross_out"), intCol("cross_bytes")}}
-	for _, r := range res.Nodes {
-		per.add(r.Partitioner, r.Nodes, r.Node, r.URLs, r.Hosts, r.Extracted, r.CrossOut, r.CrossBytes)
-	}
-	return []*Table{sum, per}
+	return []*Table{rowTable("partition", res.Rows), rowTable("partition-nodes", res.Nodes)}
 }
 
 func (res *PartitionResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

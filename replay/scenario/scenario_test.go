@@ -109,7 +109,7 @@ func TestPartitionTiny(t *testing.T) {
 func TestPartitionFallbackWithoutPages(t *testing.T) {
 	c := tinyCrawl()
 	c.pages = nil
-	res, err := Partition(PartitionConfig{Input: c.write(t), Nodes: []int{2}, Partitioners: []string{"host"}, FramingBytes: 0})
+	res, err := Partition(PartitionConfig{Common: Common{Input: c.write(t)}, Nodes: []int{2}, Partitioners: []string{"host"}, FramingBytes: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func randomCrawl(t testing.TB, nodes, n, hosts int, seed uint64) *crawl {
 
 func TestPartitionReproducesRecordedDest(t *testing.T) {
 	c := randomCrawl(t, 4, 2000, 150, 7)
-	cfg := PartitionConfig{Input: c.write(t), Nodes: []int{4}, Partitioners: []string{"host", "url"}}
+	cfg := PartitionConfig{Common: Common{Input: c.write(t)}, Nodes: []int{4}, Partitioners: []string{"host", "url"}}
 	res, err := Partition(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -219,10 +219,10 @@ func TestPartitionReproducesRecordedDest(t *testing.T) {
 func TestPartitionBadConfig(t *testing.T) {
 	dir := tinyCrawl().write(t)
 	for _, cfg := range []PartitionConfig{
-		{Input: dir, Nodes: []int{2}, Partitioners: []string{"nope"}},
-		{Input: dir, Nodes: []int{0}, Partitioners: []string{"host"}},
-		{Input: dir},
-		{Input: dir, Nodes: []int{2}, Partitioners: []string{"host"}, FramingBytes: -1},
+		{Common: Common{Input: dir}, Nodes: []int{2}, Partitioners: []string{"nope"}},
+		{Common: Common{Input: dir}, Nodes: []int{0}, Partitioners: []string{"host"}},
+		{Common: Common{Input: dir}},
+		{Common: Common{Input: dir}, Nodes: []int{2}, Partitioners: []string{"host"}, FramingBytes: -1},
 	} {
 		if _, err := Partition(cfg); !errors.Is(err, tracefile.ErrBadInput) {
 			t.Errorf("%+v: %v", cfg, err)
@@ -232,7 +232,7 @@ func TestPartitionBadConfig(t *testing.T) {
 
 func TestSplitterCacheTiny(t *testing.T) {
 	dir := tinyCrawl().write(t)
-	res, err := SplitterCache(SplitterCacheConfig{Input: dir, Policies: []string{"lru"}, Sizes: []int{1}, Batch: 2, FramingBytes: 20, BatchBytes: 100})
+	res, err := SplitterCache(SplitterCacheConfig{Common: Common{Input: dir}, Policies: []string{"lru"}, Sizes: []int{1}, Batch: 2, FramingBytes: 20, BatchBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,14 +250,14 @@ func TestSplitterCacheTiny(t *testing.T) {
 	if !slices.Equal(res.Rows, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", res.Rows, want)
 	}
-	if _, err := SplitterCache(SplitterCacheConfig{Input: dir, Policies: []string{"min"}, Sizes: []int{1}, Batch: 2}); !errors.Is(err, tracefile.ErrBadInput) {
+	if _, err := SplitterCache(SplitterCacheConfig{Common: Common{Input: dir}, Policies: []string{"min"}, Sizes: []int{1}, Batch: 2}); !errors.Is(err, tracefile.ErrBadInput) {
 		t.Errorf("min: %v", err)
 	}
 }
 
 func TestThreadsTiny(t *testing.T) {
 	dir := tinyCrawl().write(t)
-	res, err := Threads(ThreadsConfig{Input: dir, Sizes: []int{4, 1, 2}})
+	res, err := Threads(ThreadsConfig{Common: Common{Input: dir}, Sizes: []int{4, 1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestThreadsTiny(t *testing.T) {
 	}
 	// A fixed W = 1 divides nothing: node 1 (one worker) matches the
 	// global cache, node 0 keeps its two workers' caches of k entries each.
-	res, err = Threads(ThreadsConfig{Input: dir, Sizes: []int{2}, Workers: 1})
+	res, err = Threads(ThreadsConfig{Common: Common{Input: dir}, Sizes: []int{2}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestThreadsTiny(t *testing.T) {
 
 func TestLocalityTiny(t *testing.T) {
 	dir := tinyCrawl().write(t)
-	res, err := Locality(LocalityConfig{Input: dir, Sizes: []int{1, 2}})
+	res, err := Locality(LocalityConfig{Common: Common{Input: dir}, Sizes: []int{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestLocalityTiny(t *testing.T) {
 	// Without the page log only same-page re-references are classified.
 	c := tinyCrawl()
 	c.pages = nil
-	res, err = Locality(LocalityConfig{Input: c.write(t), Sizes: []int{2}})
+	res, err = Locality(LocalityConfig{Common: Common{Input: c.write(t)}, Sizes: []int{2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,10 +377,10 @@ func TestNodeLossTiny(t *testing.T) {
 		t.Errorf("At 0.5 differs from AtRow 6")
 	}
 	for _, bad := range []NodeLossConfig{
-		{Input: dir, Event: "explode", Partitioners: []string{"host"}},
-		{Input: dir, Event: EventRemove, Node: 2, AtRow: 1, Partitioners: []string{"host"}},
-		{Input: dir, Event: EventRemove, AtRow: -1, At: 2, Partitioners: []string{"host"}},
-		{Input: dir, Event: EventAdd, AtRow: 1, Partitioners: []string{"nope"}},
+		{Common: Common{Input: dir}, Event: "explode", Partitioners: []string{"host"}},
+		{Common: Common{Input: dir}, Event: EventRemove, Node: 2, AtRow: 1, Partitioners: []string{"host"}},
+		{Common: Common{Input: dir}, Event: EventRemove, AtRow: -1, At: 2, Partitioners: []string{"host"}},
+		{Common: Common{Input: dir}, Event: EventAdd, AtRow: 1, Partitioners: []string{"nope"}},
 	} {
 		if _, err := NodeLoss(bad); !errors.Is(err, tracefile.ErrBadInput) {
 			t.Errorf("%+v: %v", bad, err)
@@ -408,7 +408,7 @@ func TestNodeLossContravariance(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 8, 16, 32, 64} {
 		for _, event := range []string{EventRemove, EventAdd} {
 			lost := n / 2
-			cfg := NodeLossConfig{Input: dir, Nodes: n, Event: event, Node: lost, AtRow: hosts / 2, Partitioners: []string{"consistent", "host"}}
+			cfg := NodeLossConfig{Common: Common{Input: dir}, Nodes: n, Event: event, Node: lost, AtRow: hosts / 2, Partitioners: []string{"consistent", "host"}}
 			res, err := NodeLoss(cfg)
 			if err != nil {
 				t.Fatal(err)

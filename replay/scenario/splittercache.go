@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 
 	"gonum.org/v1/plot/plotter"
@@ -14,19 +13,10 @@ import (
 )
 
 // SplitterCacheConfig configures the splitter-cache what-if
-// ([SplitterCache]).
+// ([SplitterCache]). It writes splitter-cache.csv/.arrow and plots
+// splitter-cache.png/.svg.
 type SplitterCacheConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives splitter-cache.csv/.arrow and the plot; "" writes
-	// nothing.
-	OutDir string
+	Common
 	// Policies are online policy names (policy.Names; not min or static).
 	Policies []string
 	// Sizes are the cache sizes in entries.
@@ -42,8 +32,6 @@ type SplitterCacheConfig struct {
 	BatchBytes int
 	// Seed seeds the random policies.
 	Seed uint64
-	// Plots draws splitter-cache.png/.svg.
-	Plots bool
 }
 
 // DefaultSplitterCacheConfig returns CLOCK (the recorder's splitter cache),
@@ -51,30 +39,33 @@ type SplitterCacheConfig struct {
 func DefaultSplitterCacheConfig() SplitterCacheConfig {
 	sizes := replay.PaperSizes()[:17] // 2^0 .. 2^16
 	return SplitterCacheConfig{Policies: []string{"clock", "lru", "random"}, Sizes: sizes, Batch: 1024,
-		FramingBytes: 20, Seed: 1, Plots: true}
+		FramingBytes: 20, Seed: 1, Common: Common{Plots: true}}
 }
 
 // SplitterCacheRow is one (node, policy, size). Node -1 is the sum over the
 // nodes. Policy "none" (size 0) is the splitter without a cache.
 type SplitterCacheRow struct {
-	Node   int
-	Policy string
-	Size   int
+	Node   int    `col:"node"`
+	Policy string `col:"policy"`
+	Size   int    `col:"size"`
 	// Cross counts the URLs whose recorded dest is another node: what a
 	// splitter without cache sends.
-	Cross int64
+	Cross int64 `col:"cross"`
 	// Sent counts the cross URLs the cache missed (sent to peers); Saved
 	// the ones it suppressed (Cross - Sent).
-	Sent, Saved  int64
-	SentFraction float64 // Sent / Cross
+	Sent         int64   `col:"sent"`
+	Saved        int64   `col:"saved"`
+	SentFraction float64 `col:"sent_fraction"` // Sent / Cross
 	// SentBytes and SavedBytes estimate the wire bytes: URL length plus
 	// FramingBytes per URL, plus BatchBytes per batch.
-	SentBytes, SavedBytes int64
+	SentBytes  int64 `col:"sent_bytes"`
+	SavedBytes int64 `col:"saved_bytes"`
 	// Batches are the batches of up to Batch URLs sent, one destination
 	// each, flushed when full and at the end of the trace (the recorder
 	// also flushes early when its input queue runs empty, so a live crawl
 	// sends at least this many); BatchesSaved against no cache.
-	Batches, BatchesSaved int64
+	Batches      int64 `col:"batches"`
+	BatchesSaved int64 `col:"batches_saved"`
 }
 
 // SplitterCacheResult is the outcome of [SplitterCache].
@@ -133,7 +124,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 	res := &SplitterCacheResult{}
 	total := map[[2]any]*SplitterCacheRow{}
 	var order [][2]any
-	rows := newRowCounter(cfg.Progress, "scenario splitter-cache", cfg.Input)
+	rows := cfg.pass("splitter-cache")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		runs := []*cacheRun{{name: "none", pending: make([]int, dests)}}
@@ -146,8 +137,7 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 				runs = append(runs, &cacheRun{pol: pol, name: pol.Name(), size: size, pending: make([]int, dests)})
 			}
 		}
-		err := cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err := rows.eachNode(node, func(rec *Rec) error {
 			dest := int(rec.Dest)
 			if dest == rec.Node {
 				return nil
@@ -202,18 +192,12 @@ func SplitterCache(cfg SplitterCacheConfig) (*SplitterCacheResult, error) {
 		t.SentFraction = ratio(float64(t.Sent), float64(t.Cross))
 		res.Rows = append(res.Rows, *t)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the splitter-cache table.
 func (res *SplitterCacheResult) Tables() []*Table {
-	t := &Table{Name: "splitter-cache", Columns: []Column{intCol("node"), strCol("policy"), intCol("size"), intCol("cross"),
-		intCol("sent"), intCol("saved"), floatCol("sent_fraction"), intCol("sent_bytes"), intCol("saved_bytes"),
-		intCol("batches"), intCol("batches_saved")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Policy, r.Size, r.Cross, r.Sent, r.Saved, r.SentFraction, r.SentBytes, r.SavedBytes, r.Batches, r.BatchesSaved)
-	}
-	return []*Table{t}
+	return []*Table{rowTable("splitter-cache", res.Rows)}
 }
 
 func (res *SplitterCacheResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {

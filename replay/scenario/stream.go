@@ -331,6 +331,21 @@ func (p pageIndex) hosts() map[uint64]uint64 {
 // scenarios count distinct hosts.
 func hostKey(u string) uint64 { return fingerprint.URL(partition.HostOf(u)) }
 
+// hostIndex numbers the distinct hosts of a stream in order of first
+// appearance.
+type hostIndex map[uint64]int
+
+// see returns the number of u's host, and whether this is its first URL.
+func (h hostIndex) see(u string) (i int, first bool) {
+	k := hostKey(u)
+	i, seen := h[k]
+	if !seen {
+		i = len(h)
+		h[k] = i
+	}
+	return i, !seen
+}
+
 // rowCounter reports the rows a question has read against the crawl's URL
 // rows (from its manifest; unknown without one). Single-goroutine, like the
 // stream visitors that call it.

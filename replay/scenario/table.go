@@ -345,19 +345,6 @@ type resultWriter interface {
 	write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error)
 }
 
-// save is the ending every scenario's Run shares: with an output
-// directory, it writes res there, with metadata naming input and cfg
-// ([runMeta]), and adds what it wrote to *files, up to the first error.
-// Without one it writes nothing.
-func save(res resultWriter, files *[]string, outDir string, plots bool, input string, cfg any) error {
-	if outDir == "" {
-		return nil
-	}
-	f, err := res.write(outDir, plots, runMeta(input, cfg))
-	*files = append(*files, f...)
-	return err
-}
-
 // figure is one plot of a result, drawn by [linePlot] into dir/base.png
 // and dir/base.svg.
 type figure struct {

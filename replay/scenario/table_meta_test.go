@@ -10,7 +10,7 @@ import (
 // A question's parameters reach its tables' metadata with a progress sink
 // set (the CLI always sets one; it is not JSON and must not hide the rest).
 func TestRunMetaWithProgress(t *testing.T) {
-	cfg := LocalityConfig{Progress: progress.NewSink(progress.Always, io.Discard, false)}
+	cfg := LocalityConfig{Common: Common{Progress: progress.NewSink(progress.Always, io.Discard, false)}}
 	m := runMeta(t.TempDir(), cfg)
 	if len(m.Params) == 0 {
 		t.Fatal("no parameters recorded with a progress sink set")

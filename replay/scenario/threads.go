@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"sort"
 
@@ -14,49 +13,39 @@ import (
 )
 
 // ThreadsConfig configures the per-thread against global cache question
-// ([Threads], the paper's open question 2).
+// ([Threads], the paper's open question 2). It writes threads.csv/.arrow and
+// plots threads.png/.svg.
 type ThreadsConfig struct {
-	// Input is the raw crawl directory.
-	Input string
-	// Progress, when not nil, receives progress lines: rows read of the
-	// crawl's URL rows (a *progress.Sink picks live or batch lines).
-	Progress io.Writer `json:"-"`
-	// Reading is how the crawl's URL logs are read: cut segments are
-	// reported or, with Strict, refused.
-	Reading Reading `json:"-"`
-	// OutDir receives threads.csv/.arrow and the plot; "" writes nothing.
-	OutDir string
+	Common
 	// Sizes are the total cache sizes k per node.
 	Sizes []int
 	// Workers is the number of threads W sharing k; 0 means the number of
 	// distinct workers in each node's log.
 	Workers int
-	// Plots draws threads.png/.svg.
-	Plots bool
 }
 
 // DefaultThreadsConfig returns k = 2^0 .. 2^20 with W from the trace.
 func DefaultThreadsConfig() ThreadsConfig {
 	sizes := replay.PaperSizes()[:21] // 2^0 .. 2^20
-	return ThreadsConfig{Sizes: sizes, Plots: true}
+	return ThreadsConfig{Sizes: sizes, Common: Common{Plots: true}}
 }
 
 // ThreadsRow is one (node, k). Node -1 sums the nodes.
 type ThreadsRow struct {
-	Node     int
-	Size     int   // k, the total cache entries of the node
-	Workers  int   // W (for node -1: the largest W of the nodes)
-	Requests int64 // URLs logged by the node
+	Node     int   `col:"node"`
+	Size     int   `col:"size"`     // k, the total cache entries of the node
+	Workers  int   `col:"workers"`  // W (for node -1: the largest W of the nodes)
+	Requests int64 `col:"requests"` // URLs logged by the node
 	// GlobalMisses are the misses of one LRU cache of k entries shared by
 	// all the node's threads, fed the node's log in order.
-	GlobalMisses   int64
-	GlobalMissRate float64
+	GlobalMisses   int64   `col:"global_misses"`
+	GlobalMissRate float64 `col:"global_miss_rate"`
 	// ThreadSize is k/W (rounded down; 0 is no cache at all, -1 on the sum
 	// row when the nodes' W differ); ThreadMisses are the misses of W LRU
 	// caches of ThreadSize entries, each fed only its worker's URLs.
-	ThreadSize     int
-	ThreadMisses   int64
-	ThreadMissRate float64
+	ThreadSize     int     `col:"thread_size"`
+	ThreadMisses   int64   `col:"thread_misses"`
+	ThreadMissRate float64 `col:"thread_miss_rate"`
 }
 
 // ThreadsResult is the outcome of [Threads].
@@ -90,7 +79,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		totals[i] = ThreadsRow{Node: -1, Size: sizes[i]}
 	}
 	threadHist := make([]int64, maxSize+1) // per-worker stack distance -> count
-	rows := newRowCounter(cfg.Progress, "scenario threads", cfg.Input)
+	rows := cfg.pass("threads")
 	defer rows.finish()
 	for _, node := range info.nodes {
 		clear(threadHist)
@@ -101,8 +90,7 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		globalBins := make([]int64, len(sizes)) // distances in (sizes[i-1], sizes[i]]
 		workers := map[uint16]*replay.LRUStack{}
 		var requests int64
-		err = cfg.Reading.EachNode(cfg.Input, node, func(rec *Rec) error {
-			rows.row()
+		err = rows.eachNode(node, func(rec *Rec) error {
 			requests++
 			fp := fingerprint.URL(rec.URL)
 			if d := global.Access(fp); d > 0 {
@@ -166,17 +154,12 @@ func Threads(cfg ThreadsConfig) (*ThreadsResult, error) {
 		t.ThreadMissRate = ratio(float64(t.ThreadMisses), float64(t.Requests))
 		res.Rows = append(res.Rows, t)
 	}
-	return res, save(res, &res.Files, cfg.OutDir, cfg.Plots, cfg.Input, cfg)
+	return res, cfg.save(res, &res.Files, cfg)
 }
 
 // Tables returns the threads table.
 func (res *ThreadsResult) Tables() []*Table {
-	t := &Table{Name: "threads", Columns: []Column{intCol("node"), intCol("size"), intCol("workers"), intCol("requests"),
-		intCol("global_misses"), floatCol("global_miss_rate"), intCol("thread_size"), intCol("thread_misses"), floatCol("thread_miss_rate")}}
-	for _, r := range res.Rows {
-		t.add(r.Node, r.Size, r.Workers, r.Requests, r.GlobalMisses, r.GlobalMissRate, r.ThreadSize, r.ThreadMisses, r.ThreadMissRate)
-	}
-	return []*Table{t}
+	return []*Table{rowTable("threads", res.Rows)}
 }
 
 func (res *ThreadsResult) write(dir string, plots bool, meta tracefile.TableMeta) ([]string, error) {
