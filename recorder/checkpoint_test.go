@@ -65,10 +65,7 @@ func head(s []string) []string {
 // the URLs in transit
 // between nodes at the stop are not lost.
 func TestResumeMultiNode(t *testing.T) {
-	t.Parallel() // a whole crawl, most of it waiting on the test web: it overlaps with the others
-	if testing.Short() {
-		t.Skip("crawls a test web twice")
-	}
+	crawltest.Waiting(t, "crawls a test web twice")
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 12, 40, 0
 	wc.Latency = true

@@ -16,9 +16,7 @@ import (
 // crawltest), kills it with SIGKILL mid-crawl, and reads the cut trace:
 // every flushed batch is there.
 func TestKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a child process")
-	}
+	crawltest.Waiting(t, "runs a child process")
 	dir := t.TempDir()
 	cmd := crawltest.Command(killChildName, dir)
 	if err := cmd.Start(); err != nil {

@@ -38,10 +38,7 @@ func webConfig(t *testing.T, w *testweb.Web, addr string) Config {
 // 4 nodes over loopback TCP: the URL logs of all nodes together hold exactly
 // the same multiset of URLs.
 func TestMultiNodeSameTrace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls a web three times")
-	}
-	t.Parallel() // waits on its servers and timers, not the CPU
+	crawltest.Waiting(t, "crawls a web three times")
 	w, addr := smallWeb(t)
 	cfg := webConfig(t, w, addr)
 	res := runCrawl(t, cfg)
@@ -75,10 +72,7 @@ func TestMultiNodeSameTrace(t *testing.T) {
 // TestPeerDownThenBack starts one node of a TCP crawl late: batches for it
 // wait in its peers' queues, and no URL is lost.
 func TestPeerDownThenBack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls a web twice")
-	}
-	t.Parallel() // waits on its servers and timers, not the CPU
+	crawltest.Waiting(t, "crawls a web twice")
 	w, addr := smallWeb(t)
 	cfg := webConfig(t, w, addr)
 	runCrawl(t, cfg)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawltrace/crawltrace/recorder/crawltest"
 )
 
 // TestRetryAfter: servers that answer 429 or 503 with Retry-After, at a
@@ -21,10 +23,7 @@ import (
 //   - e.test/robots.txt: 429 with Retry-After: 1 once (the host waits;
 //     the rules are a 4xx's: everything allowed).
 func TestRetryAfter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits what the servers ask: about 3 s")
-	}
-	t.Parallel() // waits on its servers and timers, not the CPU
+	crawltest.Waiting(t, "waits what the servers ask: about 3 s")
 	const retryCap = 2500 * time.Millisecond
 	var hits timedHits
 	var mu sync.Mutex

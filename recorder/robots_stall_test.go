@@ -105,12 +105,9 @@ func TestMixedOriginHostNotHeldBack(t *testing.T) {
 // time, robots.txt hops and its own pages alike, each after the delay
 // rule (DelayFactor x the request's duration).
 func TestRobotsHubDoesNotFreezeOtherHosts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 6 s")
-	}
 	// It waits 6 s on its servers; the bounds below leave a second of
 	// slack to a 0.1 s delay.
-	t.Parallel()
+	crawltest.Waiting(t, "runs 6 s")
 	const hubTakes = 300 * time.Millisecond
 	var hits timedHits
 	sites := map[string]http.HandlerFunc{

@@ -12,10 +12,7 @@ import (
 // midway (a tiny --memory) logs the same URLs and fetches the same pages
 // as one that keeps both in memory.
 func TestSpillingCrawl(t *testing.T) {
-	t.Parallel() // a whole crawl, most of it waiting on the test web: it overlaps with the others
-	if testing.Short() {
-		t.Skip("crawls a test web twice")
-	}
+	crawltest.Waiting(t, "crawls a test web twice")
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.PagesPerHost, wc.TrapHosts = 3, 600, 0
 	srv := crawltest.Serve(t, wc)

@@ -91,10 +91,7 @@ func TestLocalWebFlagRefused(t *testing.T) {
 // condensed traces, the same replay results but for their seconds column,
 // and the same output but for the wall-clock time the crawl took here.
 func TestDemoDeterministic(t *testing.T) {
-	t.Parallel() // child processes: it overlaps with the others
-	if testing.Short() {
-		t.Skip("three demo runs in child processes")
-	}
+	childProcesses(t, "three demo runs in child processes")
 	wallTime := regexp.MustCompile(`\(\d+\.\ds here\)`)
 	type run struct {
 		rows                  []string

@@ -20,15 +20,13 @@ const cliChild = "crawltrace"
 const parallelTests = 16
 
 // childProcesses marks a test that runs crawltrace (or its test web) in
-// child processes: -short skips it, saying what it runs, and it runs in
-// parallel with the other such tests, its time being spent waiting on its
-// children and the network rather than on the CPU (see parallelTests).
+// child processes: its time is spent waiting on its children and the
+// network rather than on the CPU, so -short skips it, saying what it
+// runs, and it runs in parallel with the other such tests (see
+// parallelTests and crawltest.Waiting).
 func childProcesses(t *testing.T, what string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip(what)
-	}
-	t.Parallel()
+	crawltest.Waiting(t, what)
 }
 
 // TestMain runs the tests, or, in a process a test started, crawltrace.

@@ -18,9 +18,7 @@ import (
 // another peer list. Before, both ran, each holding D's
 // shared lock, and condense counted them as one crawl of 2 nodes.
 func TestTwoCrawlsOneDirectoryRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts crawl processes")
-	}
+	childProcesses(t, "starts crawl processes")
 	web := startClusterWeb(t, 4, 10)
 	a := &cluster{dir: filepath.Join(t.TempDir(), "crawl"), peers: freePorts(t, 2), web: web, extra: []string{"--min-delay", "50ms"}}
 	// Node 1 of A never starts: node 0 runs until it is killed.

@@ -45,10 +45,7 @@ func readmeDemoBlock(out, dir string) string {
 // tier (.ci/run runs it; -tags long -update-readme rewrites README.md).
 func TestREADMEDemoOutput(t *testing.T) {
 	longOnly(t)
-	t.Parallel() // child processes: it overlaps with the others
-	if testing.Short() {
-		t.Skip("runs the default demo")
-	}
+	childProcesses(t, "runs the default demo")
 	_, shown := firstContact(t)
 	dir := filepath.Join(t.TempDir(), "demo-out")
 	cmd := crawltest.Command(cliChild, "demo", "--out", dir, "--progress", "never")

@@ -203,6 +203,18 @@ func Parallel(n int) {
 	}
 }
 
+// Waiting marks a test whose time is spent waiting on servers, timers
+// or child processes rather than on the CPU: -short skips it, saying
+// what it runs, and it runs in parallel with the package's other such
+// tests (see [Parallel]). A test calls it first.
+func Waiting(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+	t.Parallel()
+}
+
 // RunChild, in a process that [Command] started, runs the child it names
 // with the process's arguments and exits with the status the child
 // returns; a name the map does not hold exits 2 with a line saying so.

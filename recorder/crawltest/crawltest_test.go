@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
@@ -138,5 +139,28 @@ func TestNoCertTLSAndHangUp(t *testing.T) {
 	if err == nil {
 		conn.Close()
 		t.Fatal("handshake with HangUp succeeded")
+	}
+}
+
+// Waiting skips the test under -short and otherwise makes it parallel:
+// t.Run of a parallel subtest returns before the subtest's body goes on,
+// which it does only once its parent's body has returned.
+func TestWaiting(t *testing.T) {
+	var ranOn, skipped atomic.Bool
+	t.Run("parent", func(t *testing.T) {
+		t.Run("waiting", func(t *testing.T) {
+			t.Cleanup(func() { skipped.Store(t.Skipped()) })
+			crawltest.Waiting(t, "waits on nothing")
+			ranOn.Store(true)
+		})
+		if ranOn.Load() {
+			t.Error("the Waiting test ran to its end inside t.Run: it is not parallel")
+		}
+	})
+	if testing.Short() != skipped.Load() {
+		t.Errorf("-short %v, skipped %v: want it skipped under -short only", testing.Short(), skipped.Load())
+	}
+	if !testing.Short() && !ranOn.Load() {
+		t.Error("the Waiting test never ran")
 	}
 }
