@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/fliptest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -73,24 +74,6 @@ func TestResumeRefusesDamagedStateFiles(t *testing.T) {
 	}
 }
 
-// flipIn flips the low bit of the last occurrence of what in the file at
-// path (a value in the footer's schema metadata).
-func flipIn(t *testing.T, path, what string) (restore func()) {
-	t.Helper()
-	good, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.LastIndex(good, []byte(what))
-	if i < 0 {
-		t.Fatalf("%s holds no %q", path, what)
-	}
-	bad := bytes.Clone(good)
-	bad[i] ^= 1
-	os.WriteFile(path, bad, 0o644)
-	return func() { os.WriteFile(path, good, 0o644) }
-}
-
 // Issue 32, cases 3, 4 and 5 through the commands: one bit flipped in
 // the schema metadata of a condensed trace or of replay's results.arrow,
 // or manifest.json's nodes changed, is refused with exit 2 naming the
@@ -116,14 +99,14 @@ func TestCommandsRefuseFlippedMetadata(t *testing.T) {
 		}
 	}
 	trace := filepath.Join(cond, "node-000.full.arrow")
-	restore := flipIn(t, trace, "crawl-9")
+	restore := fliptest.Last(t, trace, "crawl-9", 0) // in the footer's schema metadata
 	refused("condensed trace's crawl id flipped", trace, "inspect", "--verify", trace)
 	refused("condensed trace's crawl id flipped", trace, "export", trace, "--format", "parquet", "-o", filepath.Join(dir, "t.parquet"))
 	refused("condensed trace's crawl id flipped", trace, "replay", trace, "--policies", "lru", "--sizes", "4", "--no-plots", "-o", filepath.Join(dir, "r2"), "--progress", "never")
 	restore()
 
 	table := filepath.Join(res, "results.arrow")
-	restore = flipIn(t, table, "crawl-9")
+	restore = fliptest.Last(t, table, "crawl-9", 0)
 	refused("results.arrow's crawl id flipped", table, "inspect", "--verify", table)
 	refused("results.arrow's crawl id flipped", table, "export", table, "--format", "parquet", "-o", filepath.Join(dir, "r.parquet"))
 	restore()

@@ -1,10 +1,12 @@
 // Package fliptest holds the single-bit flip test that every kind of file
 // crawltrace reads back is put through: flip one bit, read the file, and
-// require an error that marks the file as bad input and names it. It is
+// require an error that marks the file as bad input and names it; and
+// the one flip a test makes at a place it names ([First], [Last]). It is
 // a test helper: only _test.go files import it.
 package fliptest
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -70,5 +72,43 @@ func EveryBit(t testing.TB, path string, good []byte, stride int, marked func(er
 	}
 	if accepted > 0 {
 		t.Errorf("%d of %d single-bit flips accepted", accepted, tried)
+	}
+}
+
+// First flips the lowest bit of the byte off bytes into the first
+// occurrence of what in the file at path, which keeps its size, and
+// returns what writes the file back as it was. It fails t when the file
+// cannot be read or written or does not hold what.
+func First(t testing.TB, path, what string, off int) (restore func()) {
+	t.Helper()
+	return flipAt(t, path, what, off, bytes.Index)
+}
+
+// Last is [First] at the last occurrence of what.
+func Last(t testing.TB, path, what string, off int) (restore func()) {
+	t.Helper()
+	return flipAt(t, path, what, off, bytes.LastIndex)
+}
+
+func flipAt(t testing.TB, path, what string, off int, index func(s, sep []byte) int) (restore func()) {
+	t.Helper()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := index(good, []byte(what))
+	if i < 0 || off < 0 || i+off >= len(good) {
+		t.Fatalf("%s: no %q with a byte %d bytes into it", path, what, off)
+	}
+	bad := bytes.Clone(good)
+	bad[i+off] ^= 1
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.WriteFile(path, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

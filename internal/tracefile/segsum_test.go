@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/crawltrace/crawltrace/internal/fliptest"
 )
 
 // fileSum is the xxhash64 of the file at path (or of its first n bytes,
@@ -25,25 +26,6 @@ func fileSum(t *testing.T, path string, n int64) (string, int64) {
 		b = b[:n]
 	}
 	return fmt.Sprintf("%016x", xxhash.Sum64(b)), int64(len(b))
-}
-
-// flipURLByte changes one byte inside a URL string of the segment at
-// path: the host of the first URL with prefix, "http://h..." becoming
-// "http://i...". The file keeps its size and reads as well as before.
-func flipURLByte(t *testing.T, path, prefix string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte(prefix))
-	if i < 0 {
-		t.Fatalf("%s: no %q in it", path, prefix)
-	}
-	b[i+len("http://")] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // The writers record, for every segment they close (rotated or the last
@@ -209,7 +191,7 @@ func TestVerifyCrawlHashes(t *testing.T) {
 	}
 
 	bad := filepath.Join(NodeDir(crawl, 0), segs[1].File)
-	flipURLByte(t, bad, "http://h.test/")
+	fliptest.First(t, bad, "http://h.test/", len("http://"))
 	out.Reset()
 	err := Verify(&out, crawl)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "xxhash64 mismatch") {
@@ -265,7 +247,7 @@ func TestRestoreLogChecksSegments(t *testing.T) {
 	type damage func(t *testing.T, dir string, done []SegmentInfo, open SegmentInfo) (path, what string)
 	flipDone := func(t *testing.T, dir string, done []SegmentInfo, _ SegmentInfo) (string, string) {
 		p := filepath.Join(dir, done[0].File)
-		flipURLByte(t, p, "http://h.test/")
+		fliptest.First(t, p, "http://h.test/", len("http://"))
 		return p, "xxhash64 mismatch"
 	}
 	for _, tc := range []struct {
@@ -291,12 +273,12 @@ func TestRestoreLogChecksSegments(t *testing.T) {
 		}},
 		{name: "flip open prefix", hash: true, refused: true, damage: func(t *testing.T, dir string, _ []SegmentInfo, open SegmentInfo) (string, string) {
 			p := filepath.Join(dir, open.File)
-			flipURLByte(t, p, "http://h.test/")
+			fliptest.First(t, p, "http://h.test/", len("http://"))
 			return p, "xxhash64 mismatch: its first"
 		}},
 		{name: "flip open prefix, sizes only", hash: false, refused: true, damage: func(t *testing.T, dir string, _ []SegmentInfo, open SegmentInfo) (string, string) {
 			p := filepath.Join(dir, open.File)
-			flipURLByte(t, p, "http://h.test/")
+			fliptest.First(t, p, "http://h.test/", len("http://"))
 			return p, "xxhash64 mismatch: its first"
 		}},
 	} {
