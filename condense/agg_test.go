@@ -375,29 +375,3 @@ func TestExchangeCountsExactly(t *testing.T) {
 		}
 	}
 }
-
-// The recent gate leaves the recent table aside for recentBypass rows
-// after a window in which it dropped under a quarter of them, then
-// watches again.
-func TestRecentGate(t *testing.T) {
-	setForTest(t, &recentWindow, 100)
-	setForTest(t, &recentBypass, 300)
-	var g recentGate
-	steps := []struct {
-		rows, hits int64
-		want       bool // looking after the batch
-	}{
-		{50, 10, true},    // a window half seen
-		{50, 14, false},   // closed: 24 of 100, under a quarter
-		{100, 100, false}, // 100 of 300 rows bypassed
-		{200, 0, true},    // 300: watching again
-		{100, 25, true},   // a quarter: still looking
-		{100, 24, false},  // under a quarter
-	}
-	for i, s := range steps {
-		g.done(s.rows, s.hits)
-		if g.looking() != s.want {
-			t.Fatalf("step %d: looking %v, want %v", i, g.looking(), s.want)
-		}
-	}
-}

@@ -619,35 +619,6 @@ func TestGateBypassesFilterExactly(t *testing.T) {
 	checkBruteAt16(t, rep, recs)
 }
 
-// The gate opens after a window in which the filter dropped fewer than
-// half the rows, stays open for gateBypass rows, then watches again.
-func TestFilterGate(t *testing.T) {
-	setForTest(t, &gateWindow, 100)
-	setForTest(t, &gateBypass, 300)
-	var g filterGate
-	steps := []struct {
-		rows, hits int64
-		filter     bool // after the batch
-	}{
-		{60, 59, true}, {60, 1, true}, // window of 120 rows, 60 hits: half, keep filtering
-		{50, 10, true}, {50, 10, false}, // 100 rows, 20 hits: open
-		{200, 0, false}, {100, 0, true}, // 300 rows unfiltered, then watch again
-		{100, 51, true}, // most rows dropped: keep filtering
-	}
-	for i, st := range steps {
-		if !g.filtering() && st.hits > 0 {
-			st.hits = 0
-		}
-		g.done(st.rows, st.hits)
-		if g.filtering() != st.filter {
-			t.Fatalf("step %d: filtering %v, want %v", i, g.filtering(), st.filter)
-		}
-	}
-	if g.bypassed != 300 {
-		t.Errorf("%d rows bypassed, want 300", g.bypassed)
-	}
-}
-
 // A large budget still cuts the buckets into ranges of a few MiB (the
 // reduce sorts each in cache), and a small one into ranges that fit its
 // share; a sharded run's tasks split the same count of ranges between them.
