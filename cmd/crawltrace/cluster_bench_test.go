@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crawltrace/crawltrace/internal/tracefile"
-	"github.com/crawltrace/crawltrace/recorder/crawltest"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 )
 
@@ -26,16 +24,6 @@ func pageTimes(t testing.TB, dir string, node int) map[string][]time.Time {
 	return out
 }
 
-func killWhenBusy(b *testing.B, c *cluster, node int) time.Time {
-	crawltest.WaitFor(b, fmt.Sprintf("node %d to exchange batches", node), 30*time.Second, func() bool {
-		s, err := c.status(node)
-		return err == nil && s.Sent > 0 && s.Received > 0
-	})
-	c.procs[node].cmd.Process.Signal(syscall.SIGKILL)
-	<-c.procs[node].done
-	return time.Now()
-}
-
 // BenchmarkClusterFailover: time from node 2's SIGKILL to the first fetch
 // of one of its hosts by its new owner (failure detector with
 // --peer-timeout 1s, then reassignment), and to the reassign event.
@@ -46,7 +34,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 	var recrawl, reassign time.Duration
 	for range b.N {
 		c := newCluster(b, web, 3, "--min-delay", "20ms", "--partitioner", "consistent", "--peer-timeout", "1s")
-		killed := killWhenBusy(b, c, 2)
+		killed := c.killWhenBusy(b, 2)
 		c.waitNodes(b, 120*time.Second, 0, 1)
 		var first time.Time
 		for i := range 2 {
@@ -92,7 +80,7 @@ func BenchmarkClusterRestart(b *testing.B) {
 	var resent, sent int64
 	for range b.N {
 		c := newCluster(b, web, 3, "--min-delay", "20ms")
-		killWhenBusy(b, c, 1)
+		c.killWhenBusy(b, 1)
 		c.waitQueuedFor(b, 1, 30*time.Second)
 		c.procs[1] = c.start(b, 1, "--resume")
 		c.waitNodes(b, 120*time.Second, 0, 1, 2)
@@ -120,7 +108,7 @@ func BenchmarkClusterThroughput(b *testing.B) {
 				c := newCluster(b, web, 3, "--min-delay", "20ms", "--partitioner", "consistent", "--peer-timeout", "1s")
 				live := []int{0, 1, 2}
 				if fail {
-					killWhenBusy(b, c, 2)
+					c.killWhenBusy(b, 2)
 					live = live[:2]
 				}
 				c.waitNodes(b, 120*time.Second, live...)
