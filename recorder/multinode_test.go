@@ -99,15 +99,7 @@ func cfg4part(t *testing.T, u string) int {
 // its peers find its port closed.
 func runTCP(t *testing.T, w *testweb.Web, addr, dir string, n, late int) []*Stats {
 	t.Helper()
-	lns := make([]net.Listener, n)
-	peers := make([]string, n)
-	for i := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[i], peers[i] = ln, ln.Addr().String()
-	}
+	lns, peers := crawltest.Listeners(t, n)
 	if late >= 0 {
 		// The late node's port refuses connections until it starts.
 		lns[late].Close()

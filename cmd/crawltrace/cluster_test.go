@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -116,20 +115,11 @@ func tail(s string, n int) string {
 // freePorts returns n loopback addresses free a moment ago.
 func freePorts(t testing.TB, n int) []string {
 	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
+	lns, addrs := crawltest.Listeners(t, n)
 	for _, ln := range lns {
 		ln.Close()
 	}
-	return out
+	return addrs
 }
 
 // cluster is an N-process TCP crawl of a clusterWeb into dir.

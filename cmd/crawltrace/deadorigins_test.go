@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,10 +25,7 @@ func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 	t.Parallel()
 	const retry = 2 * time.Second
 	deadAddr := crawltest.NoCertTLS(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := crawltest.Listen(t)
 	// /p0 links the dead origins and /p1; /pN links /pN+1, up to /p3: the
 	// live fetches end before the dead origins' retry is due.
 	live := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

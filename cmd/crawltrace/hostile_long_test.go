@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,10 +48,7 @@ func hostilePage(w http.ResponseWriter, r *http.Request) {
 func TestHostilePagesMemory(t *testing.T) {
 	// The child reads its own peak RSS: other tests may run beside it.
 	childProcesses(t, "crawls millions of links (half a minute, half a GiB)")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := crawltest.Listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(hostilePage)}
 	go srv.Serve(ln)
 	defer srv.Close()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -43,10 +42,7 @@ func TestRobotsHubAcrossProcesses(t *testing.T) {
 			w.Write([]byte(`<a href="/secret">x</a>`))
 		}
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := crawltest.Listen(t)
 	go srv.Serve(ln)
 	defer srv.Close()
 	seeds := []string{"http://hub.test/"}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,5 +163,32 @@ func TestWaiting(t *testing.T) {
 	}
 	if !testing.Short() && !ranOn.Load() {
 		t.Error("the Waiting test never ran")
+	}
+}
+
+// Listeners are open at once on distinct loopback ports, each accepting
+// at the address returned for it.
+func TestListeners(t *testing.T) {
+	lns, addrs := crawltest.Listeners(t, 3)
+	if len(lns) != 3 || len(addrs) != 3 {
+		t.Fatalf("%d listeners, %d addresses, want 3", len(lns), len(addrs))
+	}
+	seen := map[string]bool{}
+	for i, ln := range lns {
+		defer ln.Close()
+		if !strings.HasPrefix(addrs[i], "127.0.0.1:") || seen[addrs[i]] || ln.Addr().String() != addrs[i] {
+			t.Fatalf("listener %d at %s, address %s, addresses %v: want distinct loopback ones", i, ln.Addr(), addrs[i], addrs)
+		}
+		seen[addrs[i]] = true
+		c, err := net.Dial("tcp", addrs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if c, err := ln.Accept(); err != nil {
+			t.Fatalf("listener %d: %v", i, err)
+		} else {
+			c.Close()
+		}
 	}
 }

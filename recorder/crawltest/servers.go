@@ -17,7 +17,7 @@ import (
 // called with the server name of every ClientHello.
 func NoCertTLS(t testing.TB, hello func(serverName string)) string {
 	t.Helper()
-	ln := listen(t)
+	ln := Listen(t)
 	srv := &http.Server{Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(tls.NewListener(ln, &tls.Config{GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		if hello != nil {
@@ -34,7 +34,7 @@ func NoCertTLS(t testing.TB, hello func(serverName string)) string {
 // the address and stops when the test ends.
 func HangUp(t testing.TB) string {
 	t.Helper()
-	ln := listen(t)
+	ln := Listen(t)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -49,11 +49,25 @@ func HangUp(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-func listen(t testing.TB) net.Listener {
+// Listen listens on 127.0.0.1, on any free port; the caller closes the
+// listener, or hands it to a server that does.
+func Listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ln
+}
+
+// Listeners returns n listeners from [Listen] and their addresses, all
+// open at once (so the ports differ): the peers of an n-node crawl.
+func Listeners(t testing.TB, n int) ([]net.Listener, []string) {
+	t.Helper()
+	lns, addrs := make([]net.Listener, n), make([]string, n)
+	for i := range n {
+		lns[i] = Listen(t)
+		addrs[i] = lns[i].Addr().String()
+	}
+	return lns, addrs
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,10 +30,7 @@ func TestHandshakeFailureMarked(t *testing.T) {
 	}))
 	defer plain.Close()
 	hangUp := crawltest.HangUp(t) // reads the ClientHello and hangs up
-	refused, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	refused := crawltest.Listen(t)
 	refusedAddr := refused.Addr().String()
 	refused.Close()
 

@@ -46,16 +46,7 @@ func TestPollAfterHandshake(t *testing.T) {
 	var logs syncBuffer
 	defer log.SetOutput(log.Writer())
 	log.SetOutput(&logs)
-	var lns []net.Listener
-	var addrs []string
-	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
-	}
+	lns, addrs := crawltest.Listeners(t, 2)
 	errConfig := errors.New("bad configuration")
 	var mu sync.Mutex
 	stopped := map[int]error{}
@@ -114,10 +105,7 @@ func TestMismatchToldToLatePeer(t *testing.T) {
 	var logs syncBuffer
 	defer log.SetOutput(log.Writer())
 	log.SetOutput(&logs)
-	ln0, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln0 := crawltest.Listen(t)
 	// Node 1 is not up yet: its address hangs up on whoever calls, until
 	// node 1 starts on it.
 	ln1 := newLateListener(t)
@@ -200,10 +188,7 @@ type lateListener struct {
 }
 
 func newLateListener(t *testing.T) *lateListener {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := crawltest.Listen(t)
 	l := &lateListener{Listener: ln, conns: make(chan net.Conn)}
 	go func() {
 		defer close(l.conns)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -51,16 +50,7 @@ func (r *workReceiver) holding() int {
 // termCluster starts n transports on loopback with work receivers.
 func termCluster(t *testing.T, n int) ([]*HTTPTransport, []*workReceiver) {
 	t.Helper()
-	var lns []net.Listener
-	var addrs []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
-	}
+	lns, addrs := crawltest.Listeners(t, n)
 	trs := make([]*HTTPTransport, n)
 	rs := make([]*workReceiver, n)
 	for i := range n {
