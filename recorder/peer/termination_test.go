@@ -110,13 +110,9 @@ func TestTerminationWaitsForStart(t *testing.T) {
 	trs[0].Started()
 	trs[1].Started()
 	outs := watchAll(ctx, trs)
-	waitSnapshots(t, trs[0], 5)
-	waitSnapshots(t, trs[1], 5)
-	noneDecided(t, outs, "node 2 had not started")
-	trs[2].Started()
-	for i, o := range outs {
-		waitClosed(t, "node "+string(rune('0'+i)), o)
-		if !trs[i].Complete() {
+	endHeldBy(t, trs, outs, 2, "had not started", trs[2].Started)
+	for i, tr := range trs {
+		if !tr.Complete() {
 			t.Errorf("node %d: decision not complete", i)
 		}
 	}
@@ -137,13 +133,7 @@ func TestTerminationWaitsForWork(t *testing.T) {
 	trs[0].Send(1, &Batch{URLs: []string{"http://h1.test/a"}, Kinds: []string{"link"}, Source: []uint64{0}})
 	outs := watchAll(ctx, trs)
 	crawltest.WaitFor(t, "node 1 to receive the batch", 20*time.Second, func() bool { return rs[1].holding() != 0 })
-	waitSnapshots(t, trs[0], 5)
-	waitSnapshots(t, trs[2], 5)
-	noneDecided(t, outs, "node 1 had work")
-	rs[1].release()
-	for i, o := range outs {
-		waitClosed(t, "node "+string(rune('0'+i)), o)
-	}
+	endHeldBy(t, trs, outs, 1, "had work", rs[1].release)
 	if s := trs[0].status(); s.Sent != 1 {
 		t.Errorf("node 0 status %+v, want 1 batch acknowledged", s)
 	}
@@ -167,12 +157,24 @@ func watchAll(ctx context.Context, trs []*HTTPTransport) []<-chan struct{} {
 	return outs
 }
 
-// noneDecided fails if any node decided the crawl is over, while why.
-func noneDecided(t *testing.T, outs []<-chan struct{}, why string) {
+// endHeldBy checks that node busy holds the crawl's end while it is
+// busy (why): the other nodes begin 5 termination snapshots each and
+// none decides the crawl is over; once unblock has run, every node
+// detects the end.
+func endHeldBy(t *testing.T, trs []*HTTPTransport, outs []<-chan struct{}, busy int, why string, unblock func()) {
 	t.Helper()
+	for i, tr := range trs {
+		if i != busy {
+			waitSnapshots(t, tr, 5)
+		}
+	}
 	for i, o := range outs {
 		if closed(o) {
-			t.Fatalf("node %d decided the crawl is over while %s", i, why)
+			t.Fatalf("node %d decided the crawl is over while node %d %s", i, busy, why)
 		}
+	}
+	unblock()
+	for i, o := range outs {
+		waitClosed(t, fmt.Sprintf("node %d", i), o)
 	}
 }
