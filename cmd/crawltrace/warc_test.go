@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +10,7 @@ import (
 
 	gowarc "github.com/nlnwa/gowarc/v3"
 
+	"github.com/crawltrace/crawltrace/internal/gowarctest"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/internal/warciotest"
 	"github.com/crawltrace/crawltrace/recorder"
@@ -40,25 +39,10 @@ type warcRec struct {
 func readGoWARC(t testing.TB, files []string) []warcRec {
 	t.Helper()
 	var out []warcRec
-	for _, name := range files {
-		r, err := gowarc.NewWarcFileReader(name, 0, gowarc.WithStrictValidation())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			h := rec.WarcRecord.WarcHeader()
-			out = append(out, warcRec{rec.WarcRecord.Type().String(), h.Get(gowarc.WarcTargetURI), h.Get(gowarc.WarcPayloadDigest), h.Get(warcout.PageIDField)})
-			rec.Close()
-		}
-		r.Close()
-	}
+	gowarctest.Each(t, files, func(rec gowarc.WarcRecord) {
+		h := rec.WarcHeader()
+		out = append(out, warcRec{rec.Type().String(), h.Get(gowarc.WarcTargetURI), h.Get(gowarc.WarcPayloadDigest), h.Get(warcout.PageIDField)})
+	})
 	return out
 }
 

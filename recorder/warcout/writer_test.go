@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawltrace/crawltrace/internal/gowarctest"
 	gowarc "github.com/nlnwa/gowarc/v3"
 )
 
@@ -32,33 +33,15 @@ func add(w *Writer, from, to int) {
 func readAll(t *testing.T, dir string) (responses []string, records int) {
 	t.Helper()
 	names, _ := filepath.Glob(filepath.Join(dir, "*"+Suffix))
-	for _, name := range names {
-		r, err := gowarc.NewWarcFileReader(name, 0, gowarc.WithStrictValidation())
-		if err != nil {
-			t.Fatal(err)
+	gowarctest.Each(t, names, func(rec gowarc.WarcRecord) {
+		records++
+		if rec.Type() == gowarc.Response {
+			responses = append(responses, rec.WarcHeader().Get(gowarc.WarcTargetURI))
+			if !rec.WarcHeader().Has(gowarc.WarcPayloadDigest) {
+				t.Errorf("no payload digest")
+			}
 		}
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				if err.Error() != "EOF" {
-					t.Fatalf("%s: %v", name, err)
-				}
-				break
-			}
-			if len(rec.Validation) > 0 {
-				t.Errorf("%s: %v", name, rec.Validation)
-			}
-			records++
-			if rec.WarcRecord.Type() == gowarc.Response {
-				responses = append(responses, rec.WarcRecord.WarcHeader().Get(gowarc.WarcTargetURI))
-				if !rec.WarcRecord.WarcHeader().Has(gowarc.WarcPayloadDigest) {
-					t.Errorf("no payload digest")
-				}
-			}
-			rec.WarcRecord.Close()
-		}
-		r.Close()
-	}
+	})
 	return responses, records
 }
 
