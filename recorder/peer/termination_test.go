@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -105,11 +104,9 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 func TestTerminationWaitsForStart(t *testing.T) {
 	t.Parallel() // waits on its servers and timers, not the CPU
 	trs, _ := termCluster(t, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	trs[0].Started()
 	trs[1].Started()
-	outs := watchAll(ctx, trs)
+	outs := watchAll(t, trs)
 	endHeldBy(t, trs, outs, 2, "had not started", trs[2].Started)
 	for i, tr := range trs {
 		if !tr.Complete() {
@@ -125,13 +122,11 @@ func TestTerminationWaitsForStart(t *testing.T) {
 func TestTerminationWaitsForWork(t *testing.T) {
 	t.Parallel() // waits on its servers and timers, not the CPU
 	trs, rs := termCluster(t, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	for _, tr := range trs {
 		tr.Started()
 	}
 	trs[0].Send(1, &Batch{URLs: []string{"http://h1.test/a"}, Kinds: []string{"link"}, Source: []uint64{0}})
-	outs := watchAll(ctx, trs)
+	outs := watchAll(t, trs)
 	crawltest.WaitFor(t, "node 1 to receive the batch", 20*time.Second, func() bool { return rs[1].holding() != 0 })
 	endHeldBy(t, trs, outs, 1, "had work", rs[1].release)
 	if s := trs[0].status(); s.Sent != 1 {
@@ -148,11 +143,12 @@ func TestTerminationWaitsForWork(t *testing.T) {
 	}
 }
 
-// watchAll starts every node's termination detection.
-func watchAll(ctx context.Context, trs []*HTTPTransport) []<-chan struct{} {
+// watchAll starts every node's termination detection, until the test
+// ends.
+func watchAll(t *testing.T, trs []*HTTPTransport) []<-chan struct{} {
 	var outs []<-chan struct{}
 	for _, tr := range trs {
-		outs = append(outs, tr.WatchTermination(ctx))
+		outs = append(outs, tr.WatchTermination(t.Context()))
 	}
 	return outs
 }
