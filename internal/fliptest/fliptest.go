@@ -112,3 +112,21 @@ func flipAt(t testing.TB, path, what string, off int, index func(s, sep []byte) 
 		}
 	}
 }
+
+// Fuzz is the fuzz target of a file crawltrace reads back: it adds good
+// (the file as written) to f's inputs, then writes each input to path
+// and calls read, which reads the file back, failing t where it accepted
+// what it must not, and returns its error; an error that marked does not
+// report as a bad input file fails t.
+func Fuzz(f *testing.F, path string, good []byte, marked func(error) bool, read func(t *testing.T, data []byte) error) {
+	f.Helper()
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := read(t, data); err != nil && !marked(err) {
+			t.Fatalf("error not marked as a bad input file: %v", err)
+		}
+	})
+}

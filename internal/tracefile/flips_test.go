@@ -172,19 +172,13 @@ func TestSegmentEveryBitFlipRefused(t *testing.T) {
 func FuzzVerifySegment(f *testing.F) {
 	crawl, path := recordedSegment(f)
 	good, _ := os.ReadFile(path)
-	f.Add(good)
 	f.Add(good[:len(good)-8])
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	fliptest.Fuzz(f, path, good, isBad, func(t *testing.T, data []byte) error {
 		err := Verify(io.Discard, crawl)
-		if err != nil && !isBad(err) {
-			t.Fatalf("error not marked: %v", err)
-		}
 		if err == nil && !bytes.Equal(data, good) {
 			t.Fatal("a changed segment verified")
 		}
+		return err
 	})
 }
 
@@ -199,17 +193,11 @@ func FuzzReadManifest(f *testing.F) {
 	}
 	path := filepath.Join(dir, ManifestName)
 	good, _ := os.ReadFile(path)
-	f.Add(good)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	fliptest.Fuzz(f, path, good, func(err error) bool { return errors.Is(err, ErrCorrupt) }, func(t *testing.T, data []byte) error {
 		got, err := ReadManifest(dir)
-		if err != nil && !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("error not marked ErrCorrupt: %v", err)
-		}
 		if err == nil && got.Sealed && !bytes.Equal(data, good) {
 			t.Fatalf("a changed manifest was accepted:\n%s", data)
 		}
+		return err
 	})
 }

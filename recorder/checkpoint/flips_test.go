@@ -52,31 +52,25 @@ func TestCheckpointEveryBitFlipRefused(t *testing.T) {
 func FuzzCheckpointMeta(f *testing.F) {
 	dir := f.TempDir()
 	cp := smallCheckpoint(f, dir)
-	good, err := os.ReadFile(filepath.Join(cp, MetaName))
+	path := filepath.Join(cp, MetaName)
+	good, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		findRefusesChange(t, dir, filepath.Join(cp, MetaName), good, data)
-	})
+	fuzzFind(f, dir, path, good)
 }
 
-// findRefusesChange writes data over the file at path, whose writer wrote
-// good, and requires Find to refuse it with an error marked ErrCorrupt
-// unless it is good.
-func findRefusesChange(t *testing.T, dir, path string, good, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Find(dir, "c", []int{0})
-	if err != nil && !isCorrupt(err) {
-		t.Fatalf("error not marked ErrCorrupt: %v", err)
-	}
-	if err == nil && string(data) != string(good) {
-		t.Fatalf("a changed %s was accepted: %q", filepath.Base(path), data)
-	}
+// fuzzFind fuzzes the file at path of the checkpoint in dir, whose
+// writer wrote good: Find must refuse anything else with an error marked
+// ErrCorrupt.
+func fuzzFind(f *testing.F, dir, path string, good []byte) {
+	fliptest.Fuzz(f, path, good, isCorrupt, func(t *testing.T, data []byte) error {
+		_, err := Find(dir, "c", []int{0})
+		if err == nil && string(data) != string(good) {
+			t.Fatalf("a changed %s was accepted: %q", filepath.Base(path), data)
+		}
+		return err
+	})
 }
 
 // FuzzCheckpointPart: a checkpoint whose part holds anything but what
@@ -91,9 +85,6 @@ func FuzzCheckpointPart(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
 	f.Add(good[1:])
-	f.Fuzz(func(t *testing.T, data []byte) {
-		findRefusesChange(t, dir, path, good, data)
-	})
+	fuzzFind(f, dir, path, good)
 }

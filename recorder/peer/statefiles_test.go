@@ -72,16 +72,12 @@ func FuzzLoadTopology(f *testing.F) {
 	}
 	path := filepath.Join(dir, TopologyFileName)
 	good, _ := os.ReadFile(path)
-	f.Add(good)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		os.WriteFile(path, data, 0o644)
+	fliptest.Fuzz(f, path, good, isCorrupt, func(t *testing.T, data []byte) error {
 		got, _, err := LoadTopology(dir)
-		if err != nil && !isCorrupt(err) {
-			t.Fatalf("error not marked ErrCorrupt: %v", err)
-		}
 		if err == nil && !bytes.Equal(data, good) && (got.Hash() != oneNode.Hash() || got.NodeID != oneNode.NodeID) {
 			t.Fatalf("a changed topology.json was accepted as %+v:\n%s", got, data)
 		}
+		return err
 	})
 }
 
@@ -125,16 +121,12 @@ func FuzzReadEpoch(f *testing.F) {
 	SetEpoch(dir, 7)
 	path := filepath.Join(dir, EpochFile)
 	good, _ := os.ReadFile(path)
-	f.Add(good)
 	f.Add([]byte("xx\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		os.WriteFile(path, data, 0o644)
+	fliptest.Fuzz(f, path, good, isCorrupt, func(t *testing.T, data []byte) error {
 		e, err := ReadEpoch(dir)
-		if err != nil && !isCorrupt(err) {
-			t.Fatalf("error not marked ErrCorrupt: %v", err)
-		}
 		if err == nil && len(data) > 0 && bytes.Count(data, []byte("\n")) > 1 && !bytes.Equal(data, good) {
 			t.Fatalf("a changed epoch file was accepted as %d: %q", e, data)
 		}
+		return err
 	})
 }
