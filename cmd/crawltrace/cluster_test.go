@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,14 +115,54 @@ func tail(s string, n int) string {
 	return s
 }
 
-// freePorts returns n loopback addresses free a moment ago.
+// freePorts returns n loopback addresses free a moment ago, for child
+// processes to listen on. They are drawn from below the kernel's
+// ephemeral range (ports 20000 up to it), never handed out twice in this
+// test process, and each checked by listening on it: a port the kernel
+// had picked (127.0.0.1:0) and the test closed could meanwhile become the
+// local end of another test's outgoing connection, one of the 16 tests
+// running at once, and the child then failed with "address already in
+// use".
 func freePorts(t testing.TB, n int) []string {
 	t.Helper()
-	lns, addrs := crawltest.Listeners(t, n)
-	for _, ln := range lns {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	lo, hi := 20000, ephemeralLow()
+	var addrs []string
+	for tries := 0; len(addrs) < n; tries++ {
+		if tries > 10000 {
+			t.Fatalf("no free loopback port in [%d, %d)", lo, hi)
+		}
+		port := lo + rand.IntN(hi-lo)
+		if portsGiven[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
 		ln.Close()
+		portsGiven[port] = true
+		addrs = append(addrs, ln.Addr().String())
 	}
 	return addrs
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// ip_local_port_range; 32768, its default, where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if lo, err := strconv.Atoi(f[0]); err == nil && lo > 20000+1000 {
+			return lo
+		}
+	}
+	return 32768
 }
 
 // cluster is an N-process TCP crawl of a clusterWeb into dir.
