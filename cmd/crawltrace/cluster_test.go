@@ -292,7 +292,7 @@ func pagesOf(t testing.TB, dir string, node int) []string {
 // schema.
 func eachPage(t testing.TB, dir string, node int, fn func(tracefile.PageRecord)) {
 	t.Helper()
-	eachPageRow(t, dir, node, func(r tracefile.PageRecord) {
+	crawltest.EachPageRow(t, dir, node, func(r tracefile.PageRecord) {
 		if !strings.HasSuffix(r.URL, "/robots.txt") {
 			fn(r)
 		}
@@ -308,33 +308,6 @@ func crawlNodes(t testing.TB, dir string) []int {
 		t.Fatal(err)
 	}
 	return nodes
-}
-
-// eachPageRow calls fn with every row of node's page log, robots.txt
-// fetches included, in order, skipping segments a kill left without a
-// schema.
-func eachPageRow(t testing.TB, dir string, node int, fn func(tracefile.PageRecord)) {
-	t.Helper()
-	paths, err := tracefile.ListSegments(tracefile.NodeDir(dir, node), tracefile.PrefixPages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths {
-		s, err := tracefile.OpenSegment(p, tracefile.KindPages)
-		if err != nil {
-			if tracefile.IsCutSchema(err) {
-				continue // a killed node's segment before its schema was written
-			}
-			t.Fatal(err)
-		}
-		for s.Next() {
-			rec := s.Record()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				fn(tracefile.PageRow(rec, i))
-			}
-		}
-		s.Close()
-	}
 }
 
 // waitNodes waits up to d for each of nodes (every node when none is

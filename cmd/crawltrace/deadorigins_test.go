@@ -67,7 +67,7 @@ func TestDeadHTTPSOriginsCrawlEnds(t *testing.T) {
 	var lastLive, lastEnd time.Time
 	tries := map[string]int{}
 	var rows []string // every row, for a failure's message
-	eachPageRow(t, dir, 0, func(r tracefile.PageRecord) {
+	crawltest.EachPageRow(t, dir, 0, func(r tracefile.PageRecord) {
 		if end := time.Unix(0, r.Time+r.DurationNS); end.After(lastEnd) {
 			lastEnd = end
 		}

@@ -170,7 +170,7 @@ func TestWARCKill9Resume(t *testing.T) {
 	recs := readGoWARC(t, files)
 
 	var want []warcRec // the page log's fetches that got a response
-	eachPageRow(t, dir, 0, func(p tracefile.PageRecord) {
+	crawltest.EachPageRow(t, dir, 0, func(p tracefile.PageRecord) {
 		if p.Status > 0 {
 			want = append(want, warcRec{Type: "response", URI: p.URL, PageID: strconv.FormatUint(p.ID, 10)})
 		}
