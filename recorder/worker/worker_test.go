@@ -173,7 +173,7 @@ func TestManyLinksInParts(t *testing.T) {
 		fmt.Fprintf(&b, `<a href="/l%d">x</a>`, i)
 	}
 	base := site(t, disallowSecret, map[string]string{"/": "<html><body>" + b.String() + "</body></html>"})
-	s, st := crawl(t, Options{}, 10, 1, base+"/")
+	s, _ := crawl(t, Options{}, 10, 1, base+"/")
 	var parts []*splitter.Msg
 	for _, m := range s.msgs {
 		if m.Page == nil || m.Page.URL == base+"/" {
@@ -185,7 +185,7 @@ func TestManyLinksInParts(t *testing.T) {
 		t.Fatalf("%d messages for the page", len(parts))
 	}
 
-	s, st = crawl(t, Options{MaxLinksPerPage: 100}, 10, 1, base+"/")
+	s, st := crawl(t, Options{MaxLinksPerPage: 100}, 10, 1, base+"/")
 	m := s.pages()[base+"/"]
 	if len(m.URLs) != 100 || m.URLs[99].URL != base+"/l99" || st.LinksDropped.Load() != int64(n-100) {
 		t.Fatalf("%d links kept, %d dropped: want the first 100 and %d", len(m.URLs), st.LinksDropped.Load(), n-100)
@@ -201,14 +201,14 @@ func TestRedirect(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	var chains fetch.Redirects
-	s, st := crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
+	s, _ := crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
 	m := s.pages()[srv.URL+"/r"]
 	want := []splitter.URL{{URL: srv.URL + "/target", Kind: tracefile.URLRedirect}}
 	if m == nil || !slices.Equal(m.URLs, want) || m.Page.Redirect != srv.URL+"/target" || chains.Take(srv.URL+"/target") != 1 {
 		t.Fatalf("redirect not submitted or not remembered: %+v", m)
 	}
 	chains.Put(srv.URL+"/r", 2)
-	s, st = crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
+	s, st := crawl(t, Options{MaxRedirects: 2, Redirects: &chains}, 10, 1, srv.URL+"/r")
 	if m := s.pages()[srv.URL+"/r"]; m == nil || len(m.URLs) != 0 || st.RedirectsCut.Load() != 1 || st.Redirects.Load() != 1 {
 		t.Fatalf("a third hop was not cut: %+v, cut %d", m, st.RedirectsCut.Load())
 	}
