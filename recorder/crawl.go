@@ -286,9 +286,7 @@ func (c *crawl) newNodes(p *plan, client *http.Client) ([]*node, error) {
 // restore readies the link and loads the nodes' checkpoint on a resume;
 // restored says one was loaded, gen is its generation.
 func (c *crawl) restore(p *plan, l link, nodes []*node) (restored bool, gen uint64, err error) {
-	if err := l.ready(nodes); err != nil {
-		return false, 0, err
-	}
+	l.ready(nodes)
 	restored, gen, err = resumeNodes(c.cfg, p.resumeFrom, nodes)
 	for _, n := range nodes {
 		if err == nil {

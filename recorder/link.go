@@ -20,7 +20,7 @@ import (
 type link interface {
 	// ready prepares the link's view of the nodes, before a checkpoint
 	// loads.
-	ready(nodes []*node) error
+	ready(nodes []*node)
 	// open starts the transport; it returns the one the splitters send
 	// through.
 	open(nodes []*node) (peer.Transport, error)
@@ -58,13 +58,12 @@ type memLink struct {
 	t *peer.MemTransport
 }
 
-func (l *memLink) ready(nodes []*node) error {
+func (l *memLink) ready(nodes []*node) {
 	c := l.c
 	c.part, c.fronts = l.p.part, make([]*frontier.Frontier, l.p.total)
 	for _, n := range nodes {
 		c.fronts[n.id] = n.front
 	}
-	return nil
 }
 
 func (l *memLink) open(nodes []*node) (peer.Transport, error) {
@@ -117,7 +116,7 @@ type tcpLink struct {
 	ht *peer.HTTPTransport
 }
 
-func (l *tcpLink) ready([]*node) error { return nil }
+func (l *tcpLink) ready([]*node) {}
 
 func (l *tcpLink) open(nodes []*node) (peer.Transport, error) {
 	c, n0 := l.c, nodes[0]
