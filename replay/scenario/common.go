@@ -101,17 +101,17 @@ type asker struct {
 // the files the question wrote to a.s.Files and sets *digests from the
 // question's first table (with totals, its sum over the nodes).
 func ask[C any, R interface {
-	*PartitionResult | *SplitterCacheResult | *ThreadsResult | *NodeLossResult | *LocalityResult
 	Written() []string
 	Tables() []*Table
 }, D any](a *asker, question func(C) (R, error), cfg C, digests *[]D, totals bool) R {
+	var none R
 	if a.err != nil {
-		return nil
+		return none
 	}
 	res, err := question(cfg)
 	if err != nil {
 		a.err = err
-		return nil
+		return none
 	}
 	a.s.Files = append(a.s.Files, res.Written()...)
 	*digests = digest[D](res.Tables()[0], totals)
