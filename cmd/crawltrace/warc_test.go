@@ -194,6 +194,6 @@ func TestWARCKill9Resume(t *testing.T) {
 	if stats.Resumes != 3 || stats.DiscardedWARCBytes == 0 || stats.WARCResponses != int64(len(got)) {
 		t.Errorf("stats: %d resumes, %d WARC bytes discarded, %d responses: want 3, > 0, %d", stats.Resumes, stats.DiscardedWARCBytes, stats.WARCResponses, len(got))
 	}
-	t.Log(fmt.Sprintf("%d fetches, %d WARC records in %d files, %d bytes cut by the resumes", len(want), len(recs), len(files), stats.DiscardedWARCBytes))
+	t.Logf("%d fetches, %d WARC records in %d files, %d bytes cut by the resumes", len(want), len(recs), len(files), stats.DiscardedWARCBytes)
 	checkWARCio(t, files, recs, stats)
 }
