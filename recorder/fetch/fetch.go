@@ -280,6 +280,7 @@ func GetCapture(ctx context.Context, c *http.Client, ua, u string, limit int64, 
 		cb.finish(!lost)
 	} else {
 		n, err := io.Copy(buf, io.LimitReader(body, limit+1))
+		body.Close()
 		if n > limit {
 			buf.Truncate(int(limit))
 			r.Truncated = true

@@ -487,6 +487,7 @@ func importWARCResponse(s *Sink, src *sources, ex *extract.Extractor, br *bodyRe
 		}
 		return nil
 	}
+	defer body.Close()
 	br.sniff.Reset(io.LimitReader(body, MaxBodyBytes))
 	sniffed, _ := br.sniff.Peek(512)
 	if !extract.IsHTML(resp.Header.Get("Content-Type"), sniffed) {
