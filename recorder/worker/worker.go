@@ -260,10 +260,19 @@ func (wk *Worker) Loop(w uint16) *Loop {
 // Loop is one fetch loop's own state: its number, link extractor and
 // body buffer. It is not safe for concurrent use.
 type Loop struct {
-	wk  *Worker
-	w   uint16
-	ex  *extract.Extractor
-	buf bytes.Buffer
+	wk   *Worker
+	w    uint16
+	ex   *extract.Extractor
+	buf  bytes.Buffer
+	urls []splitter.URL // scratch of fetchPage's links
+}
+
+// exactCopy is u in a slice of its own length; nil when u is empty.
+func exactCopy(u []splitter.URL) []splitter.URL {
+	if len(u) == 0 {
+		return nil
+	}
+	return append(make([]splitter.URL, 0, len(u)), u...)
 }
 
 // Do runs task t, taken from the frontier, as Run does: fetches it (or
@@ -301,7 +310,7 @@ func (l *Loop) Do(ctx context.Context, t frontier.Task) {
 		wk.taskDone()
 		return
 	}
-	if !wk.fetchPage(ctx, t, w, l.ex, &l.buf) {
+	if !wk.fetchPage(ctx, t, l) {
 		wk.taskDone()
 	}
 }
@@ -319,8 +328,9 @@ func (wk *Worker) pageRecord(u string, q float64, w uint16, start time.Time, r f
 // fetchPage fetches task t's URL and submits its page. It reports
 // whether the URL was queued again (its server asked to come back later):
 // its task is then not done.
-func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *extract.Extractor, buf *bytes.Buffer) (requeued bool) {
+func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, l *Loop) (requeued bool) {
 	u, q, h := t.URL, t.Q, t.Host
+	w, ex, buf := l.w, l.ex, &l.buf
 	st := wk.st
 	hops := wk.o.Redirects.Take(u)
 	start := wk.o.Now()
@@ -361,7 +371,14 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		st.NotHTMLSkipped.Add(1)
 	}
 	st.page(r.Status, int64(buf.Len()))
-	var urls []splitter.URL
+	// The links are gathered in the loop's scratch and each message gets
+	// an exact copy: appending to a new slice per page left about twice
+	// its links' size in garbage.
+	urls := l.urls[:0]
+	defer func() {
+		clear(urls)
+		l.urls = urls[:0]
+	}()
 	if r.Err == nil && fetch.IsRedirect(r.Status) && r.Location != "" {
 		if base, err := url.Parse(u); err == nil {
 			if loc, err := urlnorm.Resolve(base, r.Location); err == nil {
@@ -394,8 +411,8 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 				if len(urls) >= SendChunk {
 					// A page of many links goes to the splitter in
 					// parts, each within the queue's byte budget.
-					wk.sink.Submit(&splitter.Msg{Source: p.ID, Worker: w, URLs: urls})
-					urls = nil
+					wk.sink.Submit(&splitter.Msg{Source: p.ID, Worker: w, URLs: exactCopy(urls)})
+					urls = urls[:0]
 				}
 			} else {
 				st.filtered(reason)
@@ -423,7 +440,7 @@ func (wk *Worker) fetchPage(ctx context.Context, t frontier.Task, w uint16, ex *
 		// checkpoint queues it again for a resumed crawl.
 		id = 0
 	}
-	wk.sink.Submit(&splitter.Msg{Page: p, Source: p.ID, Worker: w, URLs: urls, Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
+	wk.sink.Submit(&splitter.Msg{Page: p, Source: p.ID, Worker: w, URLs: exactCopy(urls), Task: id, Logged: wk.archive(ctx, capt, &r, u, start, p.ID)})
 	return requeued
 }
 
