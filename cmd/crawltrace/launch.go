@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -107,6 +108,7 @@ func (l *launchFlags) join(ctx context.Context, cmd *cobra.Command, cfg *recorde
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "crawl: rendezvous %s: %d nodes in %.1fs\n", ln.Rendezvous, len(cfg.Peers), time.Since(start).Seconds())
 	}
+	shareCores(cmd, cfg, launch.ThisMachine())
 	if ln.FromLauncher() && len(cfg.Peers) > 0 {
 		nodeFrom := ln.NodeIDFrom
 		if nodeFrom == "" {
@@ -116,6 +118,18 @@ func (l *launchFlags) join(ctx context.Context, cmd *cobra.Command, cfg *recorde
 			cfg.NodeID, len(cfg.Peers), nodeFrom, ln.PeersFrom, cfg.CrawlID, l.crawlIDFrom, listenOf(cfg))
 	}
 	return nil
+}
+
+// shareCores divides the machine's cores among the crawl's nodes that run
+// on it when nothing else divided them (launch.Procs), and says so.
+func shareCores(cmd *cobra.Command, cfg *recorder.Config, m launch.Machine) {
+	procs, here := launch.Procs(cfg.Peers, cfg.NodeID, m)
+	if procs == m.GOMAXPROCS {
+		return
+	}
+	runtime.GOMAXPROCS(procs)
+	fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %d nodes of this crawl on this machine's %d CPUs: this one runs %d at once (set GOMAXPROCS to choose)\n",
+		here, m.Online, procs)
 }
 
 func listenOf(cfg *recorder.Config) string {
