@@ -21,6 +21,7 @@ import (
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 	"github.com/crawltrace/crawltrace/recorder"
 	"github.com/crawltrace/crawltrace/recorder/crawltest"
+	"github.com/crawltrace/crawltrace/recorder/launch"
 	"github.com/crawltrace/crawltrace/recorder/partition"
 	"github.com/crawltrace/crawltrace/recorder/peer"
 	"github.com/crawltrace/crawltrace/recorder/testweb"
@@ -545,6 +546,20 @@ func TestClusterMaxPages(t *testing.T) {
 	}
 	if sent == 0 || sent != recv || acked != sent {
 		t.Errorf("batches: %d sent, %d acknowledged, %d received", sent, acked, recv)
+	}
+	// Three nodes on this machine divide its cores unless something else
+	// did (launch.Procs, tested in its package): each says so at its end.
+	m := launch.ThisMachine()
+	procs, _ := launch.Procs(c.peers, 0, m)
+	want := fmt.Sprintf("this one ran with GOMAXPROCS=%d", procs)
+	for i := range 3 {
+		b, err := os.ReadFile(c.procs[i].log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if said := strings.Contains(string(b), want); said != (procs != m.GOMAXPROCS) {
+			t.Errorf("node %d (GOMAXPROCS %d, %d online CPUs; %d wanted): %q said %v:\n%s", i, m.GOMAXPROCS, m.Online, procs, want, said, b)
+		}
 	}
 }
 

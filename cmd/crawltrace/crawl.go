@@ -198,6 +198,9 @@ crawl ends when every node has used its share or run out of URLs.`,
 			if res != nil && res.Stats != nil {
 				res.Stats.WriteText(cmd.OutOrStdout())
 				fmt.Fprintln(cmd.ErrOrStderr(), "crawl: stopped:", recorder.StopText(res.Stats.StopReason, cfg.MaxPages, cfg.Duration))
+				if lf.coresNote != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), lf.coresNote)
+				}
 			}
 			if errors.Is(err, recorder.ErrConfig) {
 				return badInput("crawl: %v", err)

@@ -38,6 +38,7 @@ type launchFlags struct {
 	in                launch.Input
 	rendezvousTimeout time.Duration
 	crawlIDFrom       string // where the crawl id came from, once applied
+	coresNote         string // what shareCores did, said at the crawl's end
 }
 
 // register adds the flags that are not the crawl's own: --peers and
@@ -108,7 +109,7 @@ func (l *launchFlags) join(ctx context.Context, cmd *cobra.Command, cfg *recorde
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "crawl: rendezvous %s: %d nodes in %.1fs\n", ln.Rendezvous, len(cfg.Peers), time.Since(start).Seconds())
 	}
-	shareCores(cmd, cfg, launch.ThisMachine())
+	l.shareCores(cfg, launch.ThisMachine())
 	if ln.FromLauncher() && len(cfg.Peers) > 0 {
 		nodeFrom := ln.NodeIDFrom
 		if nodeFrom == "" {
@@ -121,14 +122,16 @@ func (l *launchFlags) join(ctx context.Context, cmd *cobra.Command, cfg *recorde
 }
 
 // shareCores divides the machine's cores among the crawl's nodes that run
-// on it when nothing else divided them (launch.Procs), and says so.
-func shareCores(cmd *cobra.Command, cfg *recorder.Config, m launch.Machine) {
+// on it when nothing else divided them (launch.Procs); the crawl's end
+// says so (coresNote), so that a refusal or a finished crawl stays one
+// line.
+func (l *launchFlags) shareCores(cfg *recorder.Config, m launch.Machine) {
 	procs, here := launch.Procs(cfg.Peers, cfg.NodeID, m)
 	if procs == m.GOMAXPROCS {
 		return
 	}
 	runtime.GOMAXPROCS(procs)
-	fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %d nodes of this crawl on this machine's %d CPUs: this one runs %d at once (set GOMAXPROCS to choose)\n",
+	l.coresNote = fmt.Sprintf("crawl: %d nodes of this crawl on this machine's %d CPUs: this one ran with GOMAXPROCS=%d (set GOMAXPROCS to choose)",
 		here, m.Online, procs)
 }
 

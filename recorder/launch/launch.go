@@ -9,7 +9,8 @@
 // [Env] (the environment and host name); it reads files but never waits.
 // [Rendezvous.Join] is the one step that waits: each node writes its
 // address into a shared directory and waits, for a bounded time, for every
-// other node's.
+// other node's. [Procs] says how many threads a node should run when
+// several nodes of the crawl share one machine.
 //
 // Precedence, the first source present winning:
 //
