@@ -65,6 +65,8 @@ type HTTPTransport struct {
 	client      *http.Client
 	hbClient    *http.Client
 	srv         *http.Server
+	connMu      sync.Mutex
+	fresh       map[net.Conn]bool // connections that have not carried a request yet (trackConn)
 	ln          net.Listener
 	queues      []*peerQueue
 	outbox      string
@@ -263,7 +265,7 @@ func NewHTTPTransport(o Options) (*HTTPTransport, error) {
 	// bodyTimeout, set per request): a slow body cannot hold a
 	// connection.
 	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: t.bodyTimeout + 10*time.Second,
-		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0)}
+		IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: log.New(io.Discard, "", 0), ConnState: t.trackConn}
 	go t.srv.Serve(ln)
 	for i, q := range t.queues {
 		if i != t.self {

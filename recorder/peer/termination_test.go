@@ -3,6 +3,8 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -172,5 +174,34 @@ func endHeldBy(t *testing.T, trs []*HTTPTransport, outs []<-chan struct{}, busy 
 	unblock()
 	for i, o := range outs {
 		waitClosed(t, fmt.Sprintf("node %d", i), o)
+	}
+}
+
+// TestShutdownClosesUnusedConns: a connection a peer dialled and never
+// sent a request on does not hold the node's exit: ShutdownServer closes
+// it (http.Server.Shutdown alone waits for it until it is 5 s old, then
+// gives up on its 2 s deadline and leaves it open).
+func TestShutdownClosesUnusedConns(t *testing.T) {
+	ln := crawltest.Listen(t)
+	addrs := []string{ln.Addr().String(), "127.0.0.1:1"}
+	tr := startTransport(t, 0, "shut", addrs, ln, nil, nil)
+	defer tr.Close()
+	unused, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unused.Close()
+	crawltest.WaitFor(t, "the server to take the connection", 10*time.Second, func() bool {
+		tr.connMu.Lock()
+		defer tr.connMu.Unlock()
+		return len(tr.fresh) == 1
+	})
+	tr.ShutdownServer()
+	// Closed before ShutdownServer returned, the connection reads EOF at
+	// once; left open, it would wait for the read deadline (the server's
+	// own 10 s header timeout is far off).
+	unused.SetReadDeadline(time.Now().Add(time.Second))
+	if n, err := unused.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("after ShutdownServer, the unused connection read %d bytes, %v; want it closed by the node (EOF)", n, err)
 	}
 }
