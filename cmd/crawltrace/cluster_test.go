@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -520,6 +521,10 @@ func clusterRestart(t *testing.T, extra []string) {
 
 // TestClusterMaxPages: --max-pages is shared by the processes, and a
 // clean stop delivers every batch: sent equals received, none left.
+// startProcs is this test process's GOMAXPROCS as it started, the one a
+// child process starts with too.
+var startProcs = runtime.GOMAXPROCS(0)
+
 func TestClusterMaxPages(t *testing.T) {
 	childProcesses(t, "runs a crawl in child processes")
 	web := startClusterWeb(t, 12, 30)
@@ -550,6 +555,7 @@ func TestClusterMaxPages(t *testing.T) {
 	// Three nodes on this machine divide its cores unless something else
 	// did (launch.Procs, tested in its package): each says so at its end.
 	m := launch.ThisMachine()
+	m.GOMAXPROCS = startProcs // a child's default, whatever a test run here set since
 	procs, _ := launch.Procs(c.peers, 0, m)
 	want := fmt.Sprintf("this one ran with GOMAXPROCS=%d", procs)
 	for i := range 3 {

@@ -187,6 +187,7 @@ crawl ends when every node has used its share or run out of URLs.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
+			defer lf.restoreCores()
 			if err := lf.join(ctx, cmd, &cfg, ln); err != nil {
 				return err
 			}

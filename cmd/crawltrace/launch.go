@@ -39,6 +39,7 @@ type launchFlags struct {
 	rendezvousTimeout time.Duration
 	crawlIDFrom       string // where the crawl id came from, once applied
 	coresNote         string // what shareCores did, said at the crawl's end
+	coresWere         int    // GOMAXPROCS before shareCores changed it; 0 if it did not
 }
 
 // register adds the flags that are not the crawl's own: --peers and
@@ -130,9 +131,17 @@ func (l *launchFlags) shareCores(cfg *recorder.Config, m launch.Machine) {
 	if procs == m.GOMAXPROCS {
 		return
 	}
-	runtime.GOMAXPROCS(procs)
+	l.coresWere = runtime.GOMAXPROCS(procs)
 	l.coresNote = fmt.Sprintf("crawl: %d nodes of this crawl on this machine's %d CPUs: this one ran with GOMAXPROCS=%d (set GOMAXPROCS to choose)",
 		here, m.Online, procs)
+}
+
+// restoreCores undoes shareCores when the crawl is over (the command may
+// run in a process that goes on: tests run it in theirs).
+func (l *launchFlags) restoreCores() {
+	if l.coresWere > 0 {
+		runtime.GOMAXPROCS(l.coresWere)
+	}
 }
 
 func listenOf(cfg *recorder.Config) string {
