@@ -519,12 +519,12 @@ func clusterRestart(t *testing.T, extra []string) {
 	}
 }
 
-// TestClusterMaxPages: --max-pages is shared by the processes, and a
-// clean stop delivers every batch: sent equals received, none left.
 // startProcs is this test process's GOMAXPROCS as it started, the one a
 // child process starts with too.
 var startProcs = runtime.GOMAXPROCS(0)
 
+// TestClusterMaxPages: --max-pages is shared by the processes, and a
+// clean stop delivers every batch: sent equals received, none left.
 func TestClusterMaxPages(t *testing.T) {
 	childProcesses(t, "runs a crawl in child processes")
 	web := startClusterWeb(t, 12, 30)

@@ -257,8 +257,8 @@ func (wk *Worker) Loop(w uint16) *Loop {
 	return &Loop{wk: wk, w: w, ex: extract.NewExtractor()}
 }
 
-// Loop is one fetch loop's own state: its number, link extractor and
-// body buffer. It is not safe for concurrent use.
+// Loop is one fetch loop's own state: its number, link extractor, body
+// buffer and links scratch. It is not safe for concurrent use.
 type Loop struct {
 	wk   *Worker
 	w    uint16
