@@ -1,14 +1,13 @@
 package main
 
 import (
-	"time"
-
 	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
