@@ -641,7 +641,9 @@ func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 // watches the share of rows it drops over recentWindow rows, and below a
 // quarter the worker leaves it aside for the next recentBypass rows, then
 // watches again. Either way every row it does not drop is looked up in
-// the large table: the counts are the same.
+// the large table: the counts are the same. Where the large table is not
+// on course to hold the run either, the worker leaves the table at that
+// verdict and spills (see mapper.spillFromNow).
 type recentGate struct{ windowGate }
 
 // recentWindow and recentBypass are rows of one worker (variables for

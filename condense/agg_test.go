@@ -256,6 +256,43 @@ func TestGateSwitchesToSpilling(t *testing.T) {
 	}
 }
 
+// A trace of few repeats whose URLs the table is not on course to hold:
+// the workers leave the table at the recent-URL table's first verdict and
+// spill every row after it with no repeat filter, keeping the spill's
+// blocks in memory. The counts are the brute force's.
+func TestFewRepeatsSpillUnfiltered(t *testing.T) {
+	in := t.TempDir()
+	const nodes, rows = 3, 6000
+	recs := makeCrawl(t, in, nodes, rows, 4_000_000, 29) // its hot set too large to repeat much
+	setForTest(t, &recentWindow, 500)
+	setForTest(t, &recentBypass, 4000)
+	setForTest(t, &fewSwitch, true)
+	var kept, written int
+	setForTest(t, &testAfterMap, func(k, w rangeChunks) {
+		for _, cs := range k {
+			kept += len(cs)
+		}
+		for _, cs := range w {
+			written += len(cs)
+		}
+	})
+	h, _ := fingerprint.New(0, 16)
+	for _, w := range []int{1, 2} {
+		kept, written = 0, 0
+		setForTest(t, &testAggLimit, aggEmpty+int64(w)*aggPerWorker+64<<10)
+		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})
+		// Each worker counts in the table until its first verdict, one
+		// or two batches of 500 rows a worker.
+		if rep.InMemory || rep.UnfilteredRows < nodes*rows-2000*int64(w) || rep.SpilledRecords < rep.UnfilteredRows {
+			t.Fatalf("%d workers: in memory %v, %d rows unfiltered, %d records spilled: want every row after the first 500 or 1,000 of each worker spilled unfiltered", w, rep.InMemory, rep.UnfilteredRows, rep.SpilledRecords)
+		}
+		if kept == 0 {
+			t.Fatalf("%d workers: %d blocks kept in memory, %d written: want blocks kept", w, kept, written)
+		}
+		checkBrute(t, rep, recs, h)
+	}
+}
+
 // The projection is the base plus what the URLs so far take, scaled to
 // the whole run.
 func TestAggProjected(t *testing.T) {
@@ -357,11 +394,17 @@ func TestExchangeCountsExactly(t *testing.T) {
 	setForTest(t, &recentWindow, 500)
 	setForTest(t, &recentBypass, 4000)
 	setForTest(t, &testAggLimit, 0) // and per run below
+	setForTest(t, &fewSwitch, true)
 	for _, w := range []int{2, 3} {
 		for _, full := range []bool{false, true} {
 			testAggLimit = 0
+			fewSwitch = true
 			if full {
+				// A table not on course to hold the run, which the
+				// workers leave at the recent table's first verdict
+				// unless told not to.
 				testAggLimit = aggEmpty + int64(w)*aggPerWorker + 64<<10
+				fewSwitch = false
 			}
 			testHanded.Store(0)
 			rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: w})

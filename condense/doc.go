@@ -56,12 +56,15 @@
 // so that a part's lines stay in one core's cache. When every URL fits, the
 // run counts the table part by part and spills nothing (report.json:
 // in_memory). When the table is full, or the recent-URL table drops fewer
-// than half the rows while the table is not on course to hold every URL
-// of the run (then a lookup in the large table costs more than a spill,
-// and the spill is coming anyway; when it is on course, the table is
-// sized for the URLs projected at once), the workers switch to the spill above
-// (without keeping blocks in memory), and at the end the table is written to the buckets as
-// ordinary records, one per URL and node, so nothing is lost. Crawls with
+// than half the rows (a quarter, over its own shorter window) while the
+// table is not on course to hold every URL of the run (then a lookup in
+// the large table costs more than a spill, and the spill is coming
+// anyway; when it is on course, the table is sized for the URLs projected
+// at once), the workers switch to the spill above: through a repeat
+// filter after a full table, with none after few repeats, and keeping
+// blocks in memory as far as the budget left beside the table goes. At
+// the end the table is written to the buckets as ordinary records, one
+// per URL and node, so nothing is lost. Crawls with
 // nodes 16 and above, budgets below 64 MiB plus about 26 MiB a worker
 // (115 MiB on 2), and sharded runs spill from the start.
 //
