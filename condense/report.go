@@ -77,7 +77,9 @@ type Report struct {
 	// is what the map side wrote to the buckets: the first occurrences of
 	// each URL on each node, plus repeats the bounded filter had forgotten,
 	// plus the UnfilteredRows: rows spilled without a look at the filter,
-	// because it was dropping too few of them to pay (see filterGate).
+	// because it was dropping too few of them to pay (see filterGate), or
+	// with none (after the recent-URL table found few repeats, see
+	// mapper.spillFromNow).
 	MapSec         float64 `json:"map_seconds,omitempty"`
 	VerifySec      float64 `json:"verify_seconds,omitempty"`
 	SpilledRecords int64   `json:"spilled_records,omitempty"`
