@@ -548,10 +548,11 @@ func (m *mapper) endWorkers() error {
 // the run (a variable for tests, which turn it off to reach the exchange
 // with such a table). Before, they looked up every row in the table until
 // the filter gate's verdict four times as many rows later, then spilled
-// through a repeat filter that dropped as few, to files: the script's
-// uniform40pad 10M, which does not fit 1 GiB, took 3.31 s (median wall)
-// that way and 2.07 s this way, uniform 50M 11.16 and 8.89 s, in one
-// interleaved run (docs/benchmarks.md, "Against DuckDB").
+// through a repeat filter that dropped as few, to files. uniform40pad
+// 10M, which does not fit 1 GiB, took 1.64 s (median wall) that way and
+// 1.32 s this way, uniform 50M 8.47 and 7.55 s, in 5 interleaved rounds;
+// in the DuckDB script, its page cache full, 3.31 and 2.07 s, 11.16 and
+// 8.89 s (docs/benchmarks.md, "Against DuckDB").
 var fewSwitch = true
 
 // spillFromNow has a worker leave the table and spill from now on. The
