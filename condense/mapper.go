@@ -701,7 +701,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		}
 		b := seg.URLColumns()
 		n := b.Len()
-		full, cross := ws.full[:0], ws.cross[:0]
+		var full, cross []uint64
 		verify := m.ranges > 0
 		onCourse := func() bool { return m.agg.projected(r.rowsIn.Load(), r.totalRows) <= m.agg.limit }
 		if verify && ws.recent != nil && !ws.gate.filtering() && onCourse() {
