@@ -26,7 +26,7 @@ var ErrEncoding = errors.New("content-encoding")
 // the result, so a compression bomb costs at most the cap.
 //
 // The gzip, raw-deflate and br decoders and their read buffers are
-// reused from one body to the next: a gzip reader alone is about 40 KB,
+// reused from one body to the next: a gzip reader alone is about 41 KB,
 // ten times a typical page; one per page was 36% of the bytes an 8-node
 // crawl of the test web allocated. Close the result when done with it (it
 // does not close body): that hands its decoders back, and the result
