@@ -66,7 +66,7 @@ type HTTPTransport struct {
 	hbClient    *http.Client
 	srv         *http.Server
 	connMu      sync.Mutex
-	fresh       map[net.Conn]bool // connections that have not carried a request yet (trackConn)
+	fresh       map[net.Conn]struct{} // connections that have not carried a request yet (trackConn)
 	ln          net.Listener
 	queues      []*peerQueue
 	outbox      string

@@ -281,9 +281,9 @@ func (t *HTTPTransport) trackConn(c net.Conn, s http.ConnState) {
 	defer t.connMu.Unlock()
 	if s == http.StateNew {
 		if t.fresh == nil {
-			t.fresh = map[net.Conn]bool{}
+			t.fresh = map[net.Conn]struct{}{}
 		}
-		t.fresh[c] = true
+		t.fresh[c] = struct{}{}
 	} else {
 		delete(t.fresh, c)
 	}
