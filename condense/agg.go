@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/crawltrace/crawltrace/internal/hugemem"
+	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
 // aggTable is the map workers' shared, exact table of the distinct URLs
@@ -301,6 +302,21 @@ func (t *aggTable) addr(loc uint64) uintptr {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(t.arena))) + uintptr(loc)
 }
 
+// copyLines appends the address of each cache line that the copy at loc
+// takes if it is a copy of an n-byte URL (the length of the row looked
+// up: a copy of another URL may end elsewhere, and then only its
+// compare misses), for prefetch.Addrs. A copy longer than a line is
+// compared line by line, and a hint for its first line alone left the
+// others to miss one after the other (crawlpad, 0-80 bytes longer URLs).
+func (t *aggTable) copyLines(loc uint64, n int, out []uintptr) []uintptr {
+	a := t.addr(loc)
+	out = append(out, a)
+	for l, end := a&^63+64, a+uintptr(uvarintLen(n)+n); l < end; l += 64 {
+		out = append(out, l)
+	}
+	return out
+}
+
 // add records that node logged u, whose fingerprint is fp, read by
 // worker w, and returns where u's copy is. ok is false when u is new and
 // the table is at its limit (nothing was added).
@@ -441,15 +457,16 @@ func (t *aggTable) slotAddrs(fps []uint64, rows []int32, out []uintptr) []uintpt
 }
 
 // urlAddrs appends, for each row whose fingerprint's home slot holds that
-// fingerprint, the address of its copy, for prefetch.Addrs.
-func (t *aggTable) urlAddrs(fps []uint64, rows []int32, out []uintptr) []uintptr {
+// fingerprint, the addresses of its copy (see copyLines), for
+// prefetch.Addrs. b is the rows' batch.
+func (t *aggTable) urlAddrs(b *tracefile.URLColumns, fps []uint64, rows []int32, out []uintptr) []uintptr {
 	for _, i := range rows {
 		fp := fps[i]
 		h := t.hash(fp)
 		ss := t.part(h).cur.Load()
 		s := &ss.s[ss.home(h)]
 		if ref := atomic.LoadUint64(&s.ref); ref != 0 && atomic.LoadUint64(&s.fp) == fp {
-			out = append(out, t.addr(ref>>16))
+			out = t.copyLines(ref>>16, b.URLLen(int(i)), out)
 		}
 	}
 	return out
@@ -600,15 +617,14 @@ func (r *recentURLs) slotAddrs(fps []uint64, out []uintptr) []uintptr {
 }
 
 // urlAddrs also sets cand[k] to the location its bucket holds for fps[k]
-// (0: none), for seenAt.
-func (r *recentURLs) urlAddrs(t *aggTable, fps, cand []uint64, out []uintptr) []uintptr {
+// (0: none), for seenAt. fps are those of b's rows from lo.
+func (r *recentURLs) urlAddrs(t *aggTable, b *tracefile.URLColumns, lo int, fps, cand []uint64, out []uintptr) []uintptr {
 	for k, fp := range fps {
 		cand[k] = 0
-		b := r.bucket(fp)
-		for _, e := range b {
+		for _, e := range r.bucket(fp) {
 			if e.loc != 0 && e.fp == fp {
 				cand[k] = e.loc
-				out = append(out, t.addr(e.loc))
+				out = t.copyLines(e.loc, b.URLLen(lo+k), out)
 				break
 			}
 		}

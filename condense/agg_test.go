@@ -197,6 +197,20 @@ func TestAggCopiesAligned(t *testing.T) {
 		if lines, least := (start+size-1)/64-start/64+1, (size+63)/64; lines != least {
 			t.Fatalf("a copy of %d bytes at line offset %d spans %d lines, not %d", size, start%64, lines, least)
 		}
+		// The prefetch hints for it: its start, then every other line
+		// it takes, each once.
+		hints := tab.copyLines(loc, len(u), nil)
+		if hints[0] != start {
+			t.Fatalf("first hint %#x, copy at %#x", hints[0], start)
+		}
+		for l := start &^ 63; l <= (start+size-1)&^63; l += 64 {
+			if l != start&^63 && !slices.Contains(hints, l) {
+				t.Fatalf("copy of %d bytes at %#x: no hint for line %#x in %#x", size, start, l, hints)
+			}
+		}
+		if want := int((start+size-1)/64 - start/64 + 1); len(hints) != want {
+			t.Fatalf("copy of %d bytes at %#x: %d hints %#x, want %d", size, start, len(hints), hints, want)
+		}
 	}
 }
 

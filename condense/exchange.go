@@ -71,7 +71,7 @@ func (m *mapper) serve(w int, j *aggJob, addrs []uintptr) []uintptr {
 			addrs = m.agg.slotAddrs(j.fps, j.rows[b*blk:min(b*blk+blk, n)], addrs)
 		}
 		if s := b - 1; s >= 0 && s < nb {
-			addrs = m.agg.urlAddrs(j.fps, j.rows[s*blk:min(s*blk+blk, n)], addrs)
+			addrs = m.agg.urlAddrs(j.b, j.fps, j.rows[s*blk:min(s*blk+blk, n)], addrs)
 		}
 		prefetch.Addrs(addrs)
 		if a := b - 2; a >= 0 {

@@ -934,7 +934,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		}
 		if u := j + urlAhead; look && ws.recent != nil && u >= 0 && u < nb {
 			lo, hi := u*blk, min(u*blk+blk, n)
-			ws.addrs = ws.recent.urlAddrs(m.agg, full[lo:hi], ws.cand[u%2][:hi-lo], ws.addrs[:0])
+			ws.addrs = ws.recent.urlAddrs(m.agg, b, lo, full[lo:hi], ws.cand[u%2][:hi-lo], ws.addrs[:0])
 			prefetch.Addrs(ws.addrs)
 		}
 		miss = miss[:0]
@@ -959,7 +959,7 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 		}
 		if ws.recent != nil {
 			ws.addrs = m.agg.slotAddrs(full, miss, ws.addrs[:0])
-			ws.addrs = m.agg.urlAddrs(full, slotted, ws.addrs)
+			ws.addrs = m.agg.urlAddrs(b, full, slotted, ws.addrs)
 			prefetch.Addrs(ws.addrs)
 		}
 		if err := add(ready); err != nil {

@@ -32,6 +32,9 @@ func (c *URLColumns) URL(i int) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
+// URLLen is the length of row i's URL, len(c.URL(i)).
+func (c *URLColumns) URLLen(i int) int { return int(c.offsets[i+1] - c.offsets[i]) }
+
 // URL log column layout: the buffers of each column in IPC order (validity,
 // then values, or validity, offsets and data for strings).
 const (
