@@ -33,9 +33,11 @@
 // of rows without the filter (report.json: unfiltered_rows). A URL always falls in the same range as
 // its fingerprint, so the per-range counts of distinct URLs and distinct
 // fingerprints add up to the global ones, and a collision is always inside
-// one range. The reduce side loads each range, sorts it by fingerprint and
-// compares the URL strings within each group of equal fingerprints, groups
-// with more than one distinct URL being the collisions. A range larger than
+// one range. The reduce side loads each range and groups its records by
+// fingerprint in a hash table of the range's fingerprints, comparing each
+// record's URL with the first URL of its fingerprint; fingerprints with
+// more than one distinct URL are the collisions (a crawl with nodes 64 and
+// above sorts the range by fingerprint instead). A range larger than
 // its share of the budget is split again by the next bits of the
 // fingerprint.
 //

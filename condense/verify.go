@@ -121,14 +121,18 @@ func (r *run) processChunks(ctx context.Context, chunks []spillChunk, limit int6
 		return err
 	}
 	lb.buf = buf
+	if ok, err := groupBuffer(buf, &lb.groups, res); ok || err != nil {
+		return err
+	}
 	lb.ents, err = countBuffer(buf, lb.ents[:0], res)
 	return err
 }
 
 // loadBuf is the memory one reduce worker reuses from range to range.
 type loadBuf struct {
-	buf  []byte
-	ents []entry
+	buf    []byte
+	ents   []entry
+	groups groupScratch
 }
 
 var loadBufs = sync.Pool{New: func() any { return new(loadBuf) }}
@@ -195,7 +199,9 @@ type entry struct {
 
 // countBuffer counts distinct URLs and fingerprints in one loaded partition
 // and finds its collisions: sort by fingerprint, then compare the URL
-// strings within each group of equal fingerprints.
+// strings within each group of equal fingerprints. processChunks counts
+// with groupBuffer, by hashing, and with this only the ranges holding
+// nodes 64 and above; it is groupBuffer's reference in its tests.
 func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 	if want := len(buf) / 48; cap(ents) < want {
 		ents = make([]entry, 0, want) // records are rarely shorter than 48 bytes
