@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/crawltrace/crawltrace/internal/streamcopy"
 	"github.com/crawltrace/crawltrace/internal/tracefile"
 )
 
@@ -61,7 +62,29 @@ type bucketWriter struct {
 	// there. The blocks beyond it go to the file.
 	mem  *memAllowance
 	kept rangeChunks
+	// stage holds each range's newest records (stageSize bytes a range),
+	// and staged how many: write gathers a range's records there, in
+	// cache, and moves them to the range's block a whole cache line at a
+	// time with non-temporal stores (internal/streamcopy), so that the
+	// block's lines are written without being read from memory first. A
+	// block's records are its bytes followed by its staged bytes; flush
+	// moves the staged bytes to the block first.
+	stage  []byte
+	staged []int32
 }
+
+// stageSize is the staging bytes of a range, stageMax the longest record
+// staged (longer ones are appended to the block directly): a staged
+// record always fits once the stage's whole lines are moved out.
+//
+// Scattering the records of uniform 10M and 50M to 256-1,024 ranges'
+// blocks read each block's lines from memory before writing them; staged,
+// BenchmarkScatter (internal/streamcopy) takes 27 ns a record, 50
+// directly.
+const (
+	stageSize = 256
+	stageMax  = stageSize - 64
+)
 
 // memAllowance is bytes of spill blocks that may still be kept in memory;
 // safe for concurrent use.
@@ -87,19 +110,58 @@ func newBucketWriter(path string, ranges, blk int) (*bucketWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("condense: buckets: %w", err)
 	}
-	return &bucketWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), path: path, blk: blk, bufs: make([][]byte, ranges)}, nil
+	return &bucketWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), path: path, blk: blk, bufs: make([][]byte, ranges),
+		stage: make([]byte, ranges*stageSize), staged: make([]int32, ranges)}, nil
 }
 
 // write adds one spill record (head is fingerprint and node) to range g.
 func (b *bucketWriter) write(g int, head []byte, u string) error {
-	if err := b.room(g, len(head)+binary.MaxVarintLen64+len(u)); err != nil {
-		return err
+	n := len(head) + uvarintLen(len(u)) + len(u)
+	if n > stageMax {
+		b.unstage(g)
+		if err := b.room(g, n); err != nil {
+			return err
+		}
+		return b.added(g, appendRec(b.pending(g), head, u))
 	}
-	return b.added(g, appendRec(b.pending(g), head, u))
+	buf, f := b.pending(g), int(b.staged[g])
+	if len(buf)+f+n > cap(buf) {
+		// The block is full: flush it, staged records included.
+		if err := b.flush(g); err != nil {
+			return err
+		}
+		buf, f = b.pending(g), 0
+	}
+	st := b.stage[g*stageSize : (g+1)*stageSize]
+	if f+n > stageSize {
+		whole := f &^ 63
+		k := len(buf)
+		buf = buf[:k+whole]
+		streamcopy.Lines(buf[k:], st[:whole])
+		b.bufs[g] = buf
+		f = copy(st, st[whole:f])
+	}
+	f += copy(st[f:], head)
+	f += binary.PutUvarint(st[f:], uint64(len(u)))
+	f += copy(st[f:], u)
+	b.staged[g] = int32(f)
+	if len(buf)+f >= b.blk {
+		return b.flush(g)
+	}
+	return nil
+}
+
+// unstage appends range g's staged records to its block.
+func (b *bucketWriter) unstage(g int) {
+	if f := b.staged[g]; f > 0 {
+		b.bufs[g] = append(b.pending(g), b.stage[g*stageSize:g*stageSize+int(f)]...)
+		b.staged[g] = 0
+	}
 }
 
 // writeRec adds an encoded spill record to range g.
 func (b *bucketWriter) writeRec(g int, rec []byte) error {
+	b.unstage(g)
 	if err := b.room(g, len(rec)); err != nil {
 		return err
 	}
@@ -134,10 +196,14 @@ func (b *bucketWriter) added(g int, buf []byte) error {
 }
 
 func (b *bucketWriter) flush(g int) error {
+	b.unstage(g)
 	buf := b.bufs[g]
 	if len(buf) == 0 {
 		return nil
 	}
+	// The block's lines written by streamcopy are read next by another
+	// goroutine, or by the write below.
+	streamcopy.Fence()
 	if b.mem != nil && b.mem.take(int64(cap(buf))) {
 		if b.kept == nil {
 			b.kept = rangeChunks{}

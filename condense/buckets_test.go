@@ -41,6 +41,11 @@ func testBucketRoundTrip(t *testing.T, blk int, keep int64) {
 	for i := 0; i < 3000; i++ {
 		g := (i * 5) % 7
 		u := fmt.Sprintf("http://h%d.test/%d", g, i)
+		if i%17 == 0 {
+			// Longer than a staged record may be: appended to the
+			// block after the range's staged records.
+			u += strings.Repeat("p", 200+i%50)
+		}
 		binary.LittleEndian.PutUint64(head[:], uint64(i))
 		binary.LittleEndian.PutUint16(head[8:], uint16(g))
 		if err := w.write(g, head[:], u); err != nil {
