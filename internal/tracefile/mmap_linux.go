@@ -22,3 +22,14 @@ func mapRange(f *os.File, off, n int64) (b, mapping []byte, ok bool) {
 }
 
 func unmapRange(m []byte) { _ = unix.Munmap(m) }
+
+// pageSize is the system's page size.
+var pageSize = int64(os.Getpagesize())
+
+// dropPages gives back the pages of b, part of a file mapping: they stay
+// in the page cache, and reading them maps them again.
+func dropPages(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
+}

@@ -510,12 +510,18 @@ type SegmentReader struct {
 	raw, rawInit     bool
 	rawOff           int64
 	rawMeta, rawBody []byte
-	mapped           []byte // the current batch's body, when mapped
-	noMap            bool   // mapping failed once: read instead
-	rawOffs          []int32
-	rawDest          []uint16
-	cols             URLColumns
-	src              *prefixReader
+	// seg is the segment mapped whole (from offset 0) while batch bodies
+	// are served from it, segMapping the mapping to release, dropped how
+	// far its pages were given back (see mappedBody), and bodyMapped
+	// whether the current batch's body is in it.
+	seg, segMapping []byte
+	dropped         int64
+	bodyMapped      bool
+	noMap           bool // mapping failed once: read instead
+	rawOffs         []int32
+	rawDest         []uint16
+	cols            URLColumns
+	src             *prefixReader
 	// Restrict's range: the batches read start in [start, end) (end is
 	// scan.validEnd unrestricted); tail: this reader reports how the
 	// segment ended; rowsBefore and batchesBefore: the rows and batches
@@ -759,7 +765,7 @@ func (s *SegmentReader) Info() SegmentInfo { return s.info }
 // Close releases the reader; the strings of its last URLColumns are
 // invalid from then on.
 func (s *SegmentReader) Close() error {
-	s.unmapBody()
+	s.unmapSegment()
 	s.releaseBody()
 	if s.r != nil {
 		s.r.Release()

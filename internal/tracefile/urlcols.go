@@ -128,17 +128,18 @@ func (s *SegmentReader) readRaw() error {
 	if bodyLen < 0 || bodyOff+bodyLen > s.scan.validEnd {
 		return errors.New("body out of range")
 	}
-	s.unmapBody()
 	var body []byte
+	s.bodyMapped = false
 	if bodyLen >= minMapBody && !s.noMap {
-		if b, m, ok := mapRange(s.f, bodyOff, bodyLen); ok {
-			body, s.mapped = b[:bodyLen:bodyLen], m
-			s.rd.n += bodyLen
-		} else {
-			s.noMap = true
-		}
+		body = s.mappedBody(bodyOff, bodyLen)
 	}
-	if body == nil {
+	if body != nil {
+		// Counted as readBufs would read it: the input a condense
+		// reports is the same either way.
+		for _, sp := range readSpans(meta, bufs, bodyLen) {
+			s.rd.n += sp.hi - sp.lo
+		}
+	} else {
 		if s.rawBody == nil {
 			if b, ok := rawBodies.Get().(*[]byte); ok {
 				s.rawBody = *b
@@ -172,20 +173,22 @@ var urlReadBufs = [...]int{
 // rather than skips.
 const readGap = 64 << 10
 
-// readBufs reads into body the byte ranges of urlReadBufs (a buffer out
-// of the body's range is left for setCols to report), those closer than
-// readGap as one. The rest of body keeps what it held.
-func (s *SegmentReader) readBufs(meta []byte, bufs [2]int, body []byte, bodyOff int64) error {
+// span is a byte range of a batch body.
+type span struct{ lo, hi int64 }
+
+// readSpans is the byte ranges of a body of bodyLen bytes that hold the
+// buffers of urlReadBufs (a buffer out of the body's range is left out,
+// for setCols to report), those closer than readGap as one, in order.
+func readSpans(meta []byte, bufs [2]int, bodyLen int64) []span {
 	if bufs[1] < urlBuffers {
 		return nil // setCols reports it
 	}
-	type span struct{ lo, hi int64 }
 	var spans [len(urlReadBufs)]span
 	n := 0
 	for _, i := range urlReadBufs {
 		p := bufs[0] + 16*i
 		o, l := int64(binary.LittleEndian.Uint64(meta[p:])), int64(binary.LittleEndian.Uint64(meta[p+8:]))
-		if l <= 0 || o < 0 || o > int64(len(body)) || l > int64(len(body))-o {
+		if l <= 0 || o < 0 || o > bodyLen || l > bodyLen-o {
 			continue
 		}
 		spans[n] = span{o, o + l}
@@ -193,26 +196,92 @@ func (s *SegmentReader) readBufs(meta []byte, bufs [2]int, body []byte, bodyOff 
 	}
 	sp := spans[:n]
 	slices.SortFunc(sp, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	out := sp[:0]
 	for i := 0; i < len(sp); {
 		lo, hi := sp[i].lo, sp[i].hi
 		for i++; i < len(sp) && sp[i].lo <= hi+readGap; i++ {
 			hi = max(hi, sp[i].hi)
 		}
-		if _, err := s.rd.ReadAt(body[lo:hi], bodyOff+lo); err != nil {
+		out = append(out, span{lo, hi})
+	}
+	return out
+}
+
+// readBufs reads into body the spans of readSpans. The rest of body
+// keeps what it held.
+func (s *SegmentReader) readBufs(meta []byte, bufs [2]int, body []byte, bodyOff int64) error {
+	for _, sp := range readSpans(meta, bufs, int64(len(body))) {
+		if _, err := s.rd.ReadAt(body[sp.lo:sp.hi], bodyOff+sp.lo); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// minMapBody is the smallest batch body NextURLs maps rather than reads
-// (a variable so tests can map every body). Bodies are read: mapping each
-// batch and unmapping it (page faults on every page, a TLB shootdown on
-// the other cores per unmap) measured slower than the kernel's copy into
-// one reused buffer on this 2-core virtual machine, 6.0 against 7.0 s on
-// a crawl-like 50M condense (docs/benchmarks.md), though faster on it in
-// an earlier month; mapping stays for a machine where it pays.
-var minMapBody int64 = 1 << 62
+// minMapBody is the smallest batch body NextURLs serves from a mapping
+// of the whole segment rather than reads (a variable so tests can map
+// every body, or none). A body read is copied by the kernel from the page
+// cache into one reused buffer, and the copy brings every byte of the
+// input through the caches twice, evicting the tables a condense looks
+// up; a mapped body is read in place. The segment is mapped once and its
+// pages given back every segmentDrop bytes (see mappedBody): mapping and
+// unmapping each batch instead cost a TLB shootdown on the other cores per
+// batch and measured slower (6.0 against 7.0 s on a crawl-like 50M
+// condense, docs/benchmarks.md). Mapped whole, against read, interleaved
+// (2026-11-28): crawlpad 10M 1.93 -> 1.73 CPU s, crawl-like 50M 9.06 ->
+// 8.68, uniform 10M 3.80 -> 2.60 (median of 4-6).
+var minMapBody int64 = 64 << 10
+
+// segmentDrop is how much of a mapped segment a reader reads on from the
+// last pages it gave back before it gives back the pages behind the
+// current batch (MADV_DONTNEED: they stay in the page cache, and a read
+// of them maps them again), so that a mapped segment adds at most about
+// this much to the reader's resident memory (a variable for tests).
+var segmentDrop int64 = 16 << 20
+
+// mappedBody returns the body of bodyLen bytes at off from the segment's
+// mapping, mapping the segment (as far as it is valid) first, or nil when
+// it cannot be mapped (the caller reads it). It gives back the pages of
+// the batches before it.
+func (s *SegmentReader) mappedBody(off, bodyLen int64) []byte {
+	if off+bodyLen > int64(len(s.seg)) {
+		s.unmapSegment()
+		// As far as the file goes now: a file cut since it was opened
+		// is read where it was cut (a short read, reported as a cut
+		// segment), not faulted on. One cut while a batch of it is read
+		// faults, which a condense reports as the file changing under
+		// it.
+		size := s.scan.validEnd
+		if st, err := s.f.Stat(); err != nil {
+			return nil
+		} else if st.Size() < size {
+			size = st.Size()
+		}
+		if off+bodyLen > size {
+			return nil
+		}
+		b, m, ok := mapRange(s.f, 0, size)
+		if !ok {
+			s.noMap = true
+			return nil
+		}
+		s.seg, s.segMapping, s.dropped = b, m, 0
+	}
+	if drop := off &^ (pageSize - 1); drop-s.dropped >= segmentDrop {
+		dropPages(s.seg[s.dropped:drop])
+		s.dropped = drop
+	}
+	s.bodyMapped = true
+	return s.seg[off : off+bodyLen : off+bodyLen]
+}
+
+// unmapSegment releases the segment's mapping, if any.
+func (s *SegmentReader) unmapSegment() {
+	if s.segMapping != nil {
+		unmapRange(s.segMapping)
+		s.seg, s.segMapping, s.dropped, s.bodyMapped = nil, nil, 0, false
+	}
+}
 
 // rawBodies are read buffers of closed readers, for the next reader: a
 // condense opens one reader per segment, and a fresh buffer of a batch's
@@ -225,14 +294,6 @@ func (s *SegmentReader) releaseBody() {
 		b := s.rawBody[:0]
 		s.rawBody = nil
 		rawBodies.Put(&b)
-	}
-}
-
-// unmapBody releases the mapping of the previous batch's body, if any.
-func (s *SegmentReader) unmapBody() {
-	if s.mapped != nil {
-		unmapRange(s.mapped)
-		s.mapped = nil
 	}
 }
 
