@@ -534,7 +534,8 @@ type SegmentReader struct {
 }
 
 // countingReader counts the bytes read through it (and, added by
-// NextURLs, the batch bodies it maps instead).
+// NextURLs, the bytes of the batch bodies it maps instead that it would
+// have read).
 type countingReader struct {
 	r io.ReaderAt
 	n int64
@@ -547,9 +548,9 @@ func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
 }
 
 // BytesRead is how many bytes of the file the reader has read so far,
-// counting a batch body NextURLs mapped instead of reading as read: the
-// input volume a condense reports (a mapped body does not show in the
-// process's read counters).
+// counting of a batch body NextURLs mapped instead of reading the bytes
+// it would have read: the input volume a condense reports (a mapped body
+// does not show in the process's read counters).
 func (s *SegmentReader) BytesRead() int64 { return s.rd.n }
 
 // prefixReader reads r from offset 0 up to limit, which may grow.

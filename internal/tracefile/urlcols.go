@@ -228,8 +228,9 @@ func (s *SegmentReader) readBufs(meta []byte, bufs [2]int, body []byte, bodyOff 
 // unmapping each batch instead cost a TLB shootdown on the other cores per
 // batch and measured slower (6.0 against 7.0 s on a crawl-like 50M
 // condense, docs/benchmarks.md). Mapped whole, against read, interleaved
-// (2026-11-28): crawlpad 10M 1.93 -> 1.73 CPU s, crawl-like 50M 9.06 ->
-// 8.68, uniform 10M 3.80 -> 2.60 (median of 4-6).
+// (2026-11-28, medians of 4-6 rounds): crawlpad 10M 2.09 -> 1.81 CPU s,
+// crawl-like 10M 1.44 -> 1.29, uniform 10M 3.04 -> 2.20, crawl-like 50M
+// 7.67 -> 7.53.
 var minMapBody int64 = 64 << 10
 
 // segmentDrop is how much of a mapped segment a reader reads on from the
