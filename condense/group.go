@@ -3,7 +3,6 @@ package condense
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 )
 
 // groupBuffer is countBuffer's work done by hashing instead of sorting:
@@ -145,16 +144,7 @@ func (sc *groupScratch) countCollision(buf []byte, g *fpGroup, res *partResult) 
 	group = append(group, first)
 	for o := g.other; o >= 0; o = sc.others[o].next {
 		e := sc.others[o]
-		u := buf[e.off : e.off+e.n]
-		if !hasNode(fpNodes, e.node) {
-			fpNodes = append(fpNodes, e.node)
-		}
-		k := slices.IndexFunc(group, func(d distinctURL) bool { return string(d.u) == string(u) })
-		if k < 0 {
-			group = append(group, distinctURL{u: u, nodes: []uint16{e.node}})
-		} else if !hasNode(group[k].nodes, e.node) {
-			group[k].nodes = append(group[k].nodes, e.node)
-		}
+		group, fpNodes = addToGroup(group, fpNodes, buf[e.off:e.off+e.n], e.node)
 	}
 	countGroup(res, g.fp, group, fpNodes)
 	sc.group, sc.nodes = group[:0], fpNodes[:0]

@@ -245,16 +245,7 @@ func countBuffer(buf []byte, ents []entry, res *partResult) ([]entry, error) {
 		fpNodes = fpNodes[:0]
 		for ; j < len(ents) && ents[j].fp == ents[i].fp; j++ {
 			e := ents[j]
-			u := buf[e.off : e.off+e.n]
-			if !hasNode(fpNodes, e.node) {
-				fpNodes = append(fpNodes, e.node)
-			}
-			k := slices.IndexFunc(group, func(d distinctURL) bool { return string(d.u) == string(u) })
-			if k < 0 {
-				group = append(group, distinctURL{u: u, nodes: []uint16{e.node}})
-			} else if !hasNode(group[k].nodes, e.node) {
-				group[k].nodes = append(group[k].nodes, e.node)
-			}
+			group, fpNodes = addToGroup(group, fpNodes, buf[e.off:e.off+e.n], e.node)
 		}
 		countGroup(res, ents[i].fp, group, fpNodes)
 		i = j
@@ -270,6 +261,21 @@ type distinctURL struct {
 }
 
 func hasNode(s []uint16, n uint16) bool { return slices.Contains(s, n) }
+
+// addToGroup adds URL u, logged by node, to the distinct URLs of one
+// fingerprint (group) and node to the nodes that logged any of them.
+func addToGroup(group []distinctURL, fpNodes []uint16, u []byte, node uint16) ([]distinctURL, []uint16) {
+	if !hasNode(fpNodes, node) {
+		fpNodes = append(fpNodes, node)
+	}
+	k := slices.IndexFunc(group, func(d distinctURL) bool { return string(d.u) == string(u) })
+	if k < 0 {
+		group = append(group, distinctURL{u: u, nodes: []uint16{node}})
+	} else if !hasNode(group[k].nodes, node) {
+		group[k].nodes = append(group[k].nodes, node)
+	}
+	return group, fpNodes
+}
 
 // countGroup counts the distinct URLs of one fingerprint, group (nodes is
 // every node that logged any of them): one distinct fingerprint, and a
