@@ -8,7 +8,11 @@
 //
 // Stores made by [Lines] are weakly ordered: call [Fence] before the
 // destination is handed to another goroutine, written to a file, or read
-// by anything but the goroutine that wrote it.
+// by anything but the goroutine that wrote it. A goroutine moved to
+// another thread or core in between loses nothing: the move passes
+// through locked instructions or an interrupt on the core it leaves,
+// each of which drains that core's write-combining buffers (as SFENCE
+// does).
 package streamcopy
 
 // Lines copies src to dst, whose lengths must be equal and a multiple of
