@@ -11,7 +11,7 @@ import (
 // fingerprints. A record whose URL equals its fingerprint's first URL
 // only adds its node to that URL's set; one with another URL (a
 // collision) is kept aside and counted with countGroup at the end, as
-// countBuffer counts a group. The table's slots (4 bytes a record) stay
+// countBuffer counts a group. The table's slots (8 bytes a record) stay
 // in the cache where sorting moved every record's entry around a
 // buffer of megabytes, and each repeat is compared with the one copy it
 // repeats, in the order the records lie. Node sets are bit masks, so
