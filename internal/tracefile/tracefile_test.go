@@ -216,9 +216,7 @@ func TestCutSegmentRecovery(t *testing.T) {
 	bounds := batchEnds(t, recs, 100)
 	rng := rand.New(rand.NewPCG(3, 3))
 	cuts := []int{len(full) - 8, len(full) - 1, len(full) - 4}
-	for _, b := range bounds {
-		cuts = append(cuts, b) // exactly on a batch boundary
-	}
+	cuts = append(cuts, bounds...) // exactly on a batch boundary
 	for i := 0; i < 40; i++ {
 		cuts = append(cuts, bounds[0]+rng.IntN(len(full)-bounds[0]))
 	}
