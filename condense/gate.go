@@ -17,6 +17,11 @@ func (g *windowGate) open() bool { return !g.bypass }
 // watch has the filter used again and starts a new window.
 func (g *windowGate) watch() { g.bypass, g.rows, g.hits = false, 0, 0 }
 
+// passed counts rows spilled with no filter at all (the workers left the
+// table after the recent-URL table found few repeats): they went past it
+// as bypassed rows do.
+func (g *windowGate) passed(rows int64) { g.bypassed += rows }
+
 // count counts a batch of rows, of which hits were dropped by the filter:
 // a window ends after window rows, a bypass after bypass rows.
 func (g *windowGate) count(rows, hits, window, bypass, div int64) {

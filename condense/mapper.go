@@ -717,7 +717,6 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		// course to hold the run: its URLs will be spilled anyway, and
 		// each row until then costs a lookup in it.
 		few := fewSwitch && verify && ws.recent != nil && !ws.rgate.looking() && !onCourse()
-		filter := verify && ws.gate.filtering() && ws.seen != nil
 		var hits int64
 		if ws.recent != nil && (!ws.gate.filtering() || few || m.spilling.Load()) {
 			// Counting in memory pays only while the recent-URL table
@@ -726,8 +725,8 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 			// spill's cost. Where the gate would bypass the filter, or
 			// once another worker has switched, this one spills too.
 			m.spillFromNow(ws, few)
-			filter = verify && ws.gate.filtering() && ws.seen != nil
 		}
+		filter := verify && ws.gate.filtering() && ws.seen != nil
 		var spilled int64
 		var err error
 		if ws.recent != nil {
@@ -741,7 +740,7 @@ func (m *mapper) do(ctx context.Context, ws *workerState, u unit) (err error) {
 		ws.full, ws.cross = full, cross
 		switch {
 		case verify && ws.recent == nil && ws.seen == nil:
-			ws.gate.bypassed += int64(n) // spilled with no filter
+			ws.gate.passed(int64(n))
 		case verify:
 			ws.gate.done(int64(n), hits)
 		}
