@@ -511,12 +511,10 @@ type SegmentReader struct {
 	rawOff           int64
 	rawMeta, rawBody []byte
 	// seg is the segment mapped whole (from offset 0) while batch bodies
-	// are served from it, segMapping the mapping to release, dropped how
-	// far its pages were given back (see mappedBody), and bodyMapped
-	// whether the current batch's body is in it.
+	// are served from it, segMapping the mapping to release, and dropped
+	// how far its pages were given back (see mappedBody).
 	seg, segMapping []byte
 	dropped         int64
-	bodyMapped      bool
 	noMap           bool // mapping failed once: read instead
 	rawOffs         []int32
 	rawDest         []uint16

@@ -129,7 +129,6 @@ func (s *SegmentReader) readRaw() error {
 		return errors.New("body out of range")
 	}
 	var body []byte
-	s.bodyMapped = false
 	if bodyLen >= minMapBody && !s.noMap {
 		body = s.mappedBody(bodyOff, bodyLen)
 	}
@@ -276,7 +275,6 @@ func (s *SegmentReader) mappedBody(off, bodyLen int64) []byte {
 		dropPages(s.seg[s.dropped:drop])
 		s.dropped = drop
 	}
-	s.bodyMapped = true
 	return s.seg[off : off+bodyLen : off+bodyLen]
 }
 
@@ -284,7 +282,7 @@ func (s *SegmentReader) mappedBody(off, bodyLen int64) []byte {
 func (s *SegmentReader) unmapSegment() {
 	if s.segMapping != nil {
 		unmapRange(s.segMapping)
-		s.seg, s.segMapping, s.dropped, s.bodyMapped = nil, nil, 0, false
+		s.seg, s.segMapping, s.dropped = nil, nil, 0
 	}
 }
 

@@ -225,7 +225,7 @@ func TestNextURLsMappedTruncated(t *testing.T) {
 	if !s.NextURLs() {
 		t.Fatalf("no batch: %+v", s.Info())
 	}
-	if !s.bodyMapped {
+	if s.seg == nil {
 		t.Fatal("batch body was not mapped")
 	}
 	c := s.URLColumns()
