@@ -1005,12 +1005,12 @@ func (m *mapper) aggBatch(ws *workerState, b *tracefile.URLColumns, node int) (f
 // hashRows appends the fingerprints of rows lo..hi of b to full, and to
 // cross those whose dest is not node.
 func hashRows(hasher fingerprint.Hasher, b *tracefile.URLColumns, lo, hi, node int, full, cross []uint64) ([]uint64, []uint64) {
-	dests := b.Dest
-	for i := lo; i < hi; i++ {
-		fp := hasher.String(b.URL(i))
-		full = append(full, fp)
-		if int(dests[i]) != node {
-			cross = append(cross, fp)
+	start := len(full)
+	data, offsets := b.URLSpan(lo, hi)
+	full = hasher.AppendOffsets(full, data, offsets)
+	for i, d := range b.Dest[lo:hi] {
+		if int(d) != node {
+			cross = append(cross, full[start+i])
 		}
 	}
 	return full, cross

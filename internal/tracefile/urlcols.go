@@ -32,6 +32,16 @@ func (c *URLColumns) URL(i int) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
+// URLSpan is rows lo..hi-1's URLs as an Arrow string column holds them:
+// URL i is data[offsets[i-lo]:offsets[i-lo+1]]. Both alias the batch, as
+// URL's strings do.
+func (c *URLColumns) URLSpan(lo, hi int) (data []byte, offsets []int32) {
+	if lo == hi {
+		return nil, nil
+	}
+	return c.data, c.offsets[lo : hi+1]
+}
+
 // URLLen is the length of row i's URL, len(c.URL(i)).
 func (c *URLColumns) URLLen(i int) int { return int(c.offsets[i+1] - c.offsets[i]) }
 
