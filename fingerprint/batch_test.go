@@ -8,13 +8,17 @@ import (
 )
 
 // pack lays strs out as an Arrow string column does: one buffer and
-// len(strs)+1 offsets, the first at base.
-func pack(strs []string, base int) ([]byte, []int32) {
+// len(strs)+1 offsets, the first at base. The buffer goes on slack bytes
+// past the last string.
+func pack(strs []string, base int, slack ...int) ([]byte, []int32) {
 	data := make([]byte, base)
 	offs := []int32{int32(base)}
 	for _, s := range strs {
 		data = append(data, s...)
 		offs = append(offs, int32(len(data)))
+	}
+	if len(slack) > 0 {
+		data = append(data, make([]byte, slack[0])...)
 	}
 	return data, offs
 }
@@ -31,7 +35,16 @@ func randString(r *rand.Rand, n int) string {
 // string, on both paths.
 func checkAppend(t *testing.T, h Hasher, strs []string, base int) {
 	t.Helper()
-	data, offs := pack(strs, base)
+	// With no slack the last groups are hashed one string at a time;
+	// with 300 bytes every group of strings ≥ 8 bytes is hashed in lanes.
+	for _, slack := range []int{0, 300} {
+		checkPacked(t, h, strs, base, slack)
+	}
+}
+
+func checkPacked(t *testing.T, h Hasher, strs []string, base, slack int) {
+	t.Helper()
+	data, offs := pack(strs, base, slack)
 	seeded := xxhash.NewWithSeed(h.seed)
 	for _, lanesOn := range []bool{useLanes, false} {
 		saved := useLanes
@@ -46,7 +59,7 @@ func checkAppend(t *testing.T, h Hasher, strs []string, base int) {
 			seeded.ResetWithSeed(h.seed)
 			seeded.WriteString(s)
 			if want := seeded.Sum64() & h.mask; got[i+1] != want {
-				t.Fatalf("lanes %v, seed %d, bits %d: string %d (%d bytes) = %#016x, want %#016x", lanesOn, h.seed, h.bits, i, len(s), got[i+1], want)
+				t.Fatalf("lanes %v, slack %d, seed %d, bits %d: string %d (%d bytes) = %#016x, want %#016x", lanesOn, slack, h.seed, h.bits, i, len(s), got[i+1], want)
 			}
 		}
 	}
@@ -69,6 +82,20 @@ func TestAppendOffsetsEveryLengthEveryLane(t *testing.T) {
 				}
 			}
 			checkAppend(t, h64, strs, r.IntN(3))
+			if !useLanes || n < 8 {
+				continue
+			}
+			// The group is hashed in lanes, not handed back.
+			data, offs := pack(strs, 0, 300)
+			out := make([]uint64, 8)
+			if got := sum64Lanes(data, offs, out, 1); got != 1 {
+				t.Fatalf("%d bytes in lane %d: sum64Lanes hashed %d groups, want 1", n, lane, got)
+			}
+			for i, s := range strs {
+				if want := xxhash.Sum64String(s); out[i] != want {
+					t.Fatalf("%d bytes in lane %d: lane %d = %#016x, want %#016x", n, lane, i, out[i], want)
+				}
+			}
 		}
 	}
 }
@@ -107,7 +134,7 @@ func TestLanesStopAtShortString(t *testing.T) {
 		strs = append(strs, "http://h.test/"+randString(rand.New(rand.NewPCG(uint64(i), 0)), i*3))
 	}
 	strs[21] = "short"
-	data, offs := pack(strs, 0)
+	data, offs := pack(strs, 0, 300)
 	out := make([]uint64, 24)
 	if got := sum64Lanes(data, offs, out, 3); got != 2 {
 		t.Fatalf("sum64Lanes hashed %d groups, want 2 (the third has a 5-byte string)", got)
