@@ -189,6 +189,19 @@ func (t *aggTable) projected(read, total int64) int64 {
 	return t.base + int64(min(grow, math.MaxInt64/2))
 }
 
+// testRoomy, when set by a test, sees each projection roomy judges.
+var testRoomy func(projected, limit int64)
+
+// roomy reports whether the table is on course to hold the run with a
+// quarter of its limit to spare (see the few switch in mapper.do).
+func (t *aggTable) roomy(read, total int64) bool {
+	p := t.projected(read, total)
+	if testRoomy != nil {
+		testRoomy(p, t.limit)
+	}
+	return p <= t.limit/4*3
+}
+
 // projectedURLs is the URLs the table would hold at the end of the run,
 // as projected counts them.
 func (t *aggTable) projectedURLs(read, total int64) int64 {

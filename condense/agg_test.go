@@ -307,6 +307,51 @@ func TestFewRepeatsSpillUnfiltered(t *testing.T) {
 	}
 }
 
+// A trace of few repeats whose table is on course to hold it, but near
+// its limit: the early projection still falls either side of the limit,
+// so the workers spill as they do when it is off course. With a quarter
+// of the limit to spare they count it all in the table.
+func TestFewRepeatsNearTheLimitSpill(t *testing.T) {
+	in := t.TempDir()
+	const nodes, rows = 3, 6000
+	recs := makeCrawl(t, in, nodes, rows, 4_000_000, 29)
+	setForTest(t, &recentWindow, 500)
+	setForTest(t, &recentBypass, 4000)
+	setForTest(t, &fewSwitch, true)
+	var first int64
+	setForTest(t, &testRoomy, func(p, limit int64) {
+		if first == 0 {
+			first = p
+		}
+	})
+	h, _ := fingerprint.New(0, 16)
+	// One worker, so that the verdict comes at the same row every run:
+	// first learn the projection there, then place the limit around it.
+	setForTest(t, &testAggLimit, 1<<30)
+	if rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 1}); !rep.InMemory {
+		t.Fatalf("a 1 GiB table: spilled %d records", rep.SpilledRecords)
+	}
+	if first == 0 {
+		t.Fatal("no projection was judged")
+	}
+	p := first
+	for _, tc := range []struct {
+		limit   int64
+		inTable bool
+	}{{p + p/10, false}, {p*3/2 + 1, true}} {
+		first = 0
+		testAggLimit = tc.limit
+		rep := mustRun(t, Config{Input: in, Output: t.TempDir(), Bits: 16, Workers: 1})
+		if first != p {
+			t.Fatalf("limit %d: the projection was %d, %d before", tc.limit, first, p)
+		}
+		if rep.InMemory != tc.inTable || (!tc.inTable && rep.UnfilteredRows == 0) {
+			t.Fatalf("projection %d, limit %d: in memory %v, %d rows spilled unfiltered; want in memory %v", p, tc.limit, rep.InMemory, rep.UnfilteredRows, tc.inTable)
+		}
+		checkBrute(t, rep, recs, h)
+	}
+}
+
 // The projection is the base plus what the URLs so far take, scaled to
 // the whole run.
 func TestAggProjected(t *testing.T) {
