@@ -45,10 +45,20 @@ type CondensedWriter struct {
 	closed    bool
 }
 
-// CreateCondensed creates a condensed trace at path with metadata m.
+// CreateCondensed creates a condensed trace at path with metadata m. It
+// gathers what it writes in up to four 1 MiB buffers (see
+// CreateCondensedBuffered).
 func CreateCondensed(path string, m Meta) (*CondensedWriter, error) {
+	return CreateCondensedBuffered(path, m, directBuf)
+}
+
+// CreateCondensedBuffered is CreateCondensed with buffers of buf bytes
+// (rounded up to 4 KiB, at least 64 KiB): it holds up to four of them,
+// one filled while the others are written. A program that writes many
+// traces at once under a memory budget sizes them from it.
+func CreateCondensedBuffered(path string, m Meta, buf int) (*CondensedWriter, error) {
 	tmp := path + ".tmp"
-	dw, err := createDirect(tmp)
+	dw, err := createDirect(tmp, buf)
 	if err != nil {
 		return nil, fmt.Errorf("tracefile: create %s: %w", path, err)
 	}

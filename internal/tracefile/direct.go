@@ -31,6 +31,7 @@ type directWriter struct {
 	off    int64  // where buf goes in the file
 	free   chan []byte
 	bufs   int // buffers made so far
+	size   int // each buffer's
 	todo   chan directBlock
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -64,14 +65,21 @@ const (
 	directSyncEvery = 32 << 20
 )
 
-// createDirect creates (or truncates) the file at path for a directWriter.
-func createDirect(path string) (*directWriter, error) {
+// minDirectBuf is the smallest buffer createDirect makes.
+const minDirectBuf = 64 << 10
+
+// createDirect creates (or truncates) the file at path for a directWriter
+// with buffers of size bytes (rounded up to directAlign, at least
+// minDirectBuf).
+func createDirect(path string, size int) (*directWriter, error) {
 	f, direct, err := openDirect(path)
 	if err != nil {
 		return nil, err
 	}
+	size = max(size, minDirectBuf) + directAlign - 1
+	size -= size % directAlign
 	w := &directWriter{f: f, direct: direct, free: make(chan []byte, directBufs), todo: make(chan directBlock, directBufs),
-		buf: alignedBuf(directBuf)[:0], bufs: 1}
+		buf: alignedBuf(size)[:0], bufs: 1, size: size}
 	w.wg.Add(1)
 	go w.loop()
 	return w, nil
@@ -179,7 +187,7 @@ func (w *directWriter) nextBuf() []byte {
 	}
 	if w.bufs < directBufs {
 		w.bufs++
-		return alignedBuf(directBuf)[:0]
+		return alignedBuf(w.size)[:0]
 	}
 	return (<-w.free)[:0]
 }

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -9,13 +10,25 @@ import (
 )
 
 // TestDirectWriterContent writes pieces of every size across buffer
-// boundaries and checks the file holds exactly what was written.
+// boundaries, with buffers of each size a caller may ask for, and checks
+// the file holds exactly what was written.
 func TestDirectWriterContent(t *testing.T) {
-	for _, size := range []int{0, 1, directAlign - 1, directAlign, directBuf, directBuf + 1, 3*directBuf + 5000} {
+	for _, bufSize := range []int{directBuf, 1, 100_000} {
+		t.Run(fmt.Sprint(bufSize), func(t *testing.T) { testDirectWriterContent(t, bufSize) })
+	}
+}
+
+func testDirectWriterContent(t *testing.T, bufSize int) {
+	buf := max(bufSize, minDirectBuf) // rounded up: 100,000 to 102,400
+	buf = (buf + directAlign - 1) / directAlign * directAlign
+	for _, size := range []int{0, 1, directAlign - 1, directAlign, buf, buf + 1, 3*buf + 5000, 9 * buf} {
 		path := filepath.Join(t.TempDir(), "f")
-		w, err := createDirect(path)
+		w, err := createDirect(path, bufSize)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if cap(w.buf) != buf {
+			t.Fatalf("asked for %d-byte buffers: got %d, want %d", bufSize, cap(w.buf), buf)
 		}
 		want := make([]byte, size)
 		rng := rand.New(rand.NewPCG(uint64(size), 1))
@@ -52,7 +65,7 @@ func TestDirectWriterContent(t *testing.T) {
 // through the page cache and the file is whole.
 func TestDirectWriterFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
-	w, err := createDirect(path)
+	w, err := createDirect(path, directBuf)
 	if err != nil {
 		t.Fatal(err)
 	}
