@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -213,7 +214,7 @@ func BenchmarkAppendOffsets(b *testing.B) {
 		strs[i] = "http://www.h" + randString(r, 3) + ".test/" + randString(r, 20+r.IntN(40))
 		total += len(strs[i])
 	}
-	data, offs := pack(strs, 0)
+	data, offs := pack(strs, 0, 300)
 	out := make([]uint64, 0, len(strs))
 	for _, mode := range []struct {
 		name  string
@@ -232,5 +233,34 @@ func BenchmarkAppendOffsets(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(strs)), "ns/string")
 		})
+	}
+}
+
+// BenchmarkAppendOffsetsLengths hashes URLs of the crawl-like traces'
+// lengths (48-63 bytes) and of crawlpad's (48-143), where lanes of one
+// group run different numbers of stripes.
+func BenchmarkAppendOffsetsLengths(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, rg := range [][2]int{{48, 64}, {48, 144}} {
+		strs := make([]string, 4096)
+		for i := range strs {
+			strs[i] = randString(r, rg[0]+r.IntN(rg[1]-rg[0]))
+		}
+		data, offs := pack(strs, 0, 300)
+		out := make([]uint64, 0, len(strs))
+		for _, l := range []bool{true, false} {
+			if l && !useLanes {
+				continue
+			}
+			b.Run(fmt.Sprintf("%d-%d/lanes=%v", rg[0], rg[1]-1, l), func(b *testing.B) {
+				saved := useLanes
+				useLanes = l
+				defer func() { useLanes = saved }()
+				for b.Loop() {
+					out = Default.AppendOffsets(out[:0], data, offs)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(strs)), "ns/string")
+			})
+		}
 	}
 }
