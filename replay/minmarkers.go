@@ -37,7 +37,7 @@ func MINMarkers(trace []uint64, next []int64, sizes []int, warmup int64) (Curve,
 			return Curve{}, fmt.Errorf("replay: MIN markers: %d next-use times for %d requests", len(next), len(trace))
 		}
 		if int64(len(trace)) >= policy.NoNextUse {
-			return Curve{}, fmt.Errorf("replay: MIN markers: %d requests, at most %d", len(trace), policy.NoNextUse-1)
+			return Curve{}, fmt.Errorf("replay: MIN markers: %d requests, at most %d", len(trace), int64(policy.NoNextUse-1))
 		}
 		n32 = make([]uint32, len(next))
 		for i, v := range next {

@@ -126,7 +126,7 @@ const NoNextUse = math.MaxUint32
 // ones.
 func NextUse32Cancel(trace []uint64, cancel <-chan struct{}) ([]uint32, error) {
 	if int64(len(trace)) >= NoNextUse {
-		return nil, fmt.Errorf("policy: next-use times: %d requests, at most %d fit in 32 bits", len(trace), NoNextUse-1)
+		return nil, fmt.Errorf("policy: next-use times: %d requests, at most %d fit in 32 bits", len(trace), int64(NoNextUse-1))
 	}
 	return nextUse[uint32](trace, cancel, NoNextUse)
 }

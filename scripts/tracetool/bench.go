@@ -36,7 +36,7 @@ func timeCmd(dir string, name string, args ...string) (measure, error) {
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-		m.maxRSS = ru.Maxrss << 10
+		m.maxRSS = int64(ru.Maxrss) << 10
 	}
 	return m, nil
 }
