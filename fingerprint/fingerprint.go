@@ -6,6 +6,10 @@
 // normalized URL string, with no further processing. Traces written to disk
 // depend on this function, so its known answers are pinned in the tests.
 //
+// [Hasher.AppendOffsets] fingerprints the strings of an Arrow string
+// column many at a time, with the same answers: eight at once in AVX-512
+// lanes where the CPU has them (amd64 with AVX-512 F and DQ).
+//
 // For experiments the [Hasher] also takes another seed, and can truncate
 // fingerprints to b < 64 bits, which makes collisions frequent enough to
 // test the collision checks of the condenser.
