@@ -1,6 +1,7 @@
 package hugemem
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestUnreachableFreed(t *testing.T) {
 // Reserve maps the whole size asked, however large, without backing it:
 // only what is written is resident.
 func TestReserve(t *testing.T) {
-	const n = 64 << 30 // beyond this machine's memory, most likely
+	n := int(min(64<<30, math.MaxInt/2)) // beyond this machine's memory, most likely (1 GiB on 32 bits)
 	b := Reserve(n, 64<<20)
 	defer b.Free()
 	m := b.Bytes()
