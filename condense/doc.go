@@ -59,7 +59,8 @@
 // run counts the table part by part and spills nothing (report.json:
 // in_memory). When the table is full, or the recent-URL table drops fewer
 // than half the rows (a quarter, over its own shorter window) while the
-// table is not on course to hold every URL of the run (then a lookup in
+// table is not on course to hold every URL of the run (for the recent
+// table's verdict: with a quarter of its limit to spare; then a lookup in
 // the large table costs more than a spill, and the spill is coming
 // anyway; when it is on course, the table is sized for the URLs projected
 // at once), the workers switch to the spill above: through a repeat

@@ -545,8 +545,9 @@ func (m *mapper) endWorkers() error {
 
 // fewSwitch has the workers leave the table at the recent-URL table's
 // first verdict of few repeats when the table is not on course to hold
-// the run (a variable for tests, which turn it off to reach the exchange
-// with such a table). Before, they looked up every row in the table until
+// the run with a quarter of its limit to spare (aggTable.roomy). A
+// variable for tests, which turn it off to reach the exchange with such
+// a table. Before, they looked up every row in the table until
 // the filter gate's verdict four times as many rows later, then spilled
 // through a repeat filter that dropped as few, to files. uniform40pad
 // 10M, which does not fit 1 GiB, took 1.64 s (median wall) that way and
@@ -1035,8 +1036,9 @@ func u64bytes(v []uint64) []byte {
 
 // traceBuf is the size of each of a condensed trace's (up to four) write
 // buffers with this budget and nodes nodes (two traces each): all of them
-// take at most a 32nd of the budget, 1 MiB each at most (4 nodes at the
-// default 1 GiB) and 64 KiB at least. At --memory 64MiB, 1 MiB buffers
+// take a 32nd of the budget, 1 MiB each at most (4 nodes at the default
+// 1 GiB), and no buffer less than 64 KiB (so more than a 32nd with many
+// nodes on a small budget: 64 nodes at 64 MiB take 32 MiB). At --memory 64MiB, 1 MiB buffers
 // took up to 32 MiB beside the budget, and uniform 10M peaked at 29.0
 // bytes a distinct URL against 25.8 before them.
 func traceBuf(budget int64, nodes int) int {

@@ -5,7 +5,8 @@
 // runs the scalar algorithm of github.com/cespare/xxhash/v2; a lane whose
 // string has no more of a step's input is masked off for that step.
 //
-// Words are not gathered (VPGATHERQQ costs about 11 cycles here): each
+// Words are not gathered (with VPGATHERQQ, 48-63-byte strings took 6.9 ns
+// each, and 3.8 with the gathers replaced by register moves): each
 // string's next 32 bytes are loaded whole and the 8x4 words transposed,
 // so that register k holds word k of every string. A load reads up to 32
 // bytes a stripe past a string with fewer stripes than the longest in
