@@ -67,5 +67,5 @@ for t in "$@"; do
           (nres[p] ? sprintf("%.4f", res[p] / nres[p]) : "-"), (nres[p] ? sprintf("%.4f", mx[p]) : "-"), all[p] / nall[p], r[p]
       }
     }' "$out/exact/results.csv" "$out/sampled/results.csv"
-  awk -v n="$name" -v a="$s0" -v b="$s1" -v c="$s2" 'BEGIN { printf "| %s | (wall time) | exact %.1f s | sampled %.1f s | | |\n", n, b - a, c - b }'
+  awk -v n="$name" -v a="$s0" -v b="$s1" -v c="$s2" 'BEGIN { printf "| %s | (wall time) | exact %.2f s | sampled %.2f s | | |\n", n, b - a, c - b }'
 done
